@@ -1,0 +1,82 @@
+"""The event algebra: path types and instances, event types and events, the expression
+language, definitions, event trees and the event graph (seed 000, sections 2-4).
+
+This package imports nothing outside the standard library: lxml (for termination conditions),
+blinker and pyspark live in the layers above it.
+"""
+
+from ._errors import (
+    DefinitionError,
+    EventFormatError,
+    ExpressionSyntaxError,
+    PathSyntaxError,
+    XmlEventsError,
+)
+from ._events import (
+    CompositeEvent,
+    CompositeEventType,
+    Event,
+    EventType,
+    NodeKind,
+    Op,
+    PrimitiveEvent,
+    PrimitiveEventType,
+    compatible,
+    read_events,
+)
+from ._paths import (
+    Axis,
+    Kind,
+    PathInstance,
+    PathType,
+    Step,
+    contained,
+    ends,
+    intersect_ab,
+    intersect_lb,
+    project,
+)
+from .ast import (
+    AnyOf,
+    Conj,
+    Context,
+    Definition,
+    Disj,
+    Expr,
+    Mode,
+    Modifiers,
+    Mult,
+    Not,
+    Primitive,
+    Ref,
+    Seq,
+    any_of,
+    any_op,
+    conj,
+    del_,
+    dele,
+    disj,
+    ins,
+    mult,
+    not_,
+    ref,
+    seq,
+    upd,
+    wildcard,
+)
+
+__all__ = [
+    # errors
+    "XmlEventsError", "PathSyntaxError", "ExpressionSyntaxError", "DefinitionError",
+    "EventFormatError",
+    # paths
+    "Axis", "Kind", "Step", "PathType", "PathInstance", "contained", "ends", "intersect_lb",
+    "intersect_ab", "project",
+    # events
+    "Op", "NodeKind", "PrimitiveEventType", "CompositeEventType", "EventType", "compatible",
+    "PrimitiveEvent", "CompositeEvent", "Event", "read_events",
+    # expressions
+    "Expr", "Primitive", "Ref", "Disj", "Conj", "Seq", "AnyOf", "Not", "Mult", "Definition",
+    "Mode", "Context", "Modifiers", "ins", "upd", "dele", "del_", "any_op", "ref", "wildcard",
+    "conj", "disj", "seq", "any_of", "not_", "mult",
+]

@@ -1,0 +1,84 @@
+"""The project's one error hierarchy.
+
+Every error raised on bad input is an :class:`XmlEventsError`; each subclass also inherits the
+built-in exception a caller would expect (``ValueError`` for malformed text, ``RuntimeError``
+for misuse of a running engine), as hypothesis' ``InvalidArgument`` does.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "XmlEventsError",
+    "PathSyntaxError",
+    "ExpressionSyntaxError",
+    "DefinitionError",
+    "EventFormatError",
+]
+
+
+class XmlEventsError(Exception):
+    """Base class of every error xmlevents raises on bad input or misuse."""
+
+
+def _snippet(text: str, line: int, col: int) -> str:
+    """The offending line of ``text`` with a caret under column ``col`` (1-based)."""
+    lines = text.splitlines() or [""]
+    src = lines[line - 1] if 0 < line <= len(lines) else ""
+    return f"  {src}\n  {' ' * (col - 1)}^"
+
+
+class _Positioned(XmlEventsError, ValueError):
+    """An error at a line and column of some text; the fields are there for tests to check."""
+
+    def __init__(self, reason: str, *, text: str = "", line: int = 1, col: int = 1,
+                 context: str = "") -> None:
+        self.reason = reason
+        self.text = text
+        self.line = line
+        self.col = col
+        self.context = context
+        where = f"line {line}, col {col}: "
+        prefix = f"{context}: " if context else ""
+        message = f"{where}{prefix}{reason}"
+        if text:
+            message += "\n" + _snippet(text, line, col)
+        super().__init__(message)
+
+
+class PathSyntaxError(_Positioned):
+    """A path type or path instance that does not follow the text form of section 2.1."""
+
+
+class ExpressionSyntaxError(_Positioned):
+    """Malformed text in the expression language (DESIGN section 3)."""
+
+
+class DefinitionError(_Positioned):
+    """A well-formed definition that cannot be evaluated: unknown name, cycle, bad path type.
+
+    ``definition`` names the definition and ``node`` prints the offending node of its tree.
+    """
+
+    def __init__(self, reason: str, *, definition: str = "", node: str = "", text: str = "",
+                 line: int = 1, col: int = 1) -> None:
+        self.definition = definition
+        self.node = node
+        context = f"definition {definition}" if definition else ""
+        if node:
+            context += f", node `{node}`"
+        super().__init__(reason, text=text, line=line, col=col, context=context)
+
+
+class EventFormatError(XmlEventsError, ValueError):
+    """A malformed primitive event (a JSON line, a dict); ``line`` is its 1-based line number."""
+
+    def __init__(self, reason: str, *, line: int | None = None, source: str = "") -> None:
+        self.reason = reason
+        self.line = line
+        self.source = source
+        where = ""
+        if source:
+            where += f"{source}: "
+        if line is not None:
+            where += f"line {line}: "
+        super().__init__(f"{where}{reason}")

@@ -1,0 +1,322 @@
+"""Event types, events, type compatibility and the JSON-lines form (seed 000, section 2.2).
+
+Primitive event types are ``op(pt)`` with op ``ins``, ``upd``, ``del`` or the wildcard ``*``;
+composite event types are ``Name(pt)`` or ``%(pt)`` for the wildcard name (the paper writes
+``*`` for both; the expression language needs two symbols). ``compatible(a, b)`` is the
+paper's ``a ⪰ b``: an event of type ``a`` is an (indirect) instance of ``b``.
+
+The clock is logical: one tick per primitive event; composite events raised while a primitive
+event is processed share its tick (DESIGN section 2).
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator, Union
+
+from ._errors import EventFormatError, PathSyntaxError
+from ._paths import Axis, PathInstance, PathType, ends
+
+__all__ = [
+    "Op",
+    "NodeKind",
+    "PrimitiveEventType",
+    "CompositeEventType",
+    "EventType",
+    "compatible",
+    "PrimitiveEvent",
+    "CompositeEvent",
+    "Event",
+    "read_events",
+]
+
+
+class Op(enum.Enum):
+    """The operation of a primitive event type; ``ANY`` (``*``) only appears in types."""
+
+    INS = "ins"
+    UPD = "upd"
+    DEL = "del"
+    ANY = "*"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class NodeKind(enum.Enum):
+    """The kind of node a primitive event manipulated, read off its path's last step."""
+
+    ELEMENT = "element"
+    ATTRIBUTE = "attribute"
+    TEXT = "text"
+
+
+_KIND_OF_AXIS = {Axis.CHILD: NodeKind.ELEMENT, Axis.ATTRIBUTE: NodeKind.ATTRIBUTE,
+                 Axis.TEXT: NodeKind.TEXT}
+
+
+@dataclass(frozen=True, slots=True)
+class PrimitiveEventType:
+    """``op(pt)``: where (``pt``) and how (``op``) primitive events of this type occur.
+
+    >>> str(PrimitiveEventType(Op.INS, PathType.parse("item/price")))
+    'ins(item/price)'
+    """
+
+    op: Op
+    pt: PathType
+
+    def __str__(self) -> str:
+        return f"{self.op.value}({self.pt})"
+
+
+@dataclass(frozen=True, slots=True)
+class CompositeEventType:
+    """``Name(pt)``, or ``%(pt)`` when ``name`` is None: any composite type with that path type."""
+
+    name: str | None
+    pt: PathType
+
+    def __str__(self) -> str:
+        return f"{self.name if self.name is not None else '%'}({self.pt})"
+
+
+EventType = Union[PrimitiveEventType, CompositeEventType]
+
+
+def compatible(et1: EventType, et2: EventType) -> bool:
+    """``et1 ⪰ et2``: events of type ``et1`` are instances of ``et2`` (section 2.2, Example 8).
+
+    The operation (or name) must match or ``et2`` must use the wildcard, and ``et2``'s path
+    type must equal or end ``et1``'s, so that a leaf only stores events that occur directly at
+    its path type, never in descendants.
+
+    >>> e = PrimitiveEventType(Op.INS, PathType.parse("/order/item/price"))
+    >>> compatible(e, PrimitiveEventType(Op.ANY, PathType.parse("price")))
+    True
+    >>> compatible(e, PrimitiveEventType(Op.INS, PathType.parse("item")))
+    False
+    """
+    if isinstance(et1, PrimitiveEventType):
+        if not isinstance(et2, PrimitiveEventType):
+            return False
+        if et1.op is not et2.op and et2.op is not Op.ANY:
+            return False
+    else:
+        if not isinstance(et2, CompositeEventType):
+            return False
+        if et1.name != et2.name and et2.name is not None:
+            return False
+    return et2.pt == et1.pt or ends(et2.pt, et1.pt)
+
+
+# --- events ----------------------------------------------------------------------------------
+
+_EVENT_KEYS = ("id", "ts", "op", "path", "ids", "doc", "kind", "value", "old", "index")
+_CONCRETE_OPS = {"ins": Op.INS, "upd": Op.UPD, "del": Op.DEL}
+
+
+@dataclass(frozen=True, slots=True)
+class PrimitiveEvent:
+    """A primitive event ``<id, ts, et, pi>`` plus what a user and a replayer need (DESIGN 5).
+
+    Args:
+        id: the event's identifier.
+        ts: its tick on the logical clock.
+        op: ``Op.INS``, ``Op.UPD`` or ``Op.DEL`` (never the wildcard).
+        pi: the absolute path instance of the manipulated node; the event's type is
+            ``op(pi.pt)``.
+        doc: the document it happened in (events of different documents never combine).
+        value: the node's new value (attribute value or text), where it has one.
+        old: the node's old value, for updates and deletions.
+        index: for insertions, the position among the parent's children.
+
+    >>> e = PrimitiveEvent("ep1", 3, Op.INS, PathInstance.of("/order/item/price", "oip"))
+    >>> str(e.type), e.kind.value, e.interval
+    ('ins(/order/item/price)', 'element', (3, 3))
+    """
+
+    id: str
+    ts: int
+    op: Op
+    pi: PathInstance
+    doc: str | None = None
+    value: str | None = None
+    old: str | None = None
+    index: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.op is Op.ANY:
+            raise ValueError(f"PrimitiveEvent {self.id!r}: op='*' is only for event types; "
+                             "an event is an ins, upd or del")
+        if not self.pi.pt.is_absolute:
+            raise ValueError(f"PrimitiveEvent {self.id!r}: path {self.pi.pt} is relative; "
+                             "events occur at absolute path instances")
+
+    @property
+    def type(self) -> PrimitiveEventType:
+        return PrimitiveEventType(self.op, self.pi.pt)
+
+    @property
+    def kind(self) -> NodeKind:
+        return _KIND_OF_AXIS[self.pi.pt.last.axis]
+
+    @property
+    def interval(self) -> tuple[int, int]:
+        """A primitive event detected at ``ts`` occurs in ``[ts, ts]`` (section 3.1)."""
+        return (self.ts, self.ts)
+
+    def primitives(self) -> tuple[PrimitiveEvent, ...]:
+        return (self,)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-lines form of DESIGN section 6; optional fields only where set."""
+        d: dict[str, Any] = {"id": self.id, "ts": self.ts, "op": self.op.value,
+                             "path": str(self.pi.pt), "ids": list(self.pi.ids)}
+        for key in ("doc", "value", "old", "index"):
+            value = getattr(self, key)
+            if value is not None:
+                d[key] = value
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Any, *, line: int | None = None, default_id: str | None = None,
+                  default_ts: int | None = None) -> PrimitiveEvent:
+        """Build an event from its JSON form, checking every field.
+
+        ``default_id`` and ``default_ts`` fill a missing ``id`` and ``ts`` (the reader passes
+        the line number).
+
+        Raises:
+            EventFormatError: naming the field, its value and ``line``.
+
+        >>> PrimitiveEvent.from_dict({"op": "ins", "path": "/order", "ids": ["o1"]},
+        ...                          default_id="1", default_ts=1).to_dict()
+        {'id': '1', 'ts': 1, 'op': 'ins', 'path': '/order', 'ids': ['o1']}
+        """
+        def fail(reason: str) -> EventFormatError:
+            return EventFormatError(reason, line=line)
+
+        if not isinstance(d, dict):
+            raise fail(f"expected a JSON object, got {type(d).__name__}")
+        unknown = sorted(set(d) - set(_EVENT_KEYS))
+        if unknown:
+            raise fail(f"unknown field(s) {', '.join(map(repr, unknown))}; "
+                       f"an event has {', '.join(_EVENT_KEYS)}")
+        for key in ("op", "path", "ids"):
+            if key not in d:
+                raise fail(f"missing required field {key!r} (op, path and ids are required)")
+        op = _CONCRETE_OPS.get(d["op"]) if isinstance(d["op"], str) else None
+        if op is None:
+            raise fail(f"op={d['op']!r} is not an operation; use 'ins', 'upd' or 'del'")
+        if not isinstance(d["path"], str):
+            raise fail(f"path={d['path']!r} must be a string such as '/order/item'")
+        try:
+            pt = PathType.parse(d["path"])
+        except PathSyntaxError as exc:
+            raise fail(f"path={d['path']!r}: col {exc.col}: {exc.reason}") from None
+        if not pt.is_absolute:
+            raise fail(f"path={d['path']!r} is relative; events occur at absolute paths "
+                       f"(write '/{d['path']}' if that is meant)")
+        ids = d["ids"]
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            raise fail(f"ids={ids!r} must be a list of strings, one node identifier per step")
+        if len(ids) != len(pt.steps):
+            raise fail(f"ids={ids!r} has {len(ids)} identifier(s) but path {pt} has "
+                       f"{len(pt.steps)} step(s)")
+        ident = d.get("id", default_id)
+        if isinstance(ident, bool) or not isinstance(ident, (str, int)):
+            raise fail(f"id={ident!r} must be a string or an integer")
+        ts = d.get("ts", default_ts)
+        if isinstance(ts, bool) or not isinstance(ts, int):
+            raise fail(f"ts={ts!r} must be an integer tick")
+        for key in ("doc", "value", "old"):
+            if d.get(key) is not None and not isinstance(d[key], str):
+                raise fail(f"{key}={d[key]!r} must be a string or null")
+        index = d.get("index")
+        if index is not None and (isinstance(index, bool) or not isinstance(index, int)
+                                  or index < 0):
+            raise fail(f"index={index!r} must be a non-negative integer or null")
+        kind = d.get("kind")
+        actual = _KIND_OF_AXIS[pt.last.axis].value
+        if kind is not None and kind != actual:
+            raise fail(f"kind={kind!r} contradicts path {pt}, whose last step is an {actual}")
+        return cls(str(ident), ts, op, PathInstance(pt, tuple(ids)), d.get("doc"),
+                   d.get("value"), d.get("old"), index)
+
+
+@dataclass(frozen=True, slots=True)
+class CompositeEvent:
+    """A composite event ``<id, et, pi, cevts>`` with its interval and the tick it was raised.
+
+    ``type`` has the definition's name and an absolute path type equal to ``pi.pt``
+    (section 2.2); ``interval`` spans the constituents' intervals (section 3.1).
+    """
+
+    id: str
+    type: CompositeEventType
+    pi: PathInstance
+    constituents: tuple[Event, ...]
+    interval: tuple[int, int]
+    ts: int
+    doc: str | None = None
+
+    def primitives(self) -> tuple[PrimitiveEvent, ...]:
+        """Every primitive event under this one, flattened through nested composites, by tick."""
+        seen: dict[int, PrimitiveEvent] = {}
+        stack: list[Event] = list(self.constituents)
+        while stack:
+            e = stack.pop()
+            if isinstance(e, PrimitiveEvent):
+                seen[id(e)] = e
+            else:
+                stack.extend(e.constituents)
+        return tuple(sorted(seen.values(), key=lambda p: (p.ts, p.id)))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The output line of ``xmlevents detect`` (DESIGN section 6)."""
+        d: dict[str, Any] = {"ts": self.ts, "type": self.type.name, "path": str(self.pi.pt),
+                             "ids": list(self.pi.ids), "interval": list(self.interval),
+                             "events": [p.id for p in self.primitives()]}
+        if self.doc is not None:
+            d["doc"] = self.doc
+        return d
+
+
+Event = Union[PrimitiveEvent, CompositeEvent]
+
+
+def read_events(lines: Iterable[str], *, source: str = "") -> Iterator[PrimitiveEvent]:
+    """Parse JSON lines into primitive events, one object a line (DESIGN section 6).
+
+    ``id`` defaults to the line number and ``ts`` to the 1-based line number; blank lines hold
+    no event and are passed over (they still count for line numbers). Ticks must increase.
+
+    Raises:
+        EventFormatError: naming ``source`` and the line of the first malformed event.
+
+    >>> [e.id for e in read_events(['{"op": "ins", "path": "/a", "ids": ["a1"]}', '',
+    ...                             '{"id": "x", "op": "del", "path": "/a", "ids": ["a1"]}'])]
+    ['1', 'x']
+    """
+    last_ts: int | None = None
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise EventFormatError(f"not valid JSON: {exc.msg} at col {exc.colno}",
+                                   line=number, source=source) from None
+        try:
+            event = PrimitiveEvent.from_dict(obj, line=number, default_id=str(number),
+                                             default_ts=number)
+        except EventFormatError as exc:
+            raise EventFormatError(exc.reason, line=number, source=source) from None
+        if last_ts is not None and event.ts <= last_ts:
+            raise EventFormatError(f"ts={event.ts} does not come after the previous event's "
+                                   f"ts={last_ts}; ticks must increase", line=number, source=source)
+        last_ts = event.ts
+        yield event

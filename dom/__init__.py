@@ -1,0 +1,1 @@
+"""Wrapped lxml documents that emit primitive mutation events (DESIGN section 5)."""

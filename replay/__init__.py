@@ -1,0 +1,1 @@
+"""Replay of document version histories into event streams, on Spark (DESIGN section 7)."""
