@@ -13,6 +13,7 @@ __all__ = [
     "ExpressionSyntaxError",
     "DefinitionError",
     "EventFormatError",
+    "GraphStateError",
 ]
 
 
@@ -30,17 +31,18 @@ def _snippet(text: str, line: int, col: int) -> str:
 class _Positioned(XmlEventsError, ValueError):
     """An error at a line and column of some text; the fields are there for tests to check."""
 
-    def __init__(self, reason: str, *, text: str = "", line: int = 1, col: int = 1,
-                 context: str = "") -> None:
+    def __init__(self, reason: str, *, text: str = "", line: int | None = 1,
+                 col: int | None = 1, context: str = "") -> None:
         self.reason = reason
         self.text = text
         self.line = line
         self.col = col
         self.context = context
-        where = f"line {line}, col {col}: "
+        # Trees built in Python have no source position: say so rather than invent one.
+        where = f"line {line}, col {col}: " if line is not None and col is not None else ""
         prefix = f"{context}: " if context else ""
         message = f"{where}{prefix}{reason}"
-        if text:
+        if text and line is not None and col is not None:
             message += "\n" + _snippet(text, line, col)
         super().__init__(message)
 
@@ -60,7 +62,7 @@ class DefinitionError(_Positioned):
     """
 
     def __init__(self, reason: str, *, definition: str = "", node: str = "", text: str = "",
-                 line: int = 1, col: int = 1) -> None:
+                 line: int | None = None, col: int | None = None) -> None:
         self.definition = definition
         self.node = node
         context = f"definition {definition}" if definition else ""
@@ -82,3 +84,7 @@ class EventFormatError(XmlEventsError, ValueError):
         if line is not None:
             where += f"line {line}: "
         super().__init__(f"{where}{reason}")
+
+
+class GraphStateError(XmlEventsError, RuntimeError):
+    """An event graph used out of turn: events out of order, or fed after closing."""

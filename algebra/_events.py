@@ -168,6 +168,14 @@ class PrimitiveEvent:
         """A primitive event detected at ``ts`` occurs in ``[ts, ts]`` (section 3.1)."""
         return (self.ts, self.ts)
 
+    @property
+    def start(self) -> int:
+        return self.ts
+
+    @property
+    def end(self) -> int:
+        return self.ts
+
     def primitives(self) -> tuple[PrimitiveEvent, ...]:
         return (self,)
 
@@ -262,6 +270,14 @@ class CompositeEvent:
     interval: tuple[int, int]
     ts: int
     doc: str | None = None
+
+    @property
+    def start(self) -> int:
+        return self.interval[0]
+
+    @property
+    def end(self) -> int:
+        return self.interval[1]
 
     def primitives(self) -> tuple[PrimitiveEvent, ...]:
         """Every primitive event under this one, flattened through nested composites, by tick."""

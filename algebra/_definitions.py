@@ -1,0 +1,388 @@
+"""Sets of definitions, checked when defined: the event trees they describe, path types and all.
+
+A :class:`DefinitionSet` resolves every ``Name := expr`` into a tree of :class:`LeafSpec` and
+:class:`OperatorSpec` nodes whose path types are fixed, so that an engine can be built on it
+without looking at the syntax again (seed 000, section 3.1):
+
+* an operator node's path type is ``with at=...`` if given, else for ``[l,u] E`` the child's
+  path type minus its last step (section 3.2), else the left-bound intersection of its
+  children's path types, derived bottom-up (Example 10, Figure 1);
+* it must be non-null with at least one step, and every child ``Ej`` must satisfy the child
+  constraints of section 3.1: (a) if the operator's and ``Ej``'s path types are both
+  absolute, their left-bound intersection is not null; (b) if only ``Ej``'s is absolute, the
+  operator's is contained in it; a relative ``Ej`` is unconstrained;
+* a reference ``Name`` or ``Name(pt)`` must name a definition, and ``pt`` must be able to
+  match events of that definition (the two path types end alike); ``%(pt)`` refers to every
+  definition whose events it can match;
+* no definition may depend on itself, directly or through others (section 4).
+
+A definition whose body is a single event type, such as the paper's ``Ep := ins(item/price)``,
+is an *alias*: it defines no event tree, and references to it stand for that event type.
+
+Raises:
+    DefinitionError: with the definition, the node, the reason, and line and column.
+
+References:
+    M. Bernauer, G. Kappel, G. Kramler. Composite Events for XML. WWW 2004, sections 3.1-4.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Iterator, Mapping, Union
+
+from . import ast
+from ._errors import DefinitionError
+from ._events import CompositeEventType, EventType
+from ._paths import Kind, PathType, contained, ends, intersect_lb
+
+__all__ = [
+    "LeafSpec",
+    "OperatorSpec",
+    "NodeSpec",
+    "ResolvedDefinition",
+    "DefinitionSet",
+    "may_match",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class LeafSpec:
+    """An event type node: stores events whose type is compatible with ``et`` (section 2.2).
+
+    ``ref`` names the definition whose composite events it receives (None for primitive
+    types and for the wildcard name).
+    """
+
+    et: EventType
+    expr: ast.Expr
+    ref: str | None = None
+
+    @property
+    def pt(self) -> PathType:
+        return self.et.pt
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorSpec:
+    """An operator node with its fixed path type; ``explicit`` tells ``at=`` gave it."""
+
+    expr: ast.Operator
+    pt: PathType
+    children: tuple[NodeSpec, ...]
+    explicit: bool = False
+
+    @property
+    def mods(self) -> ast.Modifiers:
+        return self.expr.mods
+
+    def walk(self) -> Iterator[NodeSpec]:
+        """This node and its descendants, post-order (the order processTree visits them)."""
+        for child in self.children:
+            if isinstance(child, OperatorSpec):
+                yield from child.walk()
+            else:
+                yield child
+        yield self
+
+
+NodeSpec = Union[LeafSpec, OperatorSpec]
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedDefinition:
+    """One checked definition: its source, its tree and the composite event type it defines.
+
+    ``depends_on`` lists the definitions whose composite events its leaves receive.
+    """
+
+    definition: ast.Definition
+    root: NodeSpec
+    depends_on: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        return self.definition.name
+
+    @property
+    def is_alias(self) -> bool:
+        return isinstance(self.root, LeafSpec)
+
+    @property
+    def event_type(self) -> CompositeEventType:
+        return CompositeEventType(self.name, self.root.pt)
+
+
+def may_match(produced: PathType, wanted: PathType) -> bool:
+    """Whether some absolute path type is both ``produced``'s and ``wanted``'s (or ends them).
+
+    Composite events of a definition with path type ``produced`` occur at absolute path types
+    that equal or end in it; a leaf with path type ``wanted`` stores those that equal or end in
+    ``wanted`` (compatibility, section 2.2). The two can meet only if they end alike.
+
+    >>> may_match(PathType.parse("address"), PathType.parse("shipTo/address"))
+    True
+    >>> may_match(PathType.parse("/order/item"), PathType.parse("billTo"))
+    False
+    """
+    a, b = produced.steps, wanted.steps
+    if produced.kind is Kind.ABSOLUTE and wanted.kind is Kind.ABSOLUTE:
+        return produced == wanted
+    if produced.kind is Kind.ABSOLUTE:
+        return wanted == produced or ends(wanted, produced)
+    if wanted.kind is Kind.ABSOLUTE:
+        return ends(produced, wanted)
+    shorter = min(len(a), len(b))
+    return a[len(a) - shorter:] == b[len(b) - shorter:]
+
+
+class DefinitionSet:
+    """An immutable, checked set of definitions, in dependency order.
+
+    >>> ds = DefinitionSet.parse("Ei := ins(item) ; (ins(item/price) & ins(item/quantity))")
+    >>> [str(n.pt) for n in ds["Ei"].root.walk()]
+    ['item', 'item/price', 'item/quantity', 'item', 'item']
+    """
+
+    __slots__ = ("_defs", "_order")
+
+    def __init__(self, definitions: Iterable[ast.Definition]) -> None:
+        defs = tuple(definitions)
+        by_name: dict[str, ast.Definition] = {}
+        for d in defs:
+            if d.name in ast.KEYWORDS:
+                raise _error(d, d, f"{d.name!r} is a keyword and cannot name a definition")
+            if d.name in by_name:
+                first = by_name[d.name].pos
+                where = f" (first defined at line {first[0]})" if first else ""
+                raise _error(d, d, f"{d.name} is defined twice{where}")
+            by_name[d.name] = d
+        resolver = _Resolver(by_name)
+        roots = {name: resolver.resolve(name) for name in by_name}
+        deps = _dependencies(roots)
+        self._order: tuple[str, ...] = _dependency_order(deps, roots, by_name)
+        self._defs: Mapping[str, ResolvedDefinition] = {
+            name: ResolvedDefinition(by_name[name], roots[name], deps[name]) for name in by_name}
+
+    @classmethod
+    def parse(cls, text: str, namespaces: Mapping[str, str] | None = None, *,
+              source: str = "") -> DefinitionSet:
+        """Parse and check definitions, one per line (DESIGN section 3)."""
+        from ._parser import parse_definitions
+
+        return cls(parse_definitions(text, namespaces, source=source))
+
+    @classmethod
+    def of(cls, *items: str | ast.Definition | Iterable[str | ast.Definition],
+           namespaces: Mapping[str, str] | None = None) -> DefinitionSet:
+        """Accept definitions as text (each may hold several lines), AST values, or lists."""
+        from ._parser import parse_definitions
+
+        defs: list[ast.Definition] = []
+
+        def add(item: object) -> None:
+            if isinstance(item, ast.Definition):
+                defs.append(item)
+            elif isinstance(item, str):
+                defs.extend(parse_definitions(item, namespaces))
+            elif isinstance(item, DefinitionSet):
+                defs.extend(r.definition for r in item)
+            elif isinstance(item, Iterable):
+                for sub in item:
+                    add(sub)
+            else:
+                raise TypeError(f"expected definition text or a Definition, got {item!r}")
+
+        for item in items:
+            add(item)
+        return cls(defs)
+
+    def __iter__(self) -> Iterator[ResolvedDefinition]:
+        """The definitions in dependency order: each after the ones it depends on."""
+        return (self._defs[name] for name in self._order)
+
+    def __len__(self) -> int:
+        return len(self._defs)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._defs
+
+    def __getitem__(self, name: str) -> ResolvedDefinition:
+        try:
+            return self._defs[name]
+        except KeyError:
+            raise KeyError(f"no definition named {name!r}; defined: "
+                           f"{', '.join(self._order) or 'none'}") from None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self._order
+
+    def trees(self) -> Iterator[ResolvedDefinition]:
+        """The definitions that have an event tree (every one but the aliases)."""
+        return (d for d in self if not d.is_alias)
+
+    def __repr__(self) -> str:
+        return f"DefinitionSet({', '.join(self._order)})"
+
+
+def _error(d: ast.Definition, node: ast.Expr | ast.Definition, reason: str) -> DefinitionError:
+    pos = node.pos or d.pos
+    shown = "" if isinstance(node, ast.Definition) else str(node)
+    return DefinitionError(reason, definition=d.name, node=shown, text=d.source,
+                           line=pos[0] if pos else None, col=pos[1] if pos else None)
+
+
+class _Resolver:
+    """Turns each definition's syntax into a checked tree, resolving named references.
+
+    Named references are resolved recursively (a reference's path type defaults to its
+    target's); the wildcard ``%(pt)`` always carries its path type, so it needs no target and
+    its dependencies are added once every tree is known (:func:`_dependencies`).
+    """
+
+    def __init__(self, by_name: Mapping[str, ast.Definition]) -> None:
+        self._by_name = by_name
+        self._done: dict[str, NodeSpec] = {}
+        self._active: list[str] = []
+
+    def resolve(self, name: str) -> NodeSpec:
+        if name in self._done:
+            return self._done[name]
+        d = self._by_name[name]
+        self._active.append(name)
+        try:
+            root = self._node(d, d.expr)
+        finally:
+            self._active.pop()
+        self._done[name] = root
+        return root
+
+    def _node(self, d: ast.Definition, expr: ast.Expr) -> NodeSpec:
+        if isinstance(expr, ast.Primitive):
+            return LeafSpec(expr.event_type, expr)
+        if isinstance(expr, ast.Ref):
+            return self._ref(d, expr)
+        assert isinstance(expr, ast.Operator)
+        children = tuple(self._node(d, c) for c in expr.children)
+        pt, explicit = self._path_type(d, expr, children)
+        for child in children:
+            _check_child(d, expr, pt, child)
+        return OperatorSpec(expr, pt, children, explicit)
+
+    def _ref(self, d: ast.Definition, expr: ast.Ref) -> NodeSpec:
+        if expr.name is None:
+            assert expr.path is not None
+            return LeafSpec(CompositeEventType(None, expr.path), expr)
+        if expr.name not in self._by_name:
+            known = ", ".join(n for n in self._by_name if n != d.name) or "none"
+            raise _error(d, expr, f"unknown definition {expr.name!r} (defined: {known})")
+        if expr.name in self._active:
+            cycle = " -> ".join(self._active[self._active.index(expr.name):] + [expr.name])
+            raise _error(d, expr, f"definitions depend on themselves: {cycle}")
+        target = self.resolve(expr.name)
+        if isinstance(target, LeafSpec):
+            if expr.path is not None:
+                raise _error(d, expr, f"{expr.name} is an alias of {target.expr} and takes no "
+                                      "path type; use the name alone")
+            return target
+        if expr.path is not None and not may_match(target.pt, expr.path):
+            raise _error(d, expr, f"{expr} can never hold an event of {expr.name}, whose path "
+                                  f"type is {target.pt}: the two path types do not end alike")
+        return LeafSpec(expr.event_type(target.pt), expr, expr.name)
+
+    def _path_type(self, d: ast.Definition, expr: ast.Operator,
+                   children: tuple[NodeSpec, ...]) -> tuple[PathType, bool]:
+        if expr.mods.at is not None:
+            return expr.mods.at, True
+        if isinstance(expr, ast.Mult):
+            child_pt = children[0].pt
+            parent = child_pt.parent()
+            if parent is None:
+                raise _error(d, expr, f"cannot derive the path type of [l,u]: its operand's path "
+                                      f"type {child_pt} has a single step to drop; give one "
+                                      "with `with at=...`")
+            return parent, False
+        pt: PathType | None = children[0].pt
+        for child in children[1:]:
+            pt = intersect_lb(pt, child.pt)
+        if pt is None:
+            shown = " ∩lb ".join(str(c.pt) for c in children)
+            raise _error(d, expr, f"cannot derive the operator's path type: {shown} is null "
+                                  "(their first steps differ); give one with `with at=...`")
+        return pt, False
+
+
+def _check_child(d: ast.Definition, expr: ast.Operator, pt: PathType, child: NodeSpec) -> None:
+    """The constraints on child nodes of section 3.1, so projections are likely non-null."""
+    cpt = child.pt
+    if cpt.kind is not Kind.ABSOLUTE:
+        return
+    if pt.kind is Kind.ABSOLUTE:
+        if intersect_lb(pt, cpt) is None:
+            raise _error(d, expr, f"operator path type {pt} and operand path type {cpt} are "
+                                  "both absolute but share no leading step (section 3.1 (a))")
+    elif not contained(pt, cpt):
+        raise _error(d, expr, f"operator path type {pt} is relative, so it must be contained "
+                              f"in the absolute operand path type {cpt} (section 3.1 (b))")
+
+
+def _leaves(node: NodeSpec) -> Iterator[LeafSpec]:
+    if isinstance(node, LeafSpec):
+        yield node
+    else:
+        for child in node.children:
+            yield from _leaves(child)
+
+
+def _dependencies(roots: Mapping[str, NodeSpec]) -> dict[str, tuple[str, ...]]:
+    """Which trees feed each definition's leaves: named references and matching wildcards."""
+    deps: dict[str, tuple[str, ...]] = {}
+    for name, root in roots.items():
+        found: list[str] = []
+        for leaf in _leaves(root):
+            if leaf.ref is not None:
+                found.append(leaf.ref)
+            elif isinstance(leaf.et, CompositeEventType):
+                found.extend(other for other, oroot in roots.items()
+                             if isinstance(oroot, OperatorSpec)
+                             and may_match(oroot.pt, leaf.et.pt))
+        deps[name] = tuple(dict.fromkeys(found))
+    return deps
+
+
+def _dependency_order(deps: Mapping[str, tuple[str, ...]], roots: Mapping[str, NodeSpec],
+                      by_name: Mapping[str, ast.Definition]) -> tuple[str, ...]:
+    """Definitions ordered so that each follows those it depends on; ties by source order.
+
+    Raises:
+        DefinitionError: for a cycle (only wildcards can still form one here: named cycles
+            are caught while resolving).
+    """
+    order: list[str] = []
+    placed: set[str] = set()
+    path: list[str] = []
+
+    def place(name: str) -> None:
+        if name in placed:
+            return
+        if name in path:
+            cycle = path[path.index(name):] + [name]
+            d = by_name[cycle[-2]]
+            # Point at the leaf of the last definition that leads back into the cycle.
+            culprit: ast.Expr | ast.Definition = next(
+                (leaf.expr for leaf in _leaves(roots[cycle[-2]]) if leaf.ref == name or (
+                    leaf.ref is None and isinstance(leaf.et, CompositeEventType)
+                    and isinstance(roots[name], OperatorSpec)
+                    and may_match(roots[name].pt, leaf.et.pt))), d)
+            raise _error(d, culprit, "definitions depend on themselves: " + " -> ".join(cycle))
+        path.append(name)
+        for dep in deps[name]:
+            place(dep)
+        path.pop()
+        placed.add(name)
+        order.append(name)
+
+    for name in by_name:
+        place(name)
+    return tuple(order)

@@ -1,0 +1,404 @@
+"""Parse the expression language of DESIGN section 3 into the trees of ``ast``.
+
+A recursive-descent parser with one ``_parse_<level>`` method per precedence level, loosest
+first: ``with`` modifiers, ``|``, ``&``, ``;``, the ``[l,u]`` prefix, then primaries.
+Chains of one operator build one n-ary node; parentheses are kept as nesting, so
+``(a & b) & c`` and ``a & b & c`` differ, as the printer expects. The first error raises an
+:class:`ExpressionSyntaxError` with the line and column of the offending token.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping, NoReturn, TypeVar
+
+from . import ast
+from ._errors import ExpressionSyntaxError, PathSyntaxError
+from ._events import CompositeEventType, EventType, Op
+from ._paths import PathType
+from ._tokens import LineIndex, Token, TokenType, scan
+
+__all__ = ["parse", "parse_definition", "parse_definitions", "parse_event_type"]
+
+T = TypeVar("T")
+
+#: Nesting deeper than this is refused (each level costs about ten Python frames).
+MAX_DEPTH = 50
+
+DISJUNCTION: dict[TokenType, type[ast.Operator]] = {TokenType.PIPE: ast.Disj}
+CONJUNCTION: dict[TokenType, type[ast.Operator]] = {TokenType.AMP: ast.Conj}
+SEQUENCE: dict[TokenType, type[ast.Operator]] = {TokenType.SEMI: ast.Seq}
+#: Functional synonyms of the infix operators.
+FUNCTIONS: dict[str, type[ast.Operator]] = {"seq": ast.Seq, "and": ast.Conj, "or": ast.Disj}
+EVENT_OPS = {"ins": Op.INS, "upd": Op.UPD, "del": Op.DEL}
+_ALLOWED = {"mode": ast.Mode, "context": ast.Context}
+
+
+class _Parser:
+    """Parses one text; the token stream is pulled lazily so errors come in text order."""
+
+    def __init__(self, text: str, namespaces: Mapping[str, str] | None, context: str = ""):
+        self.text = text
+        self.namespaces = namespaces
+        self.context = context
+        self._lines = LineIndex(text)
+        self._stream = scan(text, context=context)
+        self._prev: Token | None = None
+        self._cur = next(self._stream)
+        self._depth = 0
+
+    # --- token helpers -----------------------------------------------------------------------
+
+    def _advance(self) -> Token:
+        token = self._cur
+        if token.type is not TokenType.EOF:
+            self._prev = token
+            self._cur = next(self._stream)
+        return token
+
+    def _at(self, kind: TokenType, text: str | None = None) -> bool:
+        return self._cur.type is kind and (text is None or self._cur.text == text)
+
+    def _accept(self, kind: TokenType) -> Token | None:
+        return self._advance() if self._at(kind) else None
+
+    def _expect(self, kind: TokenType, what: str) -> Token:
+        if not self._at(kind):
+            self._error(f"expected {what}, got {self._describe(self._cur)}")
+        return self._advance()
+
+    def _expect_close(self, kind: TokenType, opener: Token) -> Token:
+        if not self._at(kind):
+            line, _ = self._lines.at(self._offset(self._cur))
+            where = f"col {opener.col}" if line == opener.line else (
+                f"line {opener.line}, col {opener.col}")
+            self._error(f"expected {kind.value!r} to close {opener.text!r} at {where}, got "
+                        f"{self._describe(self._cur)}")
+        return self._advance()
+
+    def _describe(self, token: Token) -> str:
+        if token.type is TokenType.EOF:
+            return "end of input"
+        if token.type is TokenType.NEWLINE:
+            return "end of line"
+        source = self.text[token.start:token.end]
+        if len(source) > 30:
+            source = source[:27] + "..."
+        return f"string {source}" if token.type is TokenType.STRING else repr(source)
+
+    def _offset(self, token: Token) -> int:
+        # "Got end of input" is best shown right after the last real token.
+        if token.type in (TokenType.EOF, TokenType.NEWLINE) and self._prev is not None:
+            return self._prev.end
+        return token.start
+
+    def _error(self, reason: str, token: Token | None = None, *,
+               offset: int | None = None) -> NoReturn:
+        if offset is None:
+            offset = self._offset(token or self._cur)
+        line, col = self._lines.at(offset)
+        raise ExpressionSyntaxError(reason, text=self.text, line=line, col=col,
+                                    context=self.context)
+
+    def _build(self, token: Token, factory: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Call an AST constructor, reporting its ValueError/TypeError at ``token``."""
+        try:
+            return factory(*args, **kwargs)
+        except (ValueError, TypeError) as exc:
+            self._error(str(exc), token)
+
+    def _number(self, token: Token) -> int:
+        try:
+            return int(token.text)
+        except ValueError:  # more digits than int() accepts
+            self._error(f"number {token.text[:10]}... is too large", token)
+
+    def _fail_trailing(self, what: str) -> NoReturn:
+        token = self._cur
+        found = self._describe(token)
+        if token.type is TokenType.ASSIGN and what == "expression":
+            self._error("unexpected ':='; this reads one expression: parse a definition "
+                        "'Name := expression' with parse_definition")
+        if token.type is TokenType.ASSIGN:
+            self._error("unexpected ':='; write one definition per line (a line that ends in an "
+                        "operator continues on the next)")
+        if token.type in (TokenType.RPAREN, TokenType.RBRACK):
+            self._error(f"unmatched {found}")
+        if token.type in (TokenType.NAME, TokenType.PATH, TokenType.LPAREN, TokenType.LBRACK,
+                          TokenType.STAR, TokenType.PERCENT):
+            self._error(f"unexpected {found} after the {what}; join expressions with &, | or ;")
+        self._error(f"unexpected {found} after the {what}")
+
+    # --- grammar -----------------------------------------------------------------------------
+
+    def parse_definitions(self) -> tuple[ast.Definition, ...]:
+        definitions = []
+        self._accept(TokenType.NEWLINE)
+        while not self._at(TokenType.EOF):
+            definitions.append(self._parse_definition())
+            if not self._accept(TokenType.NEWLINE) and not self._at(TokenType.EOF):
+                self._fail_trailing("definition")
+        return tuple(definitions)
+
+    def parse_one(self, parse: Callable[[], T], what: str) -> T:
+        result = parse()
+        self._accept(TokenType.NEWLINE)
+        if not self._at(TokenType.EOF):
+            self._fail_trailing(what)
+        return result
+
+    def _parse_definition(self) -> ast.Definition:
+        name = self._cur
+        if name.type is not TokenType.NAME:
+            self._error(f"expected a definition 'Name := expression', got {self._describe(name)}")
+        if name.text in ast.KEYWORDS:
+            self._error(f"{name.text!r} is a keyword and cannot name a definition; choose "
+                        "another name")
+        self._advance()
+        self._expect(TokenType.ASSIGN, f"':=' after the definition name {name.text!r}")
+        expr = self._parse_expr()
+        return ast.Definition(name.text, expr, pos=(name.line, name.col), source=self.text)
+
+    def _parse_expr(self) -> ast.Expr:
+        node = self._parse_disj()
+        while self._at(TokenType.NAME, "with"):
+            keyword = self._advance()
+            if not isinstance(node, ast.Operator):
+                self._error(f"with applies to an operator node; {node} is an event type", keyword)
+            node = self._parse_modifier(node)
+            while self._accept(TokenType.COMMA):
+                node = self._parse_modifier(node)
+        return node
+
+    def _parse_modifier(self, node: ast.Operator) -> ast.Operator:
+        keys = ", ".join(ast.Modifiers.KEYS)
+        key = self._expect(TokenType.NAME, f"a modifier key ({keys})")
+        if key.text not in ast.Modifiers.KEYS:
+            self._error(f"unknown modifier {key.text!r}; use one of {keys}", key)
+        if getattr(node.mods, key.text) is not None:
+            self._error(f"modifier {key.text!r} is set twice", key)
+        self._expect(TokenType.EQ, f"'=' after {key.text!r}")
+        token = self._cur
+        value: Any
+        if key.text == "when":
+            value = self._expect(TokenType.STRING, 'a quoted XPath expression after when=, as '
+                                 'in when="price > 0"').text
+        elif key.text == "at":
+            value = self._parse_path()
+        elif key.text == "hierarchical":
+            if not (token.type is TokenType.NAME and token.text in ("true", "false")):
+                self._error(f"expected true or false after hierarchical=, got "
+                            f"{self._describe(token)}")
+            value = self._advance().text == "true"
+        else:
+            allowed = ", ".join(m.value for m in _ALLOWED[key.text])
+            value = self._expect(TokenType.NAME, f"one of {allowed} after {key.text}=").text
+        return self._build(token, node.with_, **{key.text: value})
+
+    def _parse_chain(self, operand: Callable[[], ast.Expr],
+                     table: Mapping[TokenType, type[ast.Operator]]) -> ast.Expr:
+        """``operand (op operand)*`` for the operators in ``table``; one chain is one node."""
+        first = operand()
+        op = self._cur
+        cls = table.get(op.type)
+        if cls is None:
+            return first
+        children = [first]
+        while self._at(op.type):
+            self._advance()
+            children.append(operand())
+        return self._build(op, cls, tuple(children), pos=(op.line, op.col))
+
+    def _parse_disj(self) -> ast.Expr:
+        return self._parse_chain(self._parse_conj, DISJUNCTION)
+
+    def _parse_conj(self) -> ast.Expr:
+        return self._parse_chain(self._parse_seq, CONJUNCTION)
+
+    def _parse_seq(self) -> ast.Expr:
+        return self._parse_chain(self._parse_unary, SEQUENCE)
+
+    def _parse_unary(self) -> ast.Expr:
+        # Every nesting level (parentheses, arguments, prefixes) passes through here.
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                self._error(f"expression nested more than {MAX_DEPTH} levels deep; split it into "
+                            "several definitions")
+            if not self._at(TokenType.LBRACK):
+                return self._parse_primary()
+            opener = self._advance()
+            low = self._number(self._expect(TokenType.NUMBER, "a lower bound l >= 0 in [l,u]"))
+            self._expect(TokenType.COMMA, "',' between the bounds of [l,u]")
+            high_token = self._cur
+            high = None if self._accept(TokenType.STAR) else self._number(
+                self._expect(TokenType.NUMBER, "an upper bound u in [l,u]: a number or *"))
+            self._expect_close(TokenType.RBRACK, opener)
+            child = self._parse_unary()
+            return self._build(high_token, ast.Mult, low, high, child,
+                               pos=(opener.line, opener.col))
+        finally:
+            self._depth -= 1
+
+    def _parse_primary(self) -> ast.Expr:
+        token = self._cur
+        if token.type is TokenType.LPAREN:
+            self._advance()
+            node = self._parse_expr()
+            self._expect_close(TokenType.RPAREN, token)
+            return node
+        if token.type is TokenType.NAME and (token.text == "any" or token.text == "not"
+                                             or token.text in FUNCTIONS):
+            return self._parse_function()
+        return self._parse_event_type(require_path=False)
+
+    def _parse_function(self) -> ast.Operator:
+        keyword = self._advance()
+        pos = (keyword.line, keyword.col)
+        opener = self._expect(TokenType.LPAREN, f"'(' after {keyword.text!r}")
+        if keyword.text == "any":
+            n_token = self._expect(TokenType.NUMBER, "the count n of any(n, E1, ..., Em)")
+            if not self._at(TokenType.COMMA):
+                self._error(f"expected ',' and an operand after n in any(n, E1, ..., Em), got "
+                            f"{self._describe(self._cur)}")
+            args = []
+            while self._accept(TokenType.COMMA):
+                args.append(self._parse_arg())
+            self._expect_close(TokenType.RPAREN, opener)
+            return self._build(n_token, ast.AnyOf, self._number(n_token), tuple(args), pos=pos)
+        args = [self._parse_arg()]
+        while self._accept(TokenType.COMMA):
+            args.append(self._parse_arg())
+        close = self._expect_close(TokenType.RPAREN, opener)
+        cls = ast.Not if keyword.text == "not" else FUNCTIONS[keyword.text]
+        return self._build(close, cls, tuple(args), pos=pos)
+
+    def _parse_arg(self) -> ast.Expr:
+        node = self._parse_disj()
+        if self._at(TokenType.NAME, "with"):
+            self._error("a with inside a function argument must be parenthesised: write "
+                        "(E with ...)")
+        return node
+
+    def parse_event_type(self) -> EventType:
+        leaf = self._parse_event_type(require_path=True)
+        if isinstance(leaf, ast.Primitive):
+            return leaf.event_type
+        assert leaf.path is not None
+        return CompositeEventType(leaf.name, leaf.path)
+
+    def _parse_event_type(self, require_path: bool) -> ast.Primitive | ast.Ref:
+        token = self._cur
+        pos = (token.line, token.col)
+        if token.type is TokenType.STAR or (token.type is TokenType.NAME
+                                            and token.text in EVENT_OPS):
+            self._advance()
+            op = Op.ANY if token.type is TokenType.STAR else EVENT_OPS[token.text]
+            return ast.Primitive(op, self._parse_path_arg(token), pos=pos)
+        if token.type is TokenType.PERCENT:
+            self._advance()
+            return ast.Ref(None, self._parse_path_arg(token), pos=pos)
+        if token.type is TokenType.NAME and token.text not in ast.KEYWORDS:
+            self._advance()
+            if self._at(TokenType.LPAREN) or require_path:
+                return ast.Ref(token.text, self._parse_path_arg(token), pos=pos)
+            return ast.Ref(token.text, None, pos=pos)
+        found = self._describe(token)
+        if token.type is TokenType.NAME:
+            found = f"the keyword {found}"
+        if require_path:
+            self._error(f"expected an event type such as upd(item/price), Name(pt) or %(pt), "
+                        f"got {found}")
+        self._error(f"expected an event type such as ins(item), a name, '(' or '[', got {found}")
+
+    def _parse_path_arg(self, keyword: Token) -> PathType:
+        opener = self._expect(TokenType.LPAREN, f"'(' and a path type after {keyword.text!r}")
+        path = self._parse_path()
+        self._expect_close(TokenType.RPAREN, opener)
+        return path
+
+    def _parse_path(self) -> PathType:
+        token = self._cur
+        if token.type not in (TokenType.NAME, TokenType.PATH):
+            self._error(f"expected a path type such as item/price, got {self._describe(token)}")
+        self._advance()
+        try:
+            return PathType.parse(token.text, self.namespaces)
+        except PathSyntaxError as exc:
+            self._error(f"bad path type {token.text!r}: {exc.reason}",
+                        offset=token.start + exc.col - 1)
+        except (ValueError, TypeError) as exc:
+            self._error(f"bad path type {token.text!r}: {exc}", token)
+
+
+def _run(text: str, namespaces: Mapping[str, str] | None, context: str,
+         action: Callable[[_Parser], T]) -> T:
+    if not isinstance(text, str):
+        raise TypeError(f"text={text!r}: expected the expression text as a str")
+    try:
+        return action(_Parser(text, namespaces, context))
+    except RecursionError:  # a backstop: MAX_DEPTH normally stops deep nesting first
+        raise ExpressionSyntaxError("expression nested too deeply; split it into several "
+                                    "definitions", text=text, context=context) from None
+
+
+def parse(text: str, namespaces: Mapping[str, str] | None = None) -> ast.Expr:
+    """Parse one expression (no ``Name :=``); ``prefix:name`` steps resolve via ``namespaces``.
+
+    Raises:
+        ExpressionSyntaxError: at the first offending token, with its line and column.
+
+    >>> parse("ins(item) ; (ins(item/price) & ins(item/quantity))")
+    Seq('ins(item) ; (ins(item/price) & ins(item/quantity))')
+    >>> try:
+    ...     parse("ins(item) ; (ins(item/price)")
+    ... except ExpressionSyntaxError as exc:
+    ...     print(exc.line, exc.col, exc.reason)
+    1 29 expected ')' to close '(' at col 13, got end of input
+    """
+    return _run(text, namespaces, "", lambda p: p.parse_one(p._parse_expr, "expression"))
+
+
+def parse_definition(text: str, namespaces: Mapping[str, str] | None = None) -> ast.Definition:
+    """Parse exactly one definition ``Name := expression``.
+
+    Raises:
+        ExpressionSyntaxError: at the first offending token, with its line and column.
+
+    >>> d = parse_definition("Eq := [1,*] ins(item/quantity)")
+    >>> d.name, d.expr, d.pos
+    ('Eq', Mult('[1,*] ins(item/quantity)'), (1, 1))
+    """
+    return _run(text, namespaces, "", lambda p: p.parse_one(p._parse_definition, "definition"))
+
+
+def parse_definitions(text: str, namespaces: Mapping[str, str] | None = None, *,
+                      source: str = "") -> tuple[ast.Definition, ...]:
+    """Parse zero or more definitions, one per line; ``#`` comments and blank lines are allowed.
+
+    A line ending in an operator, ``:=``, ``,``, ``=`` or ``with``, or inside brackets,
+    continues on the next. Duplicate names are left to the validator. ``source`` names where
+    the text came from (a file name) and prefixes error messages.
+
+    Raises:
+        ExpressionSyntaxError: at the first offending token, with its line and column.
+
+    >>> defs = parse_definitions("Ep := ins(item/price)  # price\\n\\nEi := ins(item) ; Ep")
+    >>> [(d.name, str(d.expr), d.pos) for d in defs]
+    [('Ep', 'ins(item/price)', (1, 1)), ('Ei', 'ins(item) ; Ep', (3, 1))]
+    """
+    return _run(text, namespaces, source, lambda p: p.parse_definitions())
+
+
+def parse_event_type(text: str, namespaces: Mapping[str, str] | None = None) -> EventType:
+    """Parse one event type with a path type, as subscriptions name them.
+
+    ``op(pt)`` and ``*(pt)`` give a primitive event type, ``Name(pt)`` and ``%(pt)`` a
+    composite one.
+
+    Raises:
+        ExpressionSyntaxError: at the first offending token, e.g. for a name without a path.
+
+    >>> str(parse_event_type("upd(item/price)")), str(parse_event_type("%(item)"))
+    ('upd(item/price)', '%(item)')
+    """
+    return _run(text, namespaces, "", lambda p: p.parse_one(p.parse_event_type, "event type"))

@@ -1,0 +1,225 @@
+"""Split expression-language text (DESIGN section 3) into tokens with line, column and offsets.
+
+Path types are single tokens: anything built from names, ``/``, ``@``, ``{uri}``,
+``prefix:`` and ``text()`` is read greedily, so that a malformed path such as ``a//b`` reaches
+``PathType.parse`` whole and its error can point inside it. A line ends wherever
+``str.splitlines`` ends one, so line numbers agree with the error snippet.
+"""
+
+from __future__ import annotations
+
+import bisect
+import enum
+import re
+from dataclasses import dataclass
+from typing import Iterator, NoReturn
+
+from ._errors import ExpressionSyntaxError
+from ._paths import _NCNAME
+
+__all__ = ["TokenType", "Token", "tokenize", "scan", "LineIndex"]
+
+
+class TokenType(enum.Enum):
+    """The kinds of token; punctuation kinds have their text as value."""
+
+    NAME = "name"
+    PATH = "path"
+    NUMBER = "number"
+    STRING = "string"
+    LPAREN = "("
+    RPAREN = ")"
+    LBRACK = "["
+    RBRACK = "]"
+    COMMA = ","
+    AMP = "&"
+    PIPE = "|"
+    SEMI = ";"
+    STAR = "*"
+    PERCENT = "%"
+    ASSIGN = ":="
+    EQ = "="
+    NEWLINE = "newline"
+    EOF = "end of input"
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """One token: ``line``/``col`` are 1-based, ``start``/``end`` are offsets into the text.
+
+    ``text`` is the source slice, except for STRING tokens, where it is the decoded value.
+    """
+
+    type: TokenType
+    text: str
+    line: int
+    col: int
+    start: int
+    end: int
+
+
+# The line breaks of str.splitlines, with "\r\n" as one.
+_LINE_BREAK = re.compile("\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+_NAME_START = re.compile(r"[^\W\d]")
+_NCNAME_RE = re.compile(_NCNAME)
+# Lenient on purpose: steps and slashes in any order, validated later by PathType.parse.
+_PATH = re.compile(rf"(?:/|@|text\([ \t]*\)|\{{[^}}]*\}}|{_NCNAME}(?::(?=[^\W\d]))?)+")
+_NUMBER = re.compile(r"[0-9]+")
+_PUNCT = {
+    ":=": TokenType.ASSIGN, "(": TokenType.LPAREN, ")": TokenType.RPAREN,
+    "[": TokenType.LBRACK, "]": TokenType.RBRACK, ",": TokenType.COMMA, "&": TokenType.AMP,
+    "|": TokenType.PIPE, ";": TokenType.SEMI, "*": TokenType.STAR, "%": TokenType.PERCENT,
+    "=": TokenType.EQ,
+}
+# After these a line break does not end the definition: the expression goes on.
+_CONTINUES = frozenset({TokenType.AMP, TokenType.PIPE, TokenType.SEMI, TokenType.ASSIGN,
+                        TokenType.COMMA, TokenType.EQ, TokenType.NEWLINE})
+_OPENERS = frozenset({TokenType.LPAREN, TokenType.LBRACK})
+_CLOSERS = frozenset({TokenType.RPAREN, TokenType.RBRACK})
+_ESCAPES = {'"': '"', "'": "'", "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n",
+            "r": "\r", "t": "\t"}
+_STRING_CHUNK = {'"': re.compile(r'[^"\\]*'), "'": re.compile(r"[^'\\]*")}
+_HEX4 = re.compile(r"[0-9a-fA-F]{4}")
+
+
+class LineIndex:
+    """Maps offsets of a text to 1-based (line, column) pairs."""
+
+    def __init__(self, text: str) -> None:
+        self._starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)]
+
+    def at(self, offset: int) -> tuple[int, int]:
+        line = bisect.bisect_right(self._starts, offset)
+        return line, offset - self._starts[line - 1] + 1
+
+
+def _read_string(text: str, start: int, fail: _Fail) -> tuple[str, int]:
+    """Decode the string literal opening at ``start``; return its value and end offset.
+
+    Accepts the escapes the printer's ``json.dumps`` produces, plus ``\\'``.
+    """
+    quote = text[start]
+    chunk = _STRING_CHUNK[quote]
+    out: list[str] = []
+    i = start + 1
+    while True:
+        m = chunk.match(text, i)
+        out.append(m.group())
+        i = m.end()
+        if i < len(text) and text[i] == quote:
+            return "".join(out), i + 1
+        esc = text[i + 1:i + 2]  # text[i] is a backslash, or the text ended
+        if i >= len(text) or esc == "":
+            fail(f"unterminated string; close it with {quote}", start)
+        if esc in _ESCAPES:
+            out.append(_ESCAPES[esc])
+            i += 2
+        elif esc == "u" and _HEX4.fullmatch(text, i + 2, i + 6):
+            code = int(text[i + 2:i + 6], 16)
+            i += 6
+            # A UTF-16 surrogate pair written as two escapes is one character, as in JSON.
+            if 0xD800 <= code < 0xDC00 and text.startswith("\\u", i) and _HEX4.fullmatch(
+                    text, i + 2, i + 6) and 0xDC00 <= (low := int(text[i + 2:i + 6], 16)) < 0xE000:
+                code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                i += 6
+            out.append(chr(code))
+        else:
+            fail(f"unknown escape {text[i:i + 2]!r} in a string; use \\\\, \\\", \\', \\n, \\t or "
+                 "\\uXXXX", i)
+
+
+class _Fail:
+    """Raises ExpressionSyntaxError at an offset of the text being scanned."""
+
+    def __init__(self, text: str, lines: LineIndex, context: str) -> None:
+        self.text, self.lines, self.context = text, lines, context
+
+    def __call__(self, reason: str, offset: int) -> NoReturn:
+        line, col = self.lines.at(offset)
+        raise ExpressionSyntaxError(reason, text=self.text, line=line, col=col,
+                                    context=self.context)
+
+
+def _unexpected(text: str, pos: int) -> str:
+    ch = text[pos]
+    reason = f"unexpected character {ch!r}"
+    if ch == "-" and text[pos + 1:pos + 2].isdigit():
+        return reason + ": numbers cannot be negative"
+    if ch == ":":
+        return reason + "; did you mean ':='?"
+    if ch == "{":
+        return "unterminated '{' in a path type; write {uri}name"
+    return reason
+
+
+def scan(text: str, *, context: str = "") -> Iterator[Token]:
+    """Yield the tokens of ``text`` lazily, ending with EOF, so errors come in text order.
+
+    Raises:
+        ExpressionSyntaxError: at an unexpected character or an unterminated string.
+    """
+    lines = LineIndex(text)
+    fail = _Fail(text, lines, context)
+    pos, depth, n = 0, 0, len(text)
+    last: Token | None = None
+
+    def make(kind: TokenType, value: str, start: int, end: int) -> Token:
+        nonlocal last
+        line, col = lines.at(start)
+        last = Token(kind, value, line, col, start, end)
+        return last
+
+    while pos < n:
+        ch = text[pos]
+        brk = _LINE_BREAK.match(text, pos)
+        if brk is not None:
+            if not (depth or last is None or last.type in _CONTINUES
+                    or (last.type is TokenType.NAME and last.text == "with")):
+                yield make(TokenType.NEWLINE, brk.group(), pos, brk.end())
+            pos = brk.end()
+        elif ch.isspace():
+            pos += 1
+        elif ch == "#":
+            brk = _LINE_BREAK.search(text, pos)
+            pos = brk.start() if brk is not None else n
+        elif ch in "\"'":
+            value, end = _read_string(text, pos, fail)
+            yield make(TokenType.STRING, value, pos, end)
+            pos = end
+        elif (kind := _PUNCT.get(text[pos:pos + 2]) or _PUNCT.get(ch)) is not None:
+            end = pos + len(kind.value)
+            if kind in _OPENERS:
+                depth += 1
+            elif kind in _CLOSERS and depth:
+                depth -= 1
+            yield make(kind, text[pos:end], pos, end)
+            pos = end
+        elif ch in "/@{" or _NAME_START.match(ch):
+            m = _PATH.match(text, pos)
+            if m is None:
+                fail(_unexpected(text, pos), pos)
+            word = m.group()
+            kind = TokenType.NAME if _NCNAME_RE.fullmatch(word) else TokenType.PATH
+            yield make(kind, word, pos, m.end())
+            pos = m.end()
+        elif (m := _NUMBER.match(text, pos)) is not None:
+            yield make(TokenType.NUMBER, m.group(), pos, m.end())
+            pos = m.end()
+        else:
+            fail(_unexpected(text, pos), pos)
+    yield make(TokenType.EOF, "", n, n)
+
+
+def tokenize(text: str) -> list[Token]:
+    """Split ``text`` into tokens, ending with an EOF token.
+
+    NEWLINE tokens separate definitions: they are left out inside brackets, after a binary
+    operator, ``:=``, ``,``, ``=`` or ``with``, and runs of them collapse into one.
+
+    Raises:
+        ExpressionSyntaxError: at an unexpected character or an unterminated string.
+
+    >>> [(t.type.name, t.text) for t in tokenize("ins(a/b)")]
+    [('NAME', 'ins'), ('LPAREN', '('), ('PATH', 'a/b'), ('RPAREN', ')'), ('EOF', '')]
+    """
+    return list(scan(text))

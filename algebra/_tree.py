@@ -1,0 +1,238 @@
+"""Event trees: event type nodes and operator nodes that combine events (seed 000, 2.2-3.1).
+
+An :class:`EventTree` realises one definition. Its leaves (event type nodes) take the events
+compatible with their event type; its operator nodes keep their children's events in
+:class:`~._contexts.Group` buffers, one group per projection of the events' path instances on
+the operator's path type in the hierarchical context (or one per document in the plain
+contexts), and combine them with the operator's Snoop context.
+
+Assumptions: events arrive tick by tick with increasing ticks, and within a tick a tree is
+processed once (``processTree`` of section 4), so every operator is evaluated once a tick,
+after its children, with the events its children delivered in that tick, in arrival order.
+Events of different documents are never combined, in any context.
+
+References:
+    M. Bernauer, G. Kappel, G. Kramler. Composite Events for XML. WWW 2004, sections 2.3-4.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Hashable, Iterator
+
+from . import ast
+from ._contexts import Before, Group, Picks, select_any, select_disj, select_not, select_seq
+from ._definitions import LeafSpec, NodeSpec, OperatorSpec, ResolvedDefinition
+from ._events import CompositeEvent, CompositeEventType, Event, EventType
+from ._paths import PathInstance, PathType, _offset, intersect_ab
+
+__all__ = ["TreeOptions", "Leaf", "OperatorNode", "EventTree"]
+
+
+@dataclass(frozen=True, slots=True)
+class TreeOptions:
+    """The graph-wide defaults an operator uses where its ``with`` modifiers are silent."""
+
+    context: ast.Context = ast.Context.CHRONICLE
+    hierarchical: bool = True
+    semantics: str = "interval"
+
+
+def before_interval(a: Event, b: Event) -> bool:
+    """Interval-based order (section 3.1): ``a``'s interval ends before ``b``'s starts."""
+    return a.end < b.start
+
+
+def before_detection(a: Event, b: Event) -> bool:
+    """Snoop's detection-based order: ``a`` was detected at an earlier tick than ``b``."""
+    return a.ts < b.ts
+
+
+SEMANTICS: dict[str, Before] = {"interval": before_interval, "detection": before_detection}
+
+
+class Leaf:
+    """An event type node: forwards each compatible event to its parent operator."""
+
+    __slots__ = ("et", "spec", "parent", "index", "tree")
+
+    def __init__(self, spec: LeafSpec, parent: OperatorNode, index: int, tree: EventTree) -> None:
+        self.et: EventType = spec.et
+        self.spec = spec
+        self.parent = parent
+        self.index = index
+        self.tree = tree
+
+
+_Select = Callable[[Group, int, Event], list[Picks]]
+_NULL = object()
+
+
+class OperatorNode:
+    """An operator node with its fixed path type, context and groups of stored events."""
+
+    __slots__ = ("spec", "pt", "context", "hierarchical", "parent", "index", "groups",
+                 "pending", "name", "_select", "_bounds", "_abs", "_types", "_tree", "width")
+
+    def __init__(self, spec: OperatorSpec, tree: EventTree, options: TreeOptions,
+                 before: Before) -> None:
+        mods = spec.mods
+        self.spec = spec
+        self.pt: PathType = spec.pt
+        self.context: ast.Context = mods.context or options.context
+        self.hierarchical: bool = (options.hierarchical if mods.hierarchical is None
+                                   else mods.hierarchical)
+        self.parent: OperatorNode | None = None
+        self.index = 0
+        self.width = len(spec.children)
+        self.groups: dict[Hashable, Group] = {}
+        self.pending: list[tuple[int, Event]] = []
+        self.name = tree.name
+        self._tree = tree
+        self._select: _Select = _selector(spec.expr, self.context, before)
+        # Per path type of arriving events: where the projection's ids lie, and the absolute
+        # path type of composites built from them (the paper's π and ∩ab, section 3.1).
+        self._bounds: dict[PathType, tuple[int, int] | None] = {}
+        self._abs: dict[PathType, PathType] = {}
+        self._types: dict[PathType, CompositeEventType] = {}
+
+    def arrive(self, child: int, event: Event) -> None:
+        self.pending.append((child, event))
+
+    def _group_key(self, event: Event) -> Hashable:
+        pt = event.pi.pt
+        try:
+            bounds = self._bounds[pt]
+        except KeyError:
+            c = 0 if pt == self.pt else _offset(self.pt, pt)
+            bounds = None if c is None else (c, c + len(self.pt))
+            self._bounds[pt] = bounds
+        if bounds is None:
+            return _NULL  # π is null: the event is never combined (section 3.1)
+        if not self.hierarchical:
+            return event.doc
+        return (event.doc, event.pi.ids[bounds[0]:bounds[1]])
+
+    def evaluate(self, tick: int) -> list[CompositeEvent]:
+        """Combine this tick's arrivals, in arrival order; return the composites raised."""
+        arrivals, self.pending = self.pending, []
+        raised: list[CompositeEvent] = []
+        touched: dict[Hashable, Group] = {}
+        groups = self.groups
+        for child, event in arrivals:
+            key = self._group_key(event)
+            if key is _NULL:
+                continue
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = Group(self.width)
+            touched[key] = group
+            for picks in self._select(group, child, event):
+                raised.append(self._compose(picks, tick))
+        for key, group in touched.items():
+            group.end_tick()
+            if group.is_empty():
+                del groups[key]
+        return raised
+
+    def _compose(self, picks: Picks, tick: int) -> CompositeEvent:
+        first = picks[0]
+        pt = first.pi.pt
+        abs_pt = self._abs.get(pt)
+        if abs_pt is None:
+            abs_pt = intersect_ab(self.pt, pt)
+            assert abs_pt is not None, "arrivals with a null projection are filtered out"
+            self._abs[pt] = abs_pt
+            self._types[pt] = CompositeEventType(self.name, abs_pt)
+        pi = PathInstance(abs_pt, first.pi.ids[:len(abs_pt)])
+        start = min(e.start for e in picks)
+        end = max(e.end for e in picks)
+        return CompositeEvent(self._tree.next_id(), self._types[pt], pi, picks, (start, end),
+                              tick, first.doc)
+
+    def held(self) -> list[Event]:
+        """Every event stored in this node's groups (for inspection and tests)."""
+        return [e for g in self.groups.values() for e in g.events()]
+
+
+def _selector(expr: ast.Operator, context: ast.Context, before: Before) -> _Select:
+    if isinstance(expr, ast.Conj):
+        n = len(expr.children)
+        return lambda g, k, e: select_any(context, n, g, k, e, before)
+    if isinstance(expr, ast.AnyOf):
+        n = expr.n
+        return lambda g, k, e: select_any(context, n, g, k, e, before)
+    if isinstance(expr, ast.Seq):
+        return lambda g, k, e: select_seq(context, g, k, e, before)
+    if isinstance(expr, ast.Not):
+        return lambda g, k, e: select_not(context, g, k, e, before)
+    if isinstance(expr, ast.Disj):
+        return lambda g, k, e: select_disj(context, g, k, e, before)
+    raise NotImplementedError(
+        f"{type(expr).__name__} operators are not evaluated by this engine yet")
+
+
+class EventTree:
+    """The event tree of one definition: its leaves and its operators in post-order.
+
+    Raises:
+        NotImplementedError: for an operator this engine cannot evaluate.
+    """
+
+    __slots__ = ("definition", "name", "leaves", "operators", "root", "trace", "_count")
+
+    def __init__(self, definition: ResolvedDefinition, options: TreeOptions) -> None:
+        if not isinstance(definition.root, OperatorSpec):
+            raise ValueError(f"{definition.name} is an alias and has no event tree")
+        self.definition = definition
+        self.name = definition.name
+        self.leaves: list[Leaf] = []
+        self.operators: list[OperatorNode] = []
+        self._count = 0
+        #: Called with (operator node, composite) for every composite any operator raises.
+        self.trace: Callable[[OperatorNode, CompositeEvent], Any] | None = None
+        before = SEMANTICS[options.semantics]
+        self.root = self._build(definition.root, options, before)
+
+    def _build(self, spec: OperatorSpec, options: TreeOptions, before: Before) -> OperatorNode:
+        node = OperatorNode(spec, self, options, before)
+        for i, child in enumerate(spec.children):
+            if isinstance(child, OperatorSpec):
+                sub = self._build(child, options, before)
+                sub.parent, sub.index = node, i
+            else:
+                self.leaves.append(Leaf(child, node, i, self))
+        self.operators.append(node)  # after its children: post-order
+        return node
+
+    def next_id(self) -> str:
+        self._count += 1
+        return f"{self.name}#{self._count}"
+
+    def process(self, tick: int) -> list[CompositeEvent]:
+        """Evaluate every operator that received events, children first (processTree, §4).
+
+        Returns the composite events raised by the root.
+        """
+        out: list[CompositeEvent] = []
+        for node in self.operators:
+            if not node.pending:
+                continue
+            raised = node.evaluate(tick)
+            if self.trace is not None:
+                for c in raised:
+                    self.trace(node, c)
+            if node.parent is None:
+                out.extend(raised)
+            else:
+                for c in raised:
+                    node.parent.arrive(node.index, c)
+        return out
+
+    def held(self) -> list[Event]:
+        """The events stored anywhere in the tree, by operator in post-order."""
+        return [e for node in self.operators for e in node.held()]
+
+    def walk(self) -> Iterator[NodeSpec]:
+        return self.definition.root.walk() if isinstance(self.definition.root,
+                                                         OperatorSpec) else iter(())
