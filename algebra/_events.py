@@ -271,6 +271,19 @@ class CompositeEvent:
     ts: int
     doc: str | None = None
 
+    def __post_init__(self) -> None:
+        # Section 2.2: a composite event has a concrete name and an absolute path type, and
+        # occurs at a path instance of exactly that type.
+        if self.type.name is None:
+            raise ValueError(f"CompositeEvent {self.id!r}: type {self.type} has the wildcard "
+                             "name; an event's type names its definition")
+        if not self.type.pt.is_absolute:
+            raise ValueError(f"CompositeEvent {self.id!r}: type {self.type} has a relative "
+                             "path type; events occur at absolute ones")
+        if self.pi.pt != self.type.pt:
+            raise ValueError(f"CompositeEvent {self.id!r}: path instance {self.pi} does not "
+                             f"have the path type of {self.type}")
+
     @property
     def start(self) -> int:
         return self.interval[0]
@@ -280,16 +293,20 @@ class CompositeEvent:
         return self.interval[1]
 
     def primitives(self) -> tuple[PrimitiveEvent, ...]:
-        """Every primitive event under this one, flattened through nested composites, by tick."""
-        seen: dict[int, PrimitiveEvent] = {}
+        """Every primitive event under this one, flattened through nested composites, by tick.
+
+        An event reached twice (one event can be an instance of two leaves' types) is listed
+        once; events are told apart by value, so copies (e.g. after pickling) count as one.
+        """
+        seen: dict[tuple[int, str], PrimitiveEvent] = {}
         stack: list[Event] = list(self.constituents)
         while stack:
             e = stack.pop()
             if isinstance(e, PrimitiveEvent):
-                seen[id(e)] = e
+                seen[(e.ts, e.id)] = e
             else:
                 stack.extend(e.constituents)
-        return tuple(sorted(seen.values(), key=lambda p: (p.ts, p.id)))
+        return tuple(seen[k] for k in sorted(seen))
 
     def to_dict(self) -> dict[str, Any]:
         """The output line of ``xmlevents detect`` (DESIGN section 6)."""

@@ -86,9 +86,9 @@ class _Parser:
         return f"string {source}" if token.type is TokenType.STRING else repr(source)
 
     def _offset(self, token: Token) -> int:
-        # "Got end of input" is best shown right after the last real token.
-        if token.type in (TokenType.EOF, TokenType.NEWLINE) and self._prev is not None:
-            return self._prev.end
+        # "Got end of input" is best shown right after the last real token (or at the start).
+        if token.type in (TokenType.EOF, TokenType.NEWLINE):
+            return self._prev.end if self._prev is not None else 0
         return token.start
 
     def _error(self, reason: str, token: Token | None = None, *,

@@ -245,16 +245,35 @@ class PathInstance:
 
     @classmethod
     def parse(cls, text: str, namespaces: Mapping[str, str] | None = None) -> PathInstance:
-        """Parse ``/order[o1]/item[i1]``: each step followed by its node identifier in brackets."""
-        ids: list[str] = []
+        """Parse ``/order[o1]/item[i1]``: every step directly followed by its id in brackets.
+
+        Raises:
+            PathSyntaxError: naming the column in ``text`` of the first offending character.
+        """
         plain: list[str] = []
+        ids: list[str] = []
+        offsets: list[int] = []  # where each character of the plain path stands in ``text``
         pos = 0
         for m in re.finditer(r"\[([^\[\]]*)\]", text):
-            plain.append(text[pos:m.start()])
+            segment = text[pos:m.start()]
+            if not segment or segment.endswith("/"):
+                raise PathSyntaxError("an [id] must follow a step, as in /order[o1]/item[i1]",
+                                      text=text, col=m.start() + 1)
+            if plain and not segment.startswith("/"):
+                raise PathSyntaxError("expected '/' between steps", text=text, col=pos + 1)
+            plain.append(segment)
+            offsets.extend(range(pos, m.start()))
             ids.append(m.group(1))
             pos = m.end()
-        plain.append(text[pos:])
-        pt = PathType.parse("".join(plain), namespaces)
+        if pos != len(text) or not ids:
+            raise PathSyntaxError("every step needs an [id], as in /order[o1]/item[i1]",
+                                  text=text, col=pos + 1)
+        joined = "".join(plain)
+        try:
+            pt = PathType.parse(joined, namespaces)
+        except PathSyntaxError as exc:
+            col = offsets[exc.col - 1] + 1 if exc.col - 1 < len(offsets) else len(text) + 1
+            raise PathSyntaxError(exc.reason, text=text, col=col) from None
         if len(ids) != len(pt.steps):
             raise PathSyntaxError(f"{len(pt.steps)} steps but {len(ids)} [id] groups; write an id "
                                   "after every step, e.g. /order[o1]/item[i1]", text=text)

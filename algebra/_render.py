@@ -1,0 +1,137 @@
+"""Draw the event trees of a definition set as text or Graphviz DOT, as the paper's figures do.
+
+Every node shows its event type and its path type; an operator's path type says whether it was
+derived (and from which children, Figure 1) or given with ``at=``.
+"""
+
+from __future__ import annotations
+
+from . import ast
+from ._definitions import (
+    DefinitionSet,
+    LeafSpec,
+    NodeSpec,
+    OperatorSpec,
+    ResolvedDefinition,
+    may_match,
+)
+from ._events import CompositeEventType
+from ._printer import quote
+
+__all__ = ["render_text", "render_dot"]
+
+_NAMES = {ast.Conj: "conjunction", ast.Disj: "disjunction", ast.Seq: "sequence",
+          ast.AnyOf: "any", ast.Not: "not", ast.Mult: "multiplicity"}
+
+
+def _operator_label(node: OperatorSpec) -> str:
+    expr = node.expr
+    if isinstance(expr, ast.Mult):
+        symbol = f"[{expr.low},{'*' if expr.high is None else expr.high}]"
+    elif isinstance(expr, ast.AnyOf):
+        symbol = f"any({expr.n})"
+    else:
+        symbol = expr.symbol
+    return f"{symbol} {_NAMES[type(expr)]}"
+
+
+def _origin(node: OperatorSpec) -> str:
+    if node.explicit:
+        return "given by at="
+    if isinstance(node.expr, ast.Mult):
+        return f"derived: {node.children[0].pt} minus its last step"
+    return "derived: " + " ∩lb ".join(str(c.pt) for c in node.children)
+
+
+def _modifiers(node: OperatorSpec) -> str:
+    parts = [f"{k}={quote(v) if k == 'when' else getattr(v, 'value', v)}"
+             for k, v in node.mods.items() if k != "at"]
+    return f"  with {', '.join(parts)}" if parts else ""
+
+
+def _leaf_label(leaf: LeafSpec) -> str:
+    text = str(leaf.et)
+    if leaf.ref is not None:
+        text += f"  <- events of {leaf.ref}"
+    return text
+
+
+def render_text(definitions: DefinitionSet) -> str:
+    """One block per definition: its source line, then its tree with path types.
+
+    >>> print(render_text(DefinitionSet.parse("E := ins(a/b) & ins(a/c)")))
+    E := ins(a/b) & ins(a/c)
+      & conjunction  E(a)  path type a (derived: a/b ∩lb a/c)
+      ├── ins(a/b)
+      └── ins(a/c)
+    """
+    blocks = []
+    for d in definitions:
+        lines = [str(d.definition)]
+        if d.is_alias:
+            lines.append(f"  alias of {d.root.expr}: no event tree")
+        else:
+            _lines(d, d.root, "  ", "  ", lines)
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def _lines(d: ResolvedDefinition, node: NodeSpec, first: str, rest: str,
+           out: list[str]) -> None:
+    if isinstance(node, LeafSpec):
+        out.append(first + _leaf_label(node))
+        return
+    et = f"{d.name}({node.pt})" if node is d.root else f"({node.pt})"
+    out.append(f"{first}{_operator_label(node)}  {et}  path type {node.pt} "
+               f"({_origin(node)}){_modifiers(node)}")
+    for i, child in enumerate(node.children):
+        last = i == len(node.children) - 1
+        _lines(d, child, rest + ("└── " if last else "├── "), rest + ("    " if last else "│   "),
+               out)
+
+
+def _dot_id(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def render_dot(definitions: DefinitionSet) -> str:
+    """A Graphviz digraph: one cluster per tree, dashed edges where a tree feeds another."""
+    out = ["digraph xmlevents {", "  rankdir=BT;", "  node [fontname=\"Helvetica\"];"]
+    roots: dict[str, str] = {}
+    feeds: list[tuple[str, str]] = []
+    counter = 0
+
+    def visit(d: ResolvedDefinition, node: NodeSpec, lines: list[str]) -> str:
+        nonlocal counter
+        counter += 1
+        ident = f"n{counter}"
+        if isinstance(node, LeafSpec):
+            lines.append(f"    {ident} [shape=box, label={_dot_id(_leaf_label(node))}];")
+            if node.ref is not None:
+                feeds.append((node.ref, ident))
+            elif isinstance(node.et, CompositeEventType):
+                feeds.extend((other.name, ident) for other in definitions.trees()
+                             if other.name != d.name and may_match(other.root.pt, node.et.pt))
+            return ident
+        et = f"{d.name}({node.pt})" if node is d.root else f"({node.pt})"
+        label = f"{_operator_label(node)}\\n{et}\\n{_origin(node)}{_modifiers(node)}"
+        lines.append(f"    {ident} [shape=ellipse, label={_dot_id(label)}];".replace(
+            "\\\\n", "\\n"))
+        for child in node.children:
+            lines.append(f"    {visit(d, child, lines)} -> {ident};")
+        return ident
+
+    for d in definitions:
+        if d.is_alias:
+            continue
+        lines: list[str] = []
+        roots[d.name] = visit(d, d.root, lines)
+        out.append(f"  subgraph cluster_{len(roots)} {{")
+        out.append(f"    label={_dot_id(str(d.definition))};")
+        out.extend(lines)
+        out.append("  }")
+    for producer, leaf in dict.fromkeys(feeds):
+        if producer in roots:
+            out.append(f"  {roots[producer]} -> {leaf} [style=dashed];")
+    out.append("}")
+    return "\n".join(out)

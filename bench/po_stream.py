@@ -1,0 +1,86 @@
+"""Generate purchase-order event streams: the paper's running example at any size.
+
+An order gets ``items`` items; each item's insertions (the item, its price and quantity and
+their text) are interleaved with those of up to ``window - 1`` other open items, in a random
+but hierarchical order: an element before its children, a child element before its text.
+The window keeps the number of unfinished items bounded, as an editing application would.
+
+Run ``python bench/po_stream.py ITEMS [--window W] [--seed S]`` to print JSON lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from typing import Iterator
+
+from xmlevents.algebra import Op, PathInstance, PathType, PrimitiveEvent
+
+ORDER = PathType.parse("/order")
+ITEM = PathType.parse("/order/item")
+PRICE = PathType.parse("/order/item/price")
+QUANTITY = PathType.parse("/order/item/quantity")
+PRICE_TEXT = PathType.parse("/order/item/price/text()")
+QUANTITY_TEXT = PathType.parse("/order/item/quantity/text()")
+
+EVENTS_PER_ITEM = 5
+
+
+def _item_steps(n: int, rng: random.Random) -> list[list[tuple[PathType, tuple[str, ...],
+                                                                  str | None]]]:
+    """The insertions of item ``n`` as chains that must stay in order, item first."""
+    item = ("o1", f"i{n}")
+    price = item + (f"p{n}",)
+    qty = item + (f"q{n}",)
+    value = f"{rng.randint(1, 500)}.{rng.randint(0, 99):02d}"
+    return [[(PRICE, price, None), (PRICE_TEXT, price + (f"pt{n}",), value)],
+            [(QUANTITY, qty, None), (QUANTITY_TEXT, qty + (f"qt{n}",), str(rng.randint(1, 9)))]]
+
+
+def raw_stream(items: int, *, window: int = 20, seed: int = 7
+               ) -> Iterator[tuple[PathType, tuple[str, ...], str | None]]:
+    """(path type, ids, value) of every insertion: the order, then the items interleaved."""
+    rng = random.Random(seed)
+    yield ORDER, ("o1",), None
+    open_items: list[list[list[tuple[PathType, tuple[str, ...], str | None]]]] = []
+    started = 0
+    while started < items or open_items:
+        if started < items and (not open_items or (len(open_items) < window
+                                                    and rng.random() < 0.3)):
+            yield ITEM, ("o1", f"i{started}"), None
+            open_items.append(_item_steps(started, rng))
+            started += 1
+            continue
+        i = rng.randrange(len(open_items))
+        chains = open_items[i]
+        chain = chains[rng.randrange(len(chains))]
+        yield chain.pop(0)
+        if not chain:
+            chains.remove(chain)
+        if not chains:
+            open_items[i] = open_items[-1]
+            open_items.pop()
+
+
+def events(items: int, *, window: int = 20, seed: int = 7) -> Iterator[PrimitiveEvent]:
+    """The stream as primitive events with ticks 1, 2, ...; ids ``e1``, ``e2``, ..."""
+    for ts, (pt, ids, value) in enumerate(raw_stream(items, window=window, seed=seed), 1):
+        yield PrimitiveEvent(f"e{ts}", ts, Op.INS, PathInstance(pt, ids), value=value)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("items", type=int)
+    p.add_argument("--window", type=int, default=20)
+    p.add_argument("--seed", type=int, default=7)
+    args = p.parse_args(argv)
+    out = sys.stdout
+    for e in events(args.items, window=args.window, seed=args.seed):
+        out.write(json.dumps(e.to_dict()) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,3 @@
+from xmlevents._cli import entry
+
+entry()

@@ -1,0 +1,183 @@
+"""The ``xmlevents`` command line (DESIGN section 6).
+
+``main(argv)`` returns the exit status: 0 on success, 1 for bad input (a message naming the
+place on stderr, never a traceback), 2 for a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import IO, Iterator, Sequence, TextIO
+
+from xmlevents.algebra import XmlEventsError, read_events
+from xmlevents.algebra._definitions import DefinitionSet
+from xmlevents.algebra._graph import EventGraph
+from xmlevents.algebra._parser import parse_definitions
+from xmlevents.algebra._render import render_dot, render_text
+from xmlevents.algebra.ast import Context, Definition
+
+__all__ = ["main", "entry"]
+
+
+class _Failure(Exception):
+    """A bad input already turned into a message for the user."""
+
+
+def _add_definition_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--define", "-d", action="append", default=[], metavar="DEF",
+                   help="a definition 'Name := expression' (repeatable)")
+    p.add_argument("--definitions", "-f", action="append", default=[], metavar="FILE",
+                   help="a file of definitions, one per line, '#' comments (repeatable)")
+
+
+def _parser() -> argparse.ArgumentParser:
+    from xmlevents import __version__
+
+    p = argparse.ArgumentParser(
+        prog="xmlevents", description="Composite events for XML documents.")
+    p.add_argument("--version", action="version", version=f"xmlevents {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    detect = sub.add_parser(
+        "detect", help="detect composite events in a stream of primitive events",
+        description="Read primitive events (JSON lines), write every composite event raised "
+                    "by the root of a defined tree (JSON lines), closing the graph at the end.")
+    _add_definition_options(detect)
+    detect.add_argument("events", nargs="?", default="-", metavar="EVENTS.jsonl",
+                        help="the primitive events, one JSON object a line ('-' for stdin)")
+    detect.add_argument("--context", choices=[c.value for c in Context], default="chronicle",
+                        help="Snoop context of operators that set none (default: chronicle)")
+    detect.add_argument("--hierarchical", action=argparse.BooleanOptionalAction, default=True,
+                        help="group events by hierarchy (the hierarchical context; default on)")
+    detect.add_argument("--semantics", choices=["interval", "detection"], default="interval",
+                        help="time semantics of sequences (default: interval)")
+
+    graph = sub.add_parser(
+        "graph", help="print the event trees of definitions with their path types",
+        description="Print every definition's event tree with each node's event type and "
+                    "path type, as text or as Graphviz DOT.")
+    _add_definition_options(graph)
+    graph.add_argument("--dot", action="store_true", help="print Graphviz DOT instead of text")
+    return p
+
+
+def _read_text(path: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError as exc:
+        raise _Failure(f"cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise _Failure(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def _definitions(args: argparse.Namespace) -> DefinitionSet:
+    defs: list[Definition] = []
+    sources: list[tuple[str, str]] = [(f"--definitions {path}", _read_text(path))
+                                      for path in args.definitions]
+    sources += [(f"--define #{i}", text) for i, text in enumerate(args.define, start=1)]
+    for where, text in sources:
+        try:
+            defs.extend(parse_definitions(text, source=where))
+        except XmlEventsError as exc:  # the parser names ``where`` itself
+            raise _Failure(str(exc)) from None
+    if not defs:
+        raise _Failure("no definitions: give --define 'Name := expression' or "
+                       "--definitions FILE")
+    try:
+        return DefinitionSet(defs)
+    except XmlEventsError as exc:
+        where = next((w for w, text in sources if getattr(exc, "text", None) == text), "")
+        raise _Failure(f"{where}: {exc}" if where else str(exc)) from None
+
+
+def _open_events(path: str) -> tuple[IO[str], str]:
+    if path == "-":
+        return sys.stdin, "<stdin>"
+    try:
+        return open(path, encoding="utf-8"), path
+    except OSError as exc:
+        raise _Failure(f"cannot read {path}: {exc.strerror}") from None
+
+
+def _detect(args: argparse.Namespace, out: TextIO) -> None:
+    defs = _definitions(args)
+    try:
+        graph = EventGraph(defs, context=args.context, hierarchical=args.hierarchical,
+                           semantics=args.semantics)
+    except XmlEventsError as exc:
+        raise _Failure(str(exc)) from None
+    stream, name = _open_events(args.events)
+    write = out.write
+    dumps = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
+    last_ts = 0
+    try:
+        for event in read_events(_lines(stream), source=name):
+            last_ts = event.ts
+            for c in graph.feed(event):
+                write(dumps(c.to_dict()) + "\n")
+        for c in graph.close():
+            # Composites raised by closing carry the last input tick (DESIGN section 6).
+            d = c.to_dict()
+            d["ts"] = last_ts
+            write(dumps(d) + "\n")
+    except XmlEventsError as exc:
+        raise _Failure(str(exc)) from None
+    finally:
+        if stream is not sys.stdin:
+            stream.close()
+
+
+def _lines(stream: IO[str]) -> Iterator[str]:
+    try:
+        yield from stream
+    except UnicodeDecodeError as exc:
+        raise _Failure(f"input is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def _graph(args: argparse.Namespace, out: TextIO) -> None:
+    defs = _definitions(args)
+    out.write((render_dot(defs) if args.dot else render_text(defs)) + "\n")
+
+
+def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
+         stderr: TextIO | None = None) -> int:
+    """Run the command line with ``argv``; return the exit status.
+
+    >>> main(["graph", "--define", "E := ins(a/b) & ins(a/c)"])
+    E := ins(a/b) & ins(a/c)
+      & conjunction  E(a)  path type a (derived: a/b ∩lb a/c)
+      ├── ins(a/b)
+      └── ins(a/c)
+    0
+    """
+    out = stdout or sys.stdout
+    err = stderr or sys.stderr
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:  # argparse has printed usage or --help/--version
+        return int(exc.code or 0)
+    try:
+        if args.command == "detect":
+            _detect(args, out)
+        else:
+            _graph(args, out)
+    except _Failure as exc:
+        err.write(f"xmlevents: error: {exc}\n")
+        return 1
+    except BrokenPipeError:
+        return 1
+    out.flush()
+    return 0
+
+
+def entry() -> None:
+    """The console script: exit with :func:`main`'s status."""
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        sys.exit(130)
