@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Iterator, Union
 
 from ._errors import EventFormatError, PathSyntaxError
-from ._paths import Axis, PathInstance, PathType, ends
+from ._paths import _PARSED, Axis, Kind, PathInstance, PathType, ends
 
 __all__ = [
     "Op",
@@ -35,6 +35,8 @@ __all__ = [
 
 class Op(enum.Enum):
     """The operation of a primitive event type; ``ANY`` (``*``) only appears in types."""
+
+    __hash__ = object.__hash__  # singletons: identity hashing, in C (see Axis)
 
     INS = "ins"
     UPD = "upd"
@@ -115,6 +117,8 @@ def compatible(et1: EventType, et2: EventType) -> bool:
 # --- events ----------------------------------------------------------------------------------
 
 _EVENT_KEYS = ("id", "ts", "op", "path", "ids", "doc", "kind", "value", "old", "index")
+_EVENT_KEY_SET = frozenset(_EVENT_KEYS)
+_FAST_KEYS = frozenset(("id", "ts", "op", "path", "ids", "doc", "value", "old"))
 _CONCRETE_OPS = {"ins": Op.INS, "upd": Op.UPD, "del": Op.DEL}
 
 
@@ -204,12 +208,35 @@ class PrimitiveEvent:
         ...                          default_id="1", default_ts=1).to_dict()
         {'id': '1', 'ts': 1, 'op': 'ins', 'path': '/order', 'ids': ['o1']}
         """
+        # Fast path for the common, well-formed line; anything unusual takes the checked
+        # path below, which alone words the errors.
+        if type(d) is dict and d.keys() <= _FAST_KEYS:
+            op = d.get("op")
+            path = d.get("path")
+            ids = d.get("ids")
+            ident = d.get("id", default_id)
+            ts = d.get("ts", default_ts)
+            if (type(op) is str and op in _CONCRETE_OPS and type(path) is str
+                    and type(ids) is list and type(ts) is int and type(ident) is str):
+                pt = _PARSED.get(path)
+                if (pt is not None and pt.kind is Kind.ABSOLUTE and len(ids) == len(pt.steps)
+                        and set(map(type, ids)) <= {str}):
+                    value, old, doc = d.get("value"), d.get("old"), d.get("doc")
+                    if ((value is None or type(value) is str) and (old is None or type(old) is str)
+                            and (doc is None or type(doc) is str)):
+                        return cls(ident, ts, _CONCRETE_OPS[op], PathInstance(pt, tuple(ids)),
+                                   doc, value, old)
+        return cls._checked_from_dict(d, line, default_id, default_ts)
+
+    @classmethod
+    def _checked_from_dict(cls, d: Any, line: int | None, default_id: str | None,
+                           default_ts: int | None) -> PrimitiveEvent:
         def fail(reason: str) -> EventFormatError:
             return EventFormatError(reason, line=line)
 
         if not isinstance(d, dict):
             raise fail(f"expected a JSON object, got {type(d).__name__}")
-        unknown = sorted(set(d) - set(_EVENT_KEYS))
+        unknown = sorted(d.keys() - _EVENT_KEY_SET)
         if unknown:
             raise fail(f"unknown field(s) {', '.join(map(repr, unknown))}; "
                        f"an event has {', '.join(_EVENT_KEYS)}")
@@ -229,7 +256,7 @@ class PrimitiveEvent:
             raise fail(f"path={d['path']!r} is relative; events occur at absolute paths "
                        f"(write '/{d['path']}' if that is meant)")
         ids = d["ids"]
-        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+        if not isinstance(ids, list) or not set(map(type, ids)) <= {str}:
             raise fail(f"ids={ids!r} must be a list of strings, one node identifier per step")
         if len(ids) != len(pt.steps):
             raise fail(f"ids={ids!r} has {len(ids)} identifier(s) but path {pt} has "

@@ -37,6 +37,7 @@ from ._events import (
     PrimitiveEventType,
     compatible,
 )
+from ._paths import PathType
 from ._tree import SEMANTICS, EventTree, Leaf, TreeOptions
 
 __all__ = ["EventGraph"]
@@ -97,11 +98,13 @@ class EventGraph:
                 tree.trace = lambda node, c, _name=tree.name: trace(_name, c)
             self.trees.append(tree)
         self._position = {t.name: i for i, t in enumerate(self.trees)}
+        for i, tree in enumerate(self.trees):
+            tree.position = i
         self._by_step: dict[object, list[Leaf]] = defaultdict(list)
         for tree in self.trees:
             for leaf in tree.leaves:
                 self._by_step[leaf.et.pt.last].append(leaf)
-        self._dispatch: dict[EventType, list[Leaf]] = {}
+        self._dispatch: dict[tuple[object, PathType], list[Leaf]] = {}
         self._subscribers: list[tuple[EventType | None, Callback]] = []
         self._last_ts: int | None = None
         self._closed = False
@@ -131,12 +134,19 @@ class EventGraph:
 
     # --- processing ------------------------------------------------------------------------
 
-    def _leaves_for(self, et: EventType) -> list[Leaf]:
-        leaves = self._dispatch.get(et)
+    def _leaves_for(self, event: Event) -> list[Leaf]:
+        # Keyed by plain tuples: path types are interned by the parser, so lookups compare
+        # by identity and never build an event type object per event.
+        if type(event) is PrimitiveEvent:
+            key: tuple[object, PathType] = (event.op, event.pi.pt)
+        else:
+            key = (event.type.name, event.pi.pt)
+        leaves = self._dispatch.get(key)
         if leaves is None:
+            et = event.type
             leaves = [leaf for leaf in self._by_step.get(et.pt.last, ())
                       if compatible(et, leaf.et)]
-            self._dispatch[et] = leaves
+            self._dispatch[key] = leaves
         return leaves
 
     def feed(self, event: PrimitiveEvent) -> list[CompositeEvent]:
@@ -171,10 +181,9 @@ class EventGraph:
         return raised
 
     def _deliver(self, event: Event, dirty: list[int]) -> None:
-        et = event.type
-        for leaf in self._leaves_for(et):
-            leaf.parent.arrive(leaf.index, event)
-            heapq.heappush(dirty, self._position[leaf.tree.name])
+        for leaf in self._leaves_for(event):
+            leaf.parent.pending.append((leaf.index, event))
+            heapq.heappush(dirty, leaf.tree.position)
 
     def _notify(self, raised: list[CompositeEvent]) -> None:
         if not self._subscribers or not raised:

@@ -45,6 +45,10 @@ XML_NAMESPACE = "http://www.w3.org/XML/1998/namespace"
 class Axis(enum.Enum):
     """The axis of a step: a child element, an attribute, or a text node."""
 
+    # Members are singletons: identity hashing is valid and, unlike Enum's, runs in C; path
+    # types are hashed on every event the engine groups.
+    __hash__ = object.__hash__
+
     CHILD = "child"
     ATTRIBUTE = "attribute"
     TEXT = "text"
@@ -52,6 +56,8 @@ class Axis(enum.Enum):
 
 class Kind(enum.Enum):
     """Whether a path type starts at the document root."""
+
+    __hash__ = object.__hash__
 
     ABSOLUTE = "absolute"
     RELATIVE = "relative"
@@ -182,6 +188,16 @@ class PathType:
         >>> PathType.parse("p:item", {"p": "urn:po"})
         PathType('{urn:po}item')
         """
+        if namespaces is None and cls is PathType:
+            # Streams repeat a handful of paths: parse each once (bounded, so hostile input
+            # cannot grow it without limit).
+            cached = _PARSED.get(text)
+            if cached is None:
+                if len(_PARSED) >= _PARSED_LIMIT:
+                    _PARSED.clear()
+                kind, steps = _parse_steps(text, None)
+                cached = _PARSED[text] = cls(kind, steps)
+            return cached
         kind, steps = _parse_steps(text, namespaces)
         return cls(kind, steps)
 
@@ -216,6 +232,10 @@ class PathType:
 
     def __repr__(self) -> str:
         return f"PathType({str(self)!r})"
+
+
+_PARSED: dict[str, PathType] = {}
+_PARSED_LIMIT = 4096
 
 
 @dataclass(frozen=True, slots=True)

@@ -117,8 +117,9 @@ class OperatorNode:
         """Combine this tick's arrivals, in arrival order; return the composites raised."""
         arrivals, self.pending = self.pending, []
         raised: list[CompositeEvent] = []
-        touched: dict[Hashable, Group] = {}
+        touched: list[tuple[Hashable, Group]] = []
         groups = self.groups
+        select = self._select
         for child, event in arrivals:
             key = self._group_key(event)
             if key is _NULL:
@@ -126,12 +127,12 @@ class OperatorNode:
             group = groups.get(key)
             if group is None:
                 group = groups[key] = Group(self.width)
-            touched[key] = group
-            for picks in self._select(group, child, event):
+            touched.append((key, group))
+            for picks in select(group, child, event):
                 raised.append(self._compose(picks, tick))
-        for key, group in touched.items():
+        for key, group in touched:
             group.end_tick()
-            if group.is_empty():
+            if group.is_empty() and key in groups:
                 del groups[key]
         return raised
 
@@ -145,8 +146,8 @@ class OperatorNode:
             self._abs[pt] = abs_pt
             self._types[pt] = CompositeEventType(self.name, abs_pt)
         pi = PathInstance(abs_pt, first.pi.ids[:len(abs_pt)])
-        start = min(e.start for e in picks)
-        end = max(e.end for e in picks)
+        start = min([e.start for e in picks])
+        end = max([e.end for e in picks])
         return CompositeEvent(self._tree.next_id(), self._types[pt], pi, picks, (start, end),
                               tick, first.doc)
 
@@ -179,7 +180,8 @@ class EventTree:
         NotImplementedError: for an operator this engine cannot evaluate.
     """
 
-    __slots__ = ("definition", "name", "leaves", "operators", "root", "trace", "_count")
+    __slots__ = ("definition", "name", "leaves", "operators", "root", "trace", "position",
+                 "_count")
 
     def __init__(self, definition: ResolvedDefinition, options: TreeOptions) -> None:
         if not isinstance(definition.root, OperatorSpec):
@@ -189,6 +191,7 @@ class EventTree:
         self.leaves: list[Leaf] = []
         self.operators: list[OperatorNode] = []
         self._count = 0
+        self.position = 0  # the tree's place in its graph's processing order
         #: Called with (operator node, composite) for every composite any operator raises.
         self.trace: Callable[[OperatorNode, CompositeEvent], Any] | None = None
         before = SEMANTICS[options.semantics]
