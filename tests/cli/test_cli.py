@@ -1,0 +1,155 @@
+"""The command line: detect and graph, their formats, and their errors."""
+
+from __future__ import annotations
+
+import io
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from xmlevents._cli import main
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+EI = "Ei := ins(item) ; (ins(item/price) & ins(item/quantity))"
+
+
+def run(argv: list[str], stdin: str = "") -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    old = sys.stdin
+    sys.stdin = io.StringIO(stdin)
+    try:
+        status = main(argv, stdout=out, stderr=err)
+    finally:
+        sys.stdin = old
+    return status, out.getvalue(), err.getvalue()
+
+
+def line(**fields: object) -> str:
+    return json.dumps(fields)
+
+
+ITEM_LINES = "\n".join([
+    line(id="ei1", op="ins", path="/order/item", ids=["o1", "i1"]),
+    line(id="ep1", op="ins", path="/order/item/price", ids=["o1", "i1", "p1"]),
+    line(id="eq1", op="ins", path="/order/item/quantity", ids=["o1", "i1", "q1"]),
+]) + "\n"
+
+
+def test_detect_writes_the_design_output_format() -> None:
+    """A complete item gives exactly the composite line of DESIGN section 6."""
+    status, out, err = run(["detect", "--define", EI, "-"], ITEM_LINES)
+    assert (status, err) == (0, "")
+    assert [json.loads(x) for x in out.splitlines()] == [
+        {"ts": 3, "type": "Ei", "path": "/order/item", "ids": ["o1", "i1"],
+         "interval": [1, 3], "events": ["ei1", "ep1", "eq1"]}]
+
+
+def test_detect_reads_a_file_and_definitions_file(tmp_path: pathlib.Path) -> None:
+    """--definitions FILE and an events path work like --define and stdin."""
+    (tmp_path / "defs.xev").write_text(f"# items\n{EI}\n", encoding="utf-8")
+    (tmp_path / "ev.jsonl").write_text(ITEM_LINES, encoding="utf-8")
+    status, out, _ = run(["detect", "--definitions", str(tmp_path / "defs.xev"),
+                          str(tmp_path / "ev.jsonl")])
+    assert status == 0 and json.loads(out)["events"] == ["ei1", "ep1", "eq1"]
+
+
+def test_detect_defaults_id_and_ts_to_line_numbers() -> None:
+    """Without id and ts, both come from the 1-based line number."""
+    lines = "".join(json.dumps({k: v for k, v in json.loads(x).items() if k != "id"}) + "\n"
+                    for x in ITEM_LINES.splitlines())
+    status, out, _ = run(["detect", "--define", EI], lines)
+    assert status == 0 and json.loads(out)["events"] == ["1", "2", "3"]
+
+
+def test_detect_options_reach_the_graph() -> None:
+    """--no-hierarchical, --context and --semantics change what is detected (Table 1, S1)."""
+    s1 = [("ei1", "/order/item", ["o1", "i1"]), ("ep1", "/order/item/price", ["o1", "i1", "p1"]),
+          ("eq1", "/order/item/quantity", ["o1", "i1", "q1"]), ("ei2", "/order/item", ["o1", "i2"]),
+          ("ep2", "/order/item/price", ["o1", "i2", "p2"]),
+          ("eq2", "/order/item/quantity", ["o1", "i2", "q2"])]
+    text = "".join(line(id=i, op="ins", path=p, ids=ids) + "\n" for i, p, ids in s1)
+    _, recent, _ = run(["detect", "--define", EI, "--context", "recent", "--no-hierarchical",
+                        "--semantics", "detection"], text)
+    assert [json.loads(x)["events"] for x in recent.splitlines()] == [
+        ["ei1", "ep1", "eq1"], ["eq1", "ei2", "ep2"], ["ei2", "ep2", "eq2"]]  # by tick
+    _, hier, _ = run(["detect", "--define", EI, "--context", "recent"], text)
+    assert [json.loads(x)["events"] for x in hier.splitlines()] == [
+        ["ei1", "ep1", "eq1"], ["ei2", "ep2", "eq2"]]
+
+
+@pytest.mark.parametrize("bad, where", [
+    (line(op="ins", path="/order/item", ids=["o1"]), "line 2"),
+    (line(op="insert", path="/order/item", ids=["o1", "i9"]), "line 2"),
+    (line(op="ins", path="order/item", ids=["o1", "i9"]), "line 2"),
+    (line(op="ins", path="/order/item", ids=["o1", "i9"], ts="5"), "line 2"),
+    ("{not json", "line 2"),
+])
+def test_detect_names_the_bad_line(bad: str, where: str) -> None:
+    """A malformed event line fails with its line number, after what came before it."""
+    first = line(id="ei1", op="ins", path="/order/item", ids=["o1", "i1"])
+    status, out, err = run(["detect", "--define", EI], first + "\n" + bad + "\n")
+    assert status == 1
+    assert where in err and "Traceback" not in err
+
+
+def test_detect_bad_definition_names_the_column() -> None:
+    """The issue's example: an unclosed parenthesis is reported with its column."""
+    status, out, err = run(["detect", "--define", "Ei := ins(item ; x"], "")
+    assert status == 1 and out == ""
+    assert "col 16" in err and "--define #1" in err
+
+
+def test_detect_rejects_definition_errors_before_reading_events() -> None:
+    """An unknown name is rejected when the graph is built, not on the first event."""
+    status, _, err = run(["detect", "--define", "E := ins(item) ; Nope"], "{broken")
+    assert status == 1 and "unknown definition 'Nope'" in err and "line 1, col 18" in err
+
+
+def test_detect_without_definitions_is_an_error() -> None:
+    """Detect needs at least one definition."""
+    status, _, err = run(["detect"], "")
+    assert status == 1 and "no definitions" in err
+
+
+def test_detect_missing_file_is_an_error(tmp_path: pathlib.Path) -> None:
+    """An unreadable events file is named, without a traceback."""
+    status, _, err = run(["detect", "--define", EI, str(tmp_path / "missing.jsonl")])
+    assert status == 1 and "missing.jsonl" in err
+
+
+def test_graph_shows_derived_path_types() -> None:
+    """The issue's example: both operator nodes of Example 10 have path type item."""
+    status, out, _ = run(["graph", "--define", EI])
+    assert status == 0
+    operators = [x for x in out.splitlines() if "path type" in x]
+    assert len(operators) == 2 and all("path type item " in x for x in operators)
+    assert "derived: item/price ∩lb item/quantity" in out
+
+
+def test_graph_dot_is_a_digraph() -> None:
+    """--dot prints one Graphviz digraph with a cluster per tree and dashed reuse edges."""
+    defs = [EI, "Eo := (Ei(item) & ins(order/note)) with at=order"]
+    status, out, _ = run(["graph", "--dot"] + [a for d in defs for a in ("--define", d)])
+    assert status == 0
+    assert out.startswith("digraph xmlevents {") and out.rstrip().endswith("}")
+    assert out.count("subgraph cluster_") == 2 and "style=dashed" in out
+
+
+def test_usage_errors_exit_2() -> None:
+    """An unknown option is a usage error (status 2)."""
+    assert run(["detect", "--bogus"])[0] == 2
+
+
+def test_console_module_runs_end_to_end() -> None:
+    """`python -m xmlevents detect` runs the shipped example and exits 0."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "xmlevents", "detect", "--definitions",
+         str(ROOT / "examples" / "purchase_order.xev"), str(ROOT / "examples" / "purchase_order.jsonl")],
+        capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    raised = [json.loads(x) for x in proc.stdout.splitlines()]
+    assert {r["type"] for r in raised} == {"ItemComplete", "ItemValued", "ItemReady"}
+    assert sum(r["type"] == "ItemComplete" for r in raised) == 6
