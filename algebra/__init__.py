@@ -5,10 +5,12 @@ This package imports nothing outside the standard library: lxml (for termination
 blinker and pyspark live in the layers above it.
 """
 
+from ._definitions import DefinitionSet, LeafSpec, OperatorSpec, ResolvedDefinition
 from ._errors import (
     DefinitionError,
     EventFormatError,
     ExpressionSyntaxError,
+    GraphStateError,
     PathSyntaxError,
     XmlEventsError,
 )
@@ -36,6 +38,9 @@ from ._paths import (
     intersect_lb,
     project,
 )
+from ._graph import EventGraph
+from ._parser import parse, parse_definition, parse_definitions, parse_event_type
+from ._render import render_dot, render_text
 from .ast import (
     AnyOf,
     Conj,
@@ -68,7 +73,7 @@ from .ast import (
 __all__ = [
     # errors
     "XmlEventsError", "PathSyntaxError", "ExpressionSyntaxError", "DefinitionError",
-    "EventFormatError",
+    "EventFormatError", "GraphStateError",
     # paths
     "Axis", "Kind", "Step", "PathType", "PathInstance", "contained", "ends", "intersect_lb",
     "intersect_ab", "project",
@@ -79,4 +84,8 @@ __all__ = [
     "Expr", "Primitive", "Ref", "Disj", "Conj", "Seq", "AnyOf", "Not", "Mult", "Definition",
     "Mode", "Context", "Modifiers", "ins", "upd", "dele", "del_", "any_op", "ref", "wildcard",
     "conj", "disj", "seq", "any_of", "not_", "mult",
+    "parse", "parse_definition", "parse_definitions", "parse_event_type",
+    # definitions, engine, drawings
+    "DefinitionSet", "ResolvedDefinition", "LeafSpec", "OperatorSpec", "EventGraph",
+    "render_text", "render_dot",
 ]

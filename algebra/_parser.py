@@ -128,9 +128,18 @@ class _Parser:
             self._error(f"unexpected {found} after the {what}; join expressions with &, | or ;")
         self._error(f"unexpected {found} after the {what}")
 
-    # --- grammar -----------------------------------------------------------------------------
+    # --- entry points ------------------------------------------------------------------------
 
-    def parse_definitions(self) -> tuple[ast.Definition, ...]:
+    def expression(self) -> ast.Expr:
+        return self._parse_whole(self._parse_expr, "expression")
+
+    def definition(self) -> ast.Definition:
+        return self._parse_whole(self._parse_definition, "definition")
+
+    def event_type(self) -> EventType:
+        return self._parse_whole(self._parse_subscription, "event type")
+
+    def definitions(self) -> tuple[ast.Definition, ...]:
         definitions = []
         self._accept(TokenType.NEWLINE)
         while not self._at(TokenType.EOF):
@@ -139,12 +148,15 @@ class _Parser:
                 self._fail_trailing("definition")
         return tuple(definitions)
 
-    def parse_one(self, parse: Callable[[], T], what: str) -> T:
+    def _parse_whole(self, parse: Callable[[], T], what: str) -> T:
+        """``parse`` followed by at most one line end and the end of the input."""
         result = parse()
         self._accept(TokenType.NEWLINE)
         if not self._at(TokenType.EOF):
             self._fail_trailing(what)
         return result
+
+    # --- grammar -----------------------------------------------------------------------------
 
     def _parse_definition(self) -> ast.Definition:
         name = self._cur
@@ -167,6 +179,8 @@ class _Parser:
             node = self._parse_modifier(node)
             while self._accept(TokenType.COMMA):
                 node = self._parse_modifier(node)
+            if self._cur.type is TokenType.NAME and self._cur.text in ast.Modifiers.KEYS:
+                self._error(f"expected ',' between modifiers, got {self._describe(self._cur)}")
         return node
 
     def _parse_modifier(self, node: ast.Operator) -> ast.Operator:
@@ -279,7 +293,7 @@ class _Parser:
                         "(E with ...)")
         return node
 
-    def parse_event_type(self) -> EventType:
+    def _parse_subscription(self) -> EventType:
         leaf = self._parse_event_type(require_path=True)
         if isinstance(leaf, ast.Primitive):
             return leaf.event_type
@@ -355,7 +369,7 @@ def parse(text: str, namespaces: Mapping[str, str] | None = None) -> ast.Expr:
     ...     print(exc.line, exc.col, exc.reason)
     1 29 expected ')' to close '(' at col 13, got end of input
     """
-    return _run(text, namespaces, "", lambda p: p.parse_one(p._parse_expr, "expression"))
+    return _run(text, namespaces, "", _Parser.expression)
 
 
 def parse_definition(text: str, namespaces: Mapping[str, str] | None = None) -> ast.Definition:
@@ -368,7 +382,7 @@ def parse_definition(text: str, namespaces: Mapping[str, str] | None = None) -> 
     >>> d.name, d.expr, d.pos
     ('Eq', Mult('[1,*] ins(item/quantity)'), (1, 1))
     """
-    return _run(text, namespaces, "", lambda p: p.parse_one(p._parse_definition, "definition"))
+    return _run(text, namespaces, "", _Parser.definition)
 
 
 def parse_definitions(text: str, namespaces: Mapping[str, str] | None = None, *,
@@ -386,7 +400,7 @@ def parse_definitions(text: str, namespaces: Mapping[str, str] | None = None, *,
     >>> [(d.name, str(d.expr), d.pos) for d in defs]
     [('Ep', 'ins(item/price)', (1, 1)), ('Ei', 'ins(item) ; Ep', (3, 1))]
     """
-    return _run(text, namespaces, source, lambda p: p.parse_definitions())
+    return _run(text, namespaces, source, _Parser.definitions)
 
 
 def parse_event_type(text: str, namespaces: Mapping[str, str] | None = None) -> EventType:
@@ -401,4 +415,4 @@ def parse_event_type(text: str, namespaces: Mapping[str, str] | None = None) -> 
     >>> str(parse_event_type("upd(item/price)")), str(parse_event_type("%(item)"))
     ('upd(item/price)', '%(item)')
     """
-    return _run(text, namespaces, "", lambda p: p.parse_one(p.parse_event_type, "event type"))
+    return _run(text, namespaces, "", _Parser.event_type)

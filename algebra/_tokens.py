@@ -93,6 +93,13 @@ class LineIndex:
         return line, offset - self._starts[line - 1] + 1
 
 
+def _hex_escape(text: str, i: int) -> int | None:
+    """The code unit of a ``\\uXXXX`` escape at offset ``i``, or None if there is none."""
+    if text.startswith("\\u", i) and _HEX4.fullmatch(text, i + 2, i + 6):
+        return int(text[i + 2:i + 6], 16)
+    return None
+
+
 def _read_string(text: str, start: int, fail: _Fail) -> tuple[str, int]:
     """Decode the string literal opening at ``start``; return its value and end offset.
 
@@ -104,22 +111,22 @@ def _read_string(text: str, start: int, fail: _Fail) -> tuple[str, int]:
     i = start + 1
     while True:
         m = chunk.match(text, i)
+        assert m is not None  # the pattern matches the empty string
         out.append(m.group())
         i = m.end()
         if i < len(text) and text[i] == quote:
             return "".join(out), i + 1
-        esc = text[i + 1:i + 2]  # text[i] is a backslash, or the text ended
-        if i >= len(text) or esc == "":
+        esc = text[i + 1:i + 2]  # text[i] is a backslash, or the text has ended
+        if not esc:
             fail(f"unterminated string; close it with {quote}", start)
         if esc in _ESCAPES:
             out.append(_ESCAPES[esc])
             i += 2
-        elif esc == "u" and _HEX4.fullmatch(text, i + 2, i + 6):
-            code = int(text[i + 2:i + 6], 16)
+        elif (code := _hex_escape(text, i)) is not None:
             i += 6
             # A UTF-16 surrogate pair written as two escapes is one character, as in JSON.
-            if 0xD800 <= code < 0xDC00 and text.startswith("\\u", i) and _HEX4.fullmatch(
-                    text, i + 2, i + 6) and 0xDC00 <= (low := int(text[i + 2:i + 6], 16)) < 0xE000:
+            low = _hex_escape(text, i)
+            if 0xD800 <= code < 0xDC00 and low is not None and 0xDC00 <= low < 0xE000:
                 code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
                 i += 6
             out.append(chr(code))

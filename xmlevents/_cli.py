@@ -33,7 +33,7 @@ def _add_definition_options(p: argparse.ArgumentParser) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from xmlevents import __version__
+    from xmlevents import __version__  # noqa: PLC0415 - avoid a cycle at import time
 
     p = argparse.ArgumentParser(
         prog="xmlevents", description="Composite events for XML documents.")

@@ -500,6 +500,8 @@ ERRORS: list[tuple[str, Callable[[str], Any], str, int, int, str]] = [
     ("bad at path", parse, "ins(a) & ins(b) with at=a//b", 1, 27, "empty step"),
     ("modifier without '='", parse, "ins(a) & ins(b) with mode custom", 1, 27,
      "expected '=' after 'mode'"),
+    ("modifiers without ','", parse, 'ins(a) & ins(b) with when="x" at=a', 1, 31,
+     "expected ',' between modifiers, got 'at'"),
     ("duplicate modifier", parse, "ins(a) & ins(b) with mode=custom, mode=earliest", 1, 35,
      "modifier 'mode' is set twice"),
     ("duplicate across with clauses", parse,
