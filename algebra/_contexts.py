@@ -101,6 +101,18 @@ def select_any(ctx: Context, n: int, g: Group, k: int, e: Event,
     """Conjunction ∆ (``n`` = number of children) and Snoop's ``any(n, ...)``."""
     bufs = g.bufs
     _store(ctx, bufs[k], e)
+    if n == len(bufs) and ctx is not Context.CONTINUOUS and ctx is not Context.UNRESTRICTED:
+        # A conjunction: every child takes part, so there is nothing to choose.
+        if not all(bufs):
+            return []
+        if ctx is Context.CHRONICLE:
+            return [tuple([buf.pop(0) for buf in bufs])]
+        if ctx is Context.RECENT:
+            return [tuple([buf[-1] for buf in bufs])]
+        out = tuple([x for buf in bufs for x in buf])
+        for buf in bufs:
+            buf.clear()
+        return [out]
     others = [j for j, buf in enumerate(bufs) if j != k and buf]
     need = n - 1
     if len(others) < need:
@@ -200,6 +212,15 @@ def select_seq(ctx: Context, g: Group, k: int, e: Event, before: Before) -> list
         if k > 0 and not any(before(x, e) for x in bufs[k - 1]):
             return []
         _store(ctx, bufs[k], e)
+        return []
+    if last == 1 and (ctx is Context.CHRONICLE or ctx is Context.RECENT):
+        # Two steps: the oldest (chronicle) or latest (recent) initiator before the terminator.
+        starts = bufs[0]
+        for x in (starts if ctx is Context.CHRONICLE else reversed(starts)):
+            if before(x, e):
+                if ctx is Context.CHRONICLE:
+                    _remove(starts, x)
+                return [(x, e)]
         return []
     if ctx is Context.CHRONICLE or ctx is Context.RECENT:
         found = _chains(bufs, e, before, ctx is Context.RECENT, set())

@@ -106,7 +106,7 @@ class EventGraph:
                 self._by_step[leaf.et.pt.last].append(leaf)
         self._dispatch: dict[tuple[object, PathType], list[Leaf]] = {}
         self._subscribers: list[tuple[EventType | None, Callback]] = []
-        self._last_ts: int | None = None
+        self._last_ts: float = float("-inf")
         self._closed = False
 
     # --- subscriptions ---------------------------------------------------------------------
@@ -161,13 +161,21 @@ class EventGraph:
         if self._closed:
             raise GraphStateError(f"the event graph is closed; event {event.id!r} "
                                   f"(ts={event.ts}) cannot be processed")
-        if self._last_ts is not None and event.ts <= self._last_ts:
-            raise GraphStateError(f"event {event.id!r} has ts={event.ts}, not after the "
+        ts = event.ts
+        if ts <= self._last_ts:
+            raise GraphStateError(f"event {event.id!r} has ts={ts}, not after the "
                                   f"previous event's ts={self._last_ts}; ticks must increase")
-        self._last_ts = event.ts
+        self._last_ts = ts
+        leaves = self._dispatch.get((event.op, event.pi.pt))
+        if leaves is None:
+            leaves = self._leaves_for(event)
+        if not leaves:
+            return []  # most events of a document concern no definition: keep that cheap
         raised: list[CompositeEvent] = []
         dirty: list[int] = []
-        self._deliver(event, dirty)
+        for leaf in leaves:
+            leaf.parent.pending.append((leaf.index, event))
+            heapq.heappush(dirty, leaf.tree.position)
         done = -1
         while dirty:
             i = heapq.heappop(dirty)

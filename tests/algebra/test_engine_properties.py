@@ -9,6 +9,7 @@ trees and contexts.
 from __future__ import annotations
 
 import importlib.util
+import random
 import sys
 from collections import Counter
 from pathlib import Path
@@ -84,7 +85,7 @@ def expected_items(n: int) -> set[frozenset[str]]:
 @settings(max_examples=150)
 @given(parent_first_interleavings())
 def test_any_parent_first_interleaving_gives_one_composite_per_item(case):
-    """Hierarchical chronicle: every parent-first interleaving raises {ei_k, ep_k, eq_k} per item."""
+    """Hierarchical chronicle: any parent-first interleaving raises {ei_k, ep_k, eq_k} per item."""
     n, events = case
     graph = EventGraph(EI, context="chronicle", hierarchical=True)
     raised = [ids(c) for e in events for c in graph.feed(e)]
@@ -122,9 +123,18 @@ EXPRESSIONS = [
     "(ins(item/a) & ins(item/b)) ; (ins(item/c) | upd(item/a))",
     "*(item/a) ; ins(item/a)",
     "ins(item) ; ins(item/a) ; ins(item/b)",
+    "(ins(item/a) | *(item/a)) & ins(item/b)",
+    "(ins(item/a) & ins(item/b)) ; (ins(item/c) & ins(item/a))",
+    "(ins(item) | ins(item/a)) & (ins(item/b) ; ins(item/c))",
 ]
 
-STEPS = [None, "a", "b", "c"]
+# (path, ids) templates: I is the item's id, X the event's own node id. The last three are
+# rarer: an item nested in an item (its projection on `item` is ambiguous, hence null, so it
+# never combines), another document root, and a nested item itself.
+PATHS = [("/order/item", ["o1", "I"]), ("/order/item/a", ["o1", "I", "X"]),
+         ("/order/item/b", ["o1", "I", "X"]), ("/order/item/c", ["o1", "I", "X"])]
+ODD_PATHS = [("/order/item/item/a", ["o1", "I", "j1", "X"]), ("/cart/item/a", ["c1", "I", "X"]),
+             ("/order/item/item", ["o1", "I", "X"])]
 
 
 @st.composite
@@ -132,17 +142,15 @@ def streams(draw, max_events: int = 25):
     """1-25 events under 1-3 items of one or two documents, in any order; paths may repeat."""
     n = draw(st.integers(1, max_events))
     two_docs = draw(st.booleans())
+    odd = draw(st.booleans())
+    templates = PATHS + ODD_PATHS if odd else PATHS
     events = []
     for ts in range(1, n + 1):
         item = draw(st.integers(1, 3))
-        step = draw(st.sampled_from(STEPS))
+        path, template = draw(st.sampled_from(templates))
         op = draw(st.sampled_from([Op.INS, Op.INS, Op.UPD]))
         doc = draw(st.sampled_from([None, "d2"])) if two_docs else None
-        ids_ = ["o1", f"i{item}"]
-        path = "/order/item"
-        if step is not None:
-            path += f"/{step}"
-            ids_.append(f"{step}{ts}")
+        ids_ = [x.replace("I", f"i{item}").replace("X", f"x{ts}") for x in template]
         events.append(PrimitiveEvent(f"e{ts}", ts, op, PathInstance.of(path, ids_), doc=doc))
     return events
 
@@ -165,7 +173,7 @@ def run_both(expr: str, events, context: str, hierarchical: bool, semantics: str
     return got, want, held
 
 
-@settings(max_examples=200)
+@settings(max_examples=400)
 @given(st.sampled_from(EXPRESSIONS), streams())
 def test_engine_agrees_with_the_naive_reference(expr, events):
     """In every context, plain or hierarchical, either semantics: the same composites each tick."""
@@ -195,10 +203,11 @@ def test_reference_reproduces_table_1_s2(context, hierarchical, semantics):
 # --- c. memory ------------------------------------------------------------------------------
 
 @settings(max_examples=10)
-@given(st.randoms(use_true_random=False))
+@given(st.integers(0, 2**32))
 @pytest.mark.parametrize("context", ["chronicle", "cumulative"])
-def test_completed_items_leave_no_state(context, rnd):
+def test_completed_items_leave_no_state(context, seed):
     """After 300 complete items, interleaved parent-first, the tree stores nothing."""
+    rnd = random.Random(seed)
     names = item_events(300)
     pending = [names[3 * k:3 * k + 3] for k in range(300)]
     order = []
