@@ -73,7 +73,8 @@ class OperatorNode:
     """An operator node with its fixed path type, context and groups of stored events."""
 
     __slots__ = ("spec", "pt", "context", "hierarchical", "parent", "index", "groups",
-                 "pending", "name", "_select", "_bounds", "_abs", "_types", "_tree", "width")
+                 "pending", "name", "_select", "_bounds", "_abs", "_types", "_tree", "width",
+                 "_terminators_first")
 
     def __init__(self, spec: OperatorSpec, tree: EventTree, options: TreeOptions,
                  before: Before) -> None:
@@ -91,6 +92,11 @@ class OperatorNode:
         self.name = tree.name
         self._tree = tree
         self._select: _Select = _selector(spec.expr, self.context, before)
+        # One event can reach several leaves of a sequence. Within a tick it must end the
+        # chains that older events started before it starts its own: otherwise, in the recent
+        # context, it would replace the initiator it should pair with. (Same-tick events never
+        # precede each other, so no other context can tell the difference.)
+        self._terminators_first = isinstance(spec.expr, (ast.Seq, ast.Not))
         # Per path type of arriving events: where the projection's ids lie, and the absolute
         # path type of composites built from them (the paper's π and ∩ab, section 3.1).
         self._bounds: dict[PathType, tuple[int, int] | None | object] = {}
@@ -115,6 +121,8 @@ class OperatorNode:
         combined (section 3.1).
         """
         arrivals, self.pending = self.pending, []
+        if self._terminators_first and len(arrivals) > 1:
+            arrivals.sort(key=lambda arrival: -arrival[0])
         raised: list[CompositeEvent] = []
         touched: list[tuple[Hashable, Group]] = []
         groups = self.groups

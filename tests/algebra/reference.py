@@ -29,7 +29,9 @@ list. The rules are those of the engine's documentation, read as literally as we
 Conventions the paper leaves open, shared with the engine so results compare exactly: "oldest"
 and "most recent" mean delivery order; within a tick a node receives the primitive event at its
 leaf children first (in child order), then the composites of its operator children in
-post-order, each child's in the order raised; several composites raised for one terminator come
+post-order, each child's in the order raised, except that a sequence takes a tick's arrivals
+at later children first (so an event that reaches two of its leaves ends older chains before it
+starts its own); several composites raised for one terminator come
 newest-first in the continuous context and oldest-first in the unrestricted one.
 """
 
@@ -300,6 +302,9 @@ class Reference:
 
     def _evaluate(self, node: RNode, arrivals: list, tick: int) -> list[CompositeEvent]:
         raised = []
+        if node.kind == "seq":
+            # A sequence's later children go first within a tick (stable otherwise).
+            arrivals = sorted(arrivals, key=lambda a: -a[0])
         for child, event in arrivals:
             self._seq += 1
             d = Delivery(tick, self._seq, child, event, self._key(node, event))

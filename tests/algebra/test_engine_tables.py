@@ -442,3 +442,18 @@ def test_not_ignores_a_middle_event_before_the_initiator():
               under_item("ei1", 2, "i1", None),
               under_item("dn1", 3, "i1", "done")]
     assert feed_named(graph, events) == [(3, fs("ei1 dn1"))]
+
+
+@pytest.mark.parametrize("context", ["chronicle", "recent"])
+def test_event_reaching_both_sides_of_a_sequence_ends_older_chains_first(context):
+    """An event that is initiator and terminator of one sequence pairs with the older one first."""
+    from xmlevents.algebra import EventGraph, Op, PathInstance, PrimitiveEvent
+
+    g = EventGraph("E := *(item/a) ; ins(item/a)", context=context, hierarchical=False,
+                   semantics="detection")
+    raised = []
+    for t in (1, 2, 3):
+        event = PrimitiveEvent(f"a{t}", t, Op.INS,
+                               PathInstance.of("/order/item/a", ["o1", "i1", f"a{t}"]))
+        raised += [[p.id for p in c.primitives()] for c in g.feed(event)]
+    assert raised == [["a1", "a2"], ["a2", "a3"]]
