@@ -27,6 +27,7 @@ from xmlevents.algebra import (
     ends,
     read_events,
 )
+from tests.strategies import path_types
 
 P = PathType.parse
 
@@ -53,24 +54,6 @@ def line(**fields) -> str:
 
 
 # --- strategies -------------------------------------------------------------------------------
-
-NAMES = ["a", "b", "c", "{http://x/y}a"]
-child_steps = st.sampled_from(NAMES).map(lambda n: Step(Axis.CHILD, n))
-last_steps = st.one_of(
-    child_steps,
-    st.sampled_from(NAMES).map(lambda n: Step(Axis.ATTRIBUTE, n)),
-    st.just(Step(Axis.TEXT)),
-)
-
-
-@st.composite
-def path_types(draw, kind=None) -> PathType:
-    """Path types over a small alphabet, either kind, optional attribute/text() last step."""
-    k = draw(st.sampled_from(list(Kind))) if kind is None else kind
-    steps = draw(st.lists(child_steps, max_size=4))
-    steps.append(draw(last_steps))
-    return PathType(k, tuple(steps))
-
 
 concrete_ops = st.sampled_from([Op.INS, Op.UPD, Op.DEL])
 all_ops = st.sampled_from(list(Op))
