@@ -137,7 +137,7 @@ class EventGraph:
     def _leaves_for(self, event: Event) -> list[Leaf]:
         # Keyed by plain tuples: path types are interned by the parser, so lookups compare
         # by identity and never build an event type object per event.
-        if type(event) is PrimitiveEvent:
+        if isinstance(event, PrimitiveEvent):
             key: tuple[object, PathType] = (event.op, event.pi.pt)
         else:
             key = (event.type.name, event.pi.pt)

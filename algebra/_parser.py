@@ -339,7 +339,7 @@ class _Parser:
             return PathType.parse(token.text, self.namespaces)
         except PathSyntaxError as exc:
             self._error(f"bad path type {token.text!r}: {exc.reason}",
-                        offset=token.start + exc.col - 1)
+                        offset=token.start + (exc.col or 1) - 1)
         except (ValueError, TypeError) as exc:
             self._error(f"bad path type {token.text!r}: {exc}", token)
 

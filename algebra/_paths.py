@@ -292,7 +292,8 @@ class PathInstance:
         try:
             pt = PathType.parse(joined, namespaces)
         except PathSyntaxError as exc:
-            col = offsets[exc.col - 1] + 1 if exc.col - 1 < len(offsets) else len(text) + 1
+            at = (exc.col or 1) - 1
+            col = offsets[at] + 1 if at < len(offsets) else len(text) + 1
             raise PathSyntaxError(exc.reason, text=text, col=col) from None
         if len(ids) != len(pt.steps):
             raise PathSyntaxError(f"{len(pt.steps)} steps but {len(ids)} [id] groups; write an id "

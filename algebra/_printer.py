@@ -24,7 +24,7 @@ def quote(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-_BINARY_STRENGTH = {ast.Disj: _DISJ, ast.Conj: _CONJ, ast.Seq: _SEQ}
+_BINARY_STRENGTH: dict[type, int] = {ast.Disj: _DISJ, ast.Conj: _CONJ, ast.Seq: _SEQ}
 
 
 def _strength(node: ast.Expr) -> int:

@@ -131,12 +131,12 @@ class OperatorNode:
         hierarchical = self.hierarchical
         for child, event in arrivals:
             pi = event.pi
-            bounds = all_bounds.get(pi.pt, _NULL)
-            if bounds is _NULL:
-                bounds = self._bounds_for(pi.pt)
+            found = all_bounds.get(pi.pt, _NULL)
+            bounds = self._bounds_for(pi.pt) if found is _NULL else found
             if bounds is None:
                 continue
-            key = (event.doc, pi.ids[bounds[0]:bounds[1]]) if hierarchical else event.doc
+            assert isinstance(bounds, tuple)
+            key: Hashable = (event.doc, pi.ids[bounds[0]:bounds[1]]) if hierarchical else event.doc
             group = groups.get(key)
             if group is None:
                 group = groups[key] = Group(self.width)

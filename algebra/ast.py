@@ -22,7 +22,7 @@ import enum
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Iterator, Union
 
-from ._events import CompositeEventType, EventType, Op, PrimitiveEventType
+from ._events import CompositeEventType, Op, PrimitiveEventType
 from ._paths import PathType
 
 __all__ = [

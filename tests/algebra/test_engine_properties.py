@@ -67,7 +67,7 @@ def parent_first_interleavings(draw, max_items: int = 8):
     for pos, (name, _, _) in enumerate(order):
         slots.setdefault(name[2:], []).append(pos)
     fixed = list(order)
-    for k, positions in slots.items():
+    for _k, positions in slots.items():
         mine = [order[p] for p in positions]
         mine.sort(key=lambda ev: ev[0][1] != "i")  # the item first, children after
         for p, ev in zip(positions, mine):

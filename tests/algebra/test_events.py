@@ -10,7 +10,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from xmlevents.algebra import (
-    Axis,
     CompositeEvent,
     CompositeEventType,
     EventFormatError,
@@ -21,7 +20,6 @@ from xmlevents.algebra import (
     PathType,
     PrimitiveEvent,
     PrimitiveEventType,
-    Step,
     XmlEventsError,
     compatible,
     ends,

@@ -34,7 +34,6 @@ from xmlevents.algebra.ast import (
     any_op,
     ins,
     ref,
-    upd,
 )
 
 FIXTURES = Path(__file__).parent / "fixtures"
