@@ -157,44 +157,29 @@ def select_any(ctx: Context, n: int, g: Group, k: int, e: Event,
     return results
 
 
-def _chains(bufs: Sequence[list[Event]], e: Event, before: Before, newest_first: bool,
-            skip: set[int]) -> list[list[Event]]:
-    """Chains ``x0 < x1 < ... < e`` through the buffers, in preference order (lazy DFS)."""
+def _chains(bufs: Sequence[list[Event]], e: Event, before: Before, *, first_only: bool,
+            newest_first: bool = False, skip: frozenset[int] | set[int] = frozenset()
+            ) -> list[list[Event]]:
+    """Chains ``x0 < x1 < ... < e`` through the buffers, in preference order (DFS).
+
+    With ``first_only`` the search stops at the first chain; ``newest_first`` prefers recent
+    events at every step; events whose ``id`` is in ``skip`` are passed over.
+    """
     last = len(bufs) - 1
     found: list[list[Event]] = []
 
-    def walk(p: int, prev: Event | None, acc: list[Event], first_only: bool) -> bool:
+    def walk(p: int, prev: Event | None, acc: list[Event]) -> bool:
         if p == last:
             found.append(acc + [e])
             return first_only
-        pool = reversed(bufs[p]) if newest_first else bufs[p]
-        for x in pool:
+        for x in (reversed(bufs[p]) if newest_first else bufs[p]):
             if id(x) in skip or (prev is not None and not before(prev, x)):
                 continue
             if p == last - 1 and not before(x, e):
                 continue
-            if walk(p + 1, x, acc + [x], first_only):
+            if walk(p + 1, x, acc + [x]):
                 return True
         return False
-
-    walk(0, None, [], first_only=True)
-    return found
-
-
-def _all_chains(bufs: Sequence[list[Event]], e: Event, before: Before) -> list[list[Event]]:
-    last = len(bufs) - 1
-    found: list[list[Event]] = []
-
-    def walk(p: int, prev: Event | None, acc: list[Event]) -> None:
-        if p == last:
-            found.append(acc + [e])
-            return
-        for x in bufs[p]:
-            if prev is not None and not before(prev, x):
-                continue
-            if p == last - 1 and not before(x, e):
-                continue
-            walk(p + 1, x, acc + [x])
 
     walk(0, None, [])
     return found
@@ -223,7 +208,8 @@ def select_seq(ctx: Context, g: Group, k: int, e: Event, before: Before) -> list
                 return [(x, e)]
         return []
     if ctx is Context.CHRONICLE or ctx is Context.RECENT:
-        found = _chains(bufs, e, before, ctx is Context.RECENT, set())
+        found = _chains(bufs, e, before, first_only=True,
+                        newest_first=ctx is Context.RECENT)
         if not found:
             return []
         chain = found[0]
@@ -247,7 +233,7 @@ def select_seq(ctx: Context, g: Group, k: int, e: Event, before: Before) -> list
         results: list[Picks] = []
         used: set[int] = set()
         while True:
-            found = _chains(bufs, e, before, True, used)
+            found = _chains(bufs, e, before, first_only=True, newest_first=True, skip=used)
             if not found:
                 return results
             chain = found[0]
@@ -255,7 +241,7 @@ def select_seq(ctx: Context, g: Group, k: int, e: Event, before: Before) -> list
                 used.add(id(x))
                 g.take(p, x)
             results.append(tuple(chain))
-    return [tuple(chain) for chain in _all_chains(bufs, e, before)]
+    return [tuple(chain) for chain in _chains(bufs, e, before, first_only=False)]
 
 
 def select_not(ctx: Context, g: Group, k: int, e: Event, before: Before) -> list[Picks]:

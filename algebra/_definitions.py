@@ -62,6 +62,20 @@ class LeafSpec:
     def pt(self) -> PathType:
         return self.et.pt
 
+    def walk(self) -> Iterator[NodeSpec]:
+        yield self
+
+    def receives(self, root: NodeSpec, name: str) -> bool:
+        """Whether composite events of definition ``name`` (tree ``root``) reach this leaf.
+
+        A named reference receives its definition's; the wildcard ``%(pt)`` those of every
+        definition with a tree whose path type can match ``pt``.
+        """
+        if self.ref is not None:
+            return self.ref == name
+        return (isinstance(self.et, CompositeEventType) and isinstance(root, OperatorSpec)
+                and may_match(root.pt, self.et.pt))
+
 
 @dataclass(frozen=True, slots=True)
 class OperatorSpec:
@@ -79,10 +93,7 @@ class OperatorSpec:
     def walk(self) -> Iterator[NodeSpec]:
         """This node and its descendants, post-order (the order processTree visits them)."""
         for child in self.children:
-            if isinstance(child, OperatorSpec):
-                yield from child.walk()
-            else:
-                yield child
+            yield from child.walk()
         yield self
 
 
@@ -328,27 +339,15 @@ def _check_child(d: ast.Definition, expr: ast.Operator, pt: PathType, child: Nod
 
 
 def _leaves(node: NodeSpec) -> Iterator[LeafSpec]:
-    if isinstance(node, LeafSpec):
-        yield node
-    else:
-        for child in node.children:
-            yield from _leaves(child)
+    return (n for n in node.walk() if isinstance(n, LeafSpec))
 
 
 def _dependencies(roots: Mapping[str, NodeSpec]) -> dict[str, tuple[str, ...]]:
     """Which trees feed each definition's leaves: named references and matching wildcards."""
-    deps: dict[str, tuple[str, ...]] = {}
-    for name, root in roots.items():
-        found: list[str] = []
-        for leaf in _leaves(root):
-            if leaf.ref is not None:
-                found.append(leaf.ref)
-            elif isinstance(leaf.et, CompositeEventType):
-                found.extend(other for other, oroot in roots.items()
-                             if isinstance(oroot, OperatorSpec)
-                             and may_match(oroot.pt, leaf.et.pt))
-        deps[name] = tuple(dict.fromkeys(found))
-    return deps
+    return {name: tuple(dict.fromkeys(other for leaf in _leaves(root)
+                                      for other, oroot in roots.items()
+                                      if leaf.receives(oroot, other)))
+            for name, root in roots.items()}
 
 
 def _dependency_order(deps: Mapping[str, tuple[str, ...]], roots: Mapping[str, NodeSpec],
@@ -371,10 +370,8 @@ def _dependency_order(deps: Mapping[str, tuple[str, ...]], roots: Mapping[str, N
             d = by_name[cycle[-2]]
             # Point at the leaf of the last definition that leads back into the cycle.
             culprit: ast.Expr | ast.Definition = next(
-                (leaf.expr for leaf in _leaves(roots[cycle[-2]]) if leaf.ref == name or (
-                    leaf.ref is None and isinstance(leaf.et, CompositeEventType)
-                    and isinstance(roots[name], OperatorSpec)
-                    and may_match(roots[name].pt, leaf.et.pt))), d)
+                (leaf.expr for leaf in _leaves(roots[cycle[-2]])
+                 if leaf.receives(roots[name], name)), d)
             raise _error(d, culprit, "definitions depend on themselves: " + " -> ".join(cycle))
         path.append(name)
         for dep in deps[name]:

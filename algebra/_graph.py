@@ -166,31 +166,29 @@ class EventGraph:
             raise GraphStateError(f"event {event.id!r} has ts={ts}, not after the "
                                   f"previous event's ts={self._last_ts}; ticks must increase")
         self._last_ts = ts
-        leaves = self._dispatch.get((event.op, event.pi.pt))
-        if leaves is None:
-            leaves = self._leaves_for(event)
+        leaves = self._leaves_for(event)
         if not leaves:
             return []  # most events of a document concern no definition: keep that cheap
         raised: list[CompositeEvent] = []
         dirty: list[int] = []
-        for leaf in leaves:
-            leaf.parent.pending.append((leaf.index, event))
-            heapq.heappush(dirty, leaf.tree.position)
+        self._deliver(event, leaves, dirty)
         done = -1
         while dirty:
             i = heapq.heappop(dirty)
             if i == done:
                 continue
             done = i
-            for c in self.trees[i].process(event.ts):
+            for c in self.trees[i].process(ts):
                 raised.append(c)
-                self._deliver(c, dirty)
+                self._deliver(c, self._leaves_for(c), dirty)
         self._notify(raised)
         return raised
 
-    def _deliver(self, event: Event, dirty: list[int]) -> None:
-        for leaf in self._leaves_for(event):
-            leaf.parent.pending.append((leaf.index, event))
+    @staticmethod
+    def _deliver(event: Event, leaves: list[Leaf], dirty: list[int]) -> None:
+        """Store ``event`` for the leaves' parents and mark their trees for processing."""
+        for leaf in leaves:
+            leaf.parent.arrive(leaf.index, event)
             heapq.heappush(dirty, leaf.tree.position)
 
     def _notify(self, raised: list[CompositeEvent]) -> None:

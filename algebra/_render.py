@@ -7,15 +7,7 @@ derived (and from which children, Figure 1) or given with ``at=``.
 from __future__ import annotations
 
 from . import ast
-from ._definitions import (
-    DefinitionSet,
-    LeafSpec,
-    NodeSpec,
-    OperatorSpec,
-    ResolvedDefinition,
-    may_match,
-)
-from ._events import CompositeEventType
+from ._definitions import DefinitionSet, LeafSpec, NodeSpec, OperatorSpec, ResolvedDefinition
 from ._printer import quote
 
 __all__ = ["render_text", "render_dot"]
@@ -107,11 +99,8 @@ def render_dot(definitions: DefinitionSet) -> str:
         ident = f"n{counter}"
         if isinstance(node, LeafSpec):
             lines.append(f"    {ident} [shape=box, label={_dot_id(_leaf_label(node))}];")
-            if node.ref is not None:
-                feeds.append((node.ref, ident))
-            elif isinstance(node.et, CompositeEventType):
-                feeds.extend((other.name, ident) for other in definitions.trees()
-                             if other.name != d.name and may_match(other.root.pt, node.et.pt))
+            feeds.extend((other.name, ident) for other in definitions.trees()
+                         if other.name != d.name and node.receives(other.root, other.name))
             return ident
         et = f"{d.name}({node.pt})" if node is d.root else f"({node.pt})"
         label = f"{_operator_label(node)}\\n{et}\\n{_origin(node)}{_modifiers(node)}"

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Callable, Hashable, Iterator
+from typing import Any, Callable, Hashable
 
 from . import ast
 from ._contexts import Before, Group, Picks, select_any, select_disj, select_not, select_seq
-from ._definitions import LeafSpec, NodeSpec, OperatorSpec, ResolvedDefinition
+from ._definitions import LeafSpec, OperatorSpec, ResolvedDefinition
 from ._events import CompositeEvent, CompositeEventType, Event, EventType
 from ._paths import PathInstance, PathType, _offset, intersect_ab
 
@@ -73,7 +73,7 @@ class OperatorNode:
     """An operator node with its fixed path type, context and groups of stored events."""
 
     __slots__ = ("spec", "pt", "context", "hierarchical", "parent", "index", "groups",
-                 "pending", "name", "_select", "_bounds", "_abs", "_types", "_tree", "width",
+                 "pending", "name", "_select", "_bounds", "_types", "_tree", "width",
                  "_terminators_first")
 
     def __init__(self, spec: OperatorSpec, tree: EventTree, options: TreeOptions,
@@ -97,10 +97,9 @@ class OperatorNode:
         # context, it would replace the initiator it should pair with. (Same-tick events never
         # precede each other, so no other context can tell the difference.)
         self._terminators_first = isinstance(spec.expr, (ast.Seq, ast.Not))
-        # Per path type of arriving events: where the projection's ids lie, and the absolute
-        # path type of composites built from them (the paper's π and ∩ab, section 3.1).
+        # Per path type of arriving events: where the projection's ids lie, and the type (with
+        # the absolute path type) of composites built from them (π and ∩ab, section 3.1).
         self._bounds: dict[PathType, tuple[int, int] | None | object] = {}
-        self._abs: dict[PathType, PathType] = {}
         self._types: dict[PathType, CompositeEventType] = {}
 
     def arrive(self, child: int, event: Event) -> None:
@@ -152,17 +151,15 @@ class OperatorNode:
     def _compose(self, picks: Picks, tick: int) -> CompositeEvent:
         first = picks[0]
         pt = first.pi.pt
-        abs_pt = self._abs.get(pt)
-        if abs_pt is None:
+        et = self._types.get(pt)
+        if et is None:
             abs_pt = intersect_ab(self.pt, pt)
             assert abs_pt is not None, "arrivals with a null projection are filtered out"
-            self._abs[pt] = abs_pt
-            self._types[pt] = CompositeEventType(self.name, abs_pt)
-        pi = PathInstance(abs_pt, first.pi.ids[:len(abs_pt)])
+            et = self._types[pt] = CompositeEventType(self.name, abs_pt)
+        pi = PathInstance(et.pt, first.pi.ids[:len(et.pt)])
         start = min([e.start for e in picks])
         end = max([e.end for e in picks])
-        return CompositeEvent(self._tree.next_id(), self._types[pt], pi, picks, (start, end),
-                              tick, first.doc)
+        return CompositeEvent(self._tree.next_id(), et, pi, picks, (start, end), tick, first.doc)
 
     def held(self) -> list[Event]:
         """Every event stored in this node's groups (for inspection and tests)."""
@@ -247,7 +244,3 @@ class EventTree:
     def held(self) -> list[Event]:
         """The events stored anywhere in the tree, by operator in post-order."""
         return [e for node in self.operators for e in node.held()]
-
-    def walk(self) -> Iterator[NodeSpec]:
-        return self.definition.root.walk() if isinstance(self.definition.root,
-                                                         OperatorSpec) else iter(())
