@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import IO, Iterator, Sequence, TextIO
+from typing import IO, Sequence, TextIO
 
 from xmlevents.algebra import XmlEventsError, read_events
 from xmlevents.algebra._definitions import DefinitionSet
@@ -95,11 +95,13 @@ def _definitions(args: argparse.Namespace) -> DefinitionSet:
         raise _Failure(f"{where}: {exc}" if where else str(exc)) from None
 
 
-def _open_events(path: str) -> tuple[IO[str], str]:
+def _open_events(path: str) -> tuple[IO[bytes] | IO[str], str]:
+    # Binary, so that the reader decodes line by line and names the line of a bad byte
+    # (stdin replaced by a text stream, as in tests, is read as text).
     if path == "-":
-        return sys.stdin, "<stdin>"
+        return getattr(sys.stdin, "buffer", sys.stdin), "<stdin>"
     try:
-        return open(path, encoding="utf-8"), path
+        return open(path, "rb"), path
     except OSError as exc:
         raise _Failure(f"cannot read {path}: {exc.strerror}") from None
 
@@ -116,7 +118,7 @@ def _detect(args: argparse.Namespace, out: TextIO) -> None:
     dumps = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
     last_ts = 0
     try:
-        for event in read_events(_lines(stream), source=name):
+        for event in read_events(stream, source=name):
             last_ts = event.ts
             for c in graph.feed(event):
                 write(dumps(c.to_dict()) + "\n")
@@ -128,15 +130,8 @@ def _detect(args: argparse.Namespace, out: TextIO) -> None:
     except XmlEventsError as exc:
         raise _Failure(str(exc)) from None
     finally:
-        if stream is not sys.stdin:
+        if args.events != "-":
             stream.close()
-
-
-def _lines(stream: IO[str]) -> Iterator[str]:
-    try:
-        yield from stream
-    except UnicodeDecodeError as exc:
-        raise _Failure(f"input is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
 def _graph(args: argparse.Namespace, out: TextIO) -> None:

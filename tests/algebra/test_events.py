@@ -455,6 +455,74 @@ def test_read_events_ticks_must_increase(ticks, bad_line):
     assert f"line {bad_line}" in str(info.value) and "ts=" in str(info.value)
 
 
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from(["ins", "upd", "del", "*",
+                                                                       "/a", "/a/b", "a", "a1"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner,
+                                                                max_size=2),
+    max_leaves=6)
+_event_like = st.fixed_dictionaries(
+    {}, optional={"id": _json_values, "ts": _json_values, "op": _json_values,
+                  "path": _json_values, "ids": _json_values | st.lists(
+                      st.sampled_from(["a1", "b1"]), max_size=3),
+                  "doc": _json_values, "value": _json_values, "old": _json_values,
+                  "index": _json_values, "kind": _json_values, "extra": _json_values})
+
+
+def _outcome(build):
+    try:
+        return build()
+    except EventFormatError as exc:
+        return ("error", exc.reason)
+
+
+@given(_event_like)
+def test_prop_fast_path_agrees_with_checked_path(d):
+    """The reader's fast path builds the same event as the field-by-field checks, or defers."""
+    P("/a"), P("/a/b")  # the fast path knows only paths parsed before
+    checked = _outcome(lambda: PrimitiveEvent._checked_from_dict(d, 1, "1", 1))
+    assert _outcome(lambda: PrimitiveEvent.from_dict(d, line=1, default_id="1",
+                                                     default_ts=1)) == checked
+    if not isinstance(checked, tuple):
+        assert dataclasses.asdict(checked) == dataclasses.asdict(
+            next(read_events([json.dumps(d)])))
+
+
+def test_read_events_takes_utf8_bytes_and_names_the_line_of_a_bad_byte():
+    """Binary lines are decoded one by one: a byte that is not UTF-8 is reported at its line."""
+    good = (line(op="ins", path="/a", ids=["a1"], value="é") + "\n").encode()
+    assert [e.value for e in read_events([good, b"\n"])] == ["é"]
+    bad = b'{"op": "ins", "path": "/a", "ids": ["\xff"]}\n'
+    with pytest.raises(EventFormatError) as info:
+        list(read_events([good, bad], source="in.jsonl"))
+    where = f"byte {bad.index(0xFF) + 1} of the line"
+    assert info.value.line == 2 and "UTF-8" in str(info.value) and where in str(info.value)
+
+
+@pytest.mark.parametrize("text", [
+    '  {"op": "ins", "path": "/a", "ids": ["a1"]}  \n',
+    '{"op": "ins", "path": "/a", "ids": ["a1"]}\r\n',
+    '\t{"op": "ins", "path": "/a", "ids": ["a1"]}',
+])
+def test_read_events_allows_surrounding_whitespace(text):
+    """Whitespace around a line's object is allowed, as json.loads allows it."""
+    assert [e.pi.ids for e in read_events([text])] == [("a1",)]
+
+
+@pytest.mark.parametrize("text, words", [
+    ('{"op": "ins", "path": "/a", "ids": ["a1"]} x', "Extra data"),
+    ('{"op": "ins", "path": "/a", "ids": ["a1"]}{}', "Extra data"),
+    ('\ufeff{"op": "ins", "path": "/a", "ids": ["a1"]}', "BOM"),
+    ('{"op": "ins", "path": "/a", "ids": ["a1\\x"]}', "escape"),
+    pytest.param("[" * 100000, "nested too deeply", id="deep"),
+])
+def test_read_events_json_errors_name_the_line(text, words):
+    """Whatever the decoder rejects is an EventFormatError with its line and the reason."""
+    with pytest.raises(EventFormatError) as info:
+        list(read_events(["", text]))
+    assert info.value.line == 2 and words in str(info.value)
+
+
 # --- composite events -----------------------------------------------------------------------------
 
 def _tree():

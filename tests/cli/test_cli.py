@@ -95,6 +95,15 @@ def test_detect_names_the_bad_line(bad: str, where: str) -> None:
     assert where in err and "Traceback" not in err
 
 
+def test_detect_names_the_line_of_a_byte_that_is_not_utf8(tmp_path: pathlib.Path) -> None:
+    """A file with a stray Latin-1 byte on line 3 fails at line 3, after lines 1 and 2."""
+    data = ITEM_LINES.encode().replace(b'"q1"', b'"q\xe91"')
+    (tmp_path / "ev.jsonl").write_bytes(data)
+    status, out, err = run(["detect", "--define", EI, str(tmp_path / "ev.jsonl")])
+    assert status == 1 and out == ""
+    assert "line 3" in err and "UTF-8" in err and "Traceback" not in err
+
+
 def test_detect_bad_definition_names_the_column() -> None:
     """The issue's example: an unclosed parenthesis is reported with its column."""
     status, out, err = run(["detect", "--define", "Ei := ins(item ; x"], "")
