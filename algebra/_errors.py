@@ -14,6 +14,7 @@ __all__ = [
     "DefinitionError",
     "EventFormatError",
     "GraphStateError",
+    "ConditionError",
 ]
 
 
@@ -88,3 +89,23 @@ class EventFormatError(XmlEventsError, ValueError):
 
 class GraphStateError(XmlEventsError, RuntimeError):
     """An event graph used out of turn: events out of order, or fed after closing."""
+
+
+class ConditionError(XmlEventsError, RuntimeError):
+    """A termination condition that failed while it was evaluated (section 3.3).
+
+    The potential composite event it guarded is not raised; detection goes on. ``cause`` is
+    the exception the condition raised.
+    """
+
+    def __init__(self, reason: str, *, definition: str, condition: str, doc: str | None,
+                 path: str, cause: BaseException | None = None) -> None:
+        self.reason = reason
+        self.definition = definition
+        self.condition = condition
+        self.doc = doc
+        self.path = path
+        self.cause = cause
+        where = f"document {doc!r}, " if doc is not None else ""
+        super().__init__(f"definition {definition}, condition {condition!r} at {where}"
+                         f"{path}: {reason}")

@@ -26,8 +26,9 @@ from collections import defaultdict
 from typing import Any, Callable, Iterable, Iterator
 
 from . import ast
-from ._definitions import DefinitionSet, OperatorSpec
-from ._errors import DefinitionError, GraphStateError
+from ._definitions import DefinitionSet, OperatorSpec, ResolvedDefinition
+from ._documents import Documents
+from ._errors import ConditionError, DefinitionError, GraphStateError
 from ._events import (
     CompositeEvent,
     CompositeEventType,
@@ -38,7 +39,7 @@ from ._events import (
     compatible,
 )
 from ._paths import PathType
-from ._tree import SEMANTICS, EventTree, Leaf, TreeOptions
+from ._tree import SEMANTICS, WATCH, EventTree, Leaf, MultNode, TreeOptions
 
 __all__ = ["EventGraph"]
 
@@ -65,6 +66,11 @@ class EventGraph:
         semantics: ``"interval"`` (section 3.1, the default) or ``"detection"`` (Snoop's).
         trace: if given, called as ``trace(tree_name, composite)`` for every composite event
             any operator node raises, not only roots (to inspect intermediate results).
+        documents: resolves path instances to nodes and compiles termination conditions
+            (:class:`~xmlevents.algebra.Documents`); without it, ``when=`` is refused.
+        on_error: called with the :class:`ConditionError` of a condition that fails while it
+            is evaluated (the potential event is not raised; detection goes on); by default a
+            ``RuntimeWarning``.
 
     >>> g = EventGraph("Ei := ins(item) ; (ins(item/price) & ins(item/quantity))")
     >>> from xmlevents.algebra import PrimitiveEvent, PathInstance, Op
@@ -78,7 +84,9 @@ class EventGraph:
 
     def __init__(self, definitions: Any, *, context: str | ast.Context = "chronicle",
                  hierarchical: bool = True, semantics: str = "interval",
-                 trace: Callable[[str, CompositeEvent], Any] | None = None) -> None:
+                 trace: Callable[[str, CompositeEvent], Any] | None = None,
+                 documents: Documents | None = None,
+                 on_error: Callable[[ConditionError], Any] | None = None) -> None:
         self.definitions = _definitions(definitions)
         if semantics not in SEMANTICS:
             raise ValueError(f"semantics={semantics!r}: use 'interval' or 'detection'")
@@ -89,25 +97,44 @@ class EventGraph:
                              f"{', '.join(c.value for c in ast.Context)}") from None
         if not isinstance(hierarchical, bool):
             raise ValueError(f"hierarchical={hierarchical!r}: use True or False")
-        self.options = TreeOptions(ctx, hierarchical, semantics)
-        self.trees: list[EventTree] = []
-        for d in self.definitions.trees():
-            _check_evaluable(d)
-            tree = EventTree(d, self.options)
-            if trace is not None:
-                tree.trace = lambda node, c, _name=tree.name: trace(_name, c)
-            self.trees.append(tree)
+        self.options = TreeOptions(ctx, hierarchical, semantics, documents, on_error)
+        self._trace = trace
+        resolved = list(self.definitions.trees())
+        for d in resolved:
+            _check_evaluable(d, documents)
+        self.trees: list[EventTree] = [self._new_tree(d, i) for i, d in enumerate(resolved)]
         self._position = {t.name: i for i, t in enumerate(self.trees)}
-        for i, tree in enumerate(self.trees):
-            tree.position = i
         self._by_step: dict[object, list[Leaf]] = defaultdict(list)
+        self._dispatch: dict[tuple[object, PathType], list[Leaf]] = {}
+        self._observing: list[EventTree] = []
+        self._wire()
+        self._subscribers: list[tuple[EventType | None, Callback]] = []
+        self._last_ts: int | None = None
+        self._closed = False
+
+    def _new_tree(self, d: ResolvedDefinition, position: int) -> EventTree:
+        tree = EventTree(d, self.options)
+        tree.position = position
+        trace = self._trace
+        if trace is not None:
+            tree.trace = lambda node, c, _name=tree.name: trace(_name, c)
+        return tree
+
+    def _wire(self) -> None:
+        """Index the leaves for dispatch and tell multiplicity roots who consumes their events."""
+        self._by_step.clear()
+        self._dispatch.clear()
         for tree in self.trees:
             for leaf in tree.leaves:
                 self._by_step[leaf.et.pt.last].append(leaf)
-        self._dispatch: dict[tuple[object, PathType], list[Leaf]] = {}
-        self._subscribers: list[tuple[EventType | None, Callback]] = []
-        self._last_ts: float = float("-inf")
-        self._closed = False
+        self._observing = [t for t in self.trees if t.observers]
+        for tree in self.trees:
+            root = tree.root
+            if isinstance(root, MultNode):
+                root.consumers = [(leaf.parent, leaf.index) for other in self.trees
+                                  for leaf in other.leaves
+                                  if leaf.index != WATCH and leaf.spec.receives(
+                                      tree.definition.root, tree.name)]
 
     # --- subscriptions ---------------------------------------------------------------------
 
@@ -160,36 +187,51 @@ class EventGraph:
         """
         if self._closed:
             raise GraphStateError(f"the event graph is closed; event {event.id!r} "
-                                  f"(ts={event.ts}) cannot be processed")
+                                  f"(ts={event.ts}) cannot be processed; open() it again")
         ts = event.ts
-        if ts <= self._last_ts:
+        last = self._last_ts
+        if last is not None and ts <= last:
             raise GraphStateError(f"event {event.id!r} has ts={ts}, not after the "
-                                  f"previous event's ts={self._last_ts}; ticks must increase")
+                                  f"previous event's ts={last}; ticks must increase")
         self._last_ts = ts
         leaves = self._leaves_for(event)
-        if not leaves:
-            return []  # most events of a document concern no definition: keep that cheap
-        raised: list[CompositeEvent] = []
         dirty: list[int] = []
+        # Rule (ii)/(iii) of processTree: nodes holding potential events see every event.
+        for tree in self._observing:
+            if tree.holding():
+                dirty.append(tree.position)
+        if not leaves and not dirty:
+            return []  # most events of a document concern no definition: keep that cheap
+        heapq.heapify(dirty)
         self._deliver(event, leaves, dirty)
+        raised = self._propagate(dirty, ts, event)
+        self._notify(raised)
+        return raised
+
+    def _propagate(self, dirty: list[int], ts: int, event: PrimitiveEvent | None
+                   ) -> list[CompositeEvent]:
+        """Process the marked trees in order; their roots' composites mark their dependents."""
+        raised: list[CompositeEvent] = []
         done = -1
         while dirty:
             i = heapq.heappop(dirty)
             if i == done:
                 continue
             done = i
-            for c in self.trees[i].process(ts):
+            for c in self.trees[i].process(ts, event):
                 raised.append(c)
                 self._deliver(c, self._leaves_for(c), dirty)
-        self._notify(raised)
         return raised
 
     @staticmethod
     def _deliver(event: Event, leaves: list[Leaf], dirty: list[int]) -> None:
         """Store ``event`` for the leaves' parents and mark their trees for processing."""
         for leaf in leaves:
+            tree = leaf.tree
+            if tree.closed:
+                continue
             leaf.parent.arrive(leaf.index, event)
-            heapq.heappush(dirty, leaf.tree.position)
+            heapq.heappush(dirty, tree.position)
 
     def _notify(self, raised: list[CompositeEvent]) -> None:
         if not self._subscribers or not raised:
@@ -207,26 +249,89 @@ class EventGraph:
         if close:
             yield from self.close()
 
-    def flush(self) -> list[CompositeEvent]:
-        """Raise what operators hold back for flushing (none do yet: every mode is earliest)."""
-        return []
+    def flush(self, name: str | None = None) -> list[CompositeEvent]:
+        """Raise what non-local and custom nodes hold back (section 3.3); return the roots'.
 
-    def close(self) -> list[CompositeEvent]:
-        """Flush, then refuse further events (section 3.3: close flushes and retires trees)."""
-        raised = self.flush()
-        self._closed = True
+        With ``name``, only that definition's tree is flushed; what it raises still reaches
+        the trees that depend on it. Composites raised by flushing carry the last tick.
+        """
+        self._check_open("flush")
+        tick = self._last_ts if self._last_ts is not None else 0
+        if name is not None:
+            tree = self.tree(name)
+            dirty: list[int] = []
+            raised = self._flushed(tree, tick, dirty)
+            raised += self._propagate(dirty, tick, None)
+        else:
+            raised = []
+            for tree in self.trees:  # dependency order: a tree gets what it depends on first
+                raised += self._flushed(tree, tick, [])
+        self._notify(raised)
         return raised
+
+    def _flushed(self, tree: EventTree, tick: int, dirty: list[int]) -> list[CompositeEvent]:
+        if tree.closed:
+            return []
+        raised = tree.flush(tick)
+        for c in raised:
+            self._deliver(c, self._leaves_for(c), dirty)
+        return raised
+
+    def close(self, name: str | None = None) -> list[CompositeEvent]:
+        """Flush, then retire: the graph (or only tree ``name``) takes no more events (§3.3).
+
+        A closed graph refuses events with :class:`GraphStateError`; a closed tree is passed
+        over (its leaves receive nothing) until :meth:`open` reopens it.
+        """
+        if self._closed:
+            return []
+        raised = self.flush(name)
+        if name is None:
+            self._closed = True
+        else:
+            self.tree(name).closed = True
+        return raised
+
+    def open(self, name: str | None = None) -> None:
+        """Reopen the closed graph (or tree ``name``) with empty trees: it stores events again.
+
+        Ticks must still increase across the reopening.
+        """
+        for i, tree in enumerate(self.trees):
+            if (name is None and (self._closed or tree.closed)) or tree.name == name:
+                self.trees[i] = self._new_tree(tree.definition, i)
+        if name is None:
+            self._closed = False
+        self._wire()
+
+    def _check_open(self, action: str) -> None:
+        if self._closed:
+            raise GraphStateError(f"the event graph is closed; cannot {action} it; open() it "
+                                  "again")
 
     @property
     def closed(self) -> bool:
         return self._closed
+
+    def potential(self, name: str) -> list[CompositeEvent]:
+        """The potential composite events tree ``name`` holds back (mode or condition)."""
+        return self.tree(name).potential()
 
     def held(self, name: str) -> list[Event]:
         """The events the tree of definition ``name`` still stores (unconsumed events)."""
         return self.trees[self._position[name]].held()
 
     def tree(self, name: str) -> EventTree:
-        return self.trees[self._position[name]]
+        """The event tree of definition ``name``.
+
+        Raises:
+            KeyError: naming the definitions that have a tree.
+        """
+        try:
+            return self.trees[self._position[name]]
+        except KeyError:
+            raise KeyError(f"no event tree named {name!r}; trees: "
+                           f"{', '.join(self.order) or 'none'}") from None
 
     @property
     def order(self) -> tuple[str, ...]:
@@ -239,28 +344,27 @@ class EventGraph:
                 f"hierarchical={o.hierarchical}, semantics={o.semantics})")
 
 
-_EVALUATED = (ast.Conj, ast.Disj, ast.Seq, ast.AnyOf, ast.Not)
-
-
-def _check_evaluable(d: Any) -> None:
-    """Reject, when the graph is built, what the engine cannot evaluate."""
+def _check_evaluable(d: ResolvedDefinition, documents: Documents | None) -> None:
+    """Reject, when the graph is built, conditions it cannot evaluate (section 3.3)."""
     root = d.root
     assert isinstance(root, OperatorSpec)
     for node in root.walk():
-        if not isinstance(node, OperatorSpec):
+        if not isinstance(node, OperatorSpec) or node.mods.when is None:
             continue
         expr = node.expr
-        where = expr.pos or d.definition.pos
+        when = node.mods.when
         problem = None
-        if not isinstance(expr, _EVALUATED):
-            problem = f"the {type(expr).__name__} operator is not evaluated by this engine yet"
-        elif expr.mods.mode not in (None, ast.Mode.EARLIEST):
-            problem = (f"termination mode {expr.mods.mode.value} is not supported yet; "
-                       "only earliest is")
-        elif expr.mods.when is not None:
-            problem = ("a termination condition needs a document to evaluate it on; "
-                       "this graph has none attached")
+        if documents is None:
+            problem = (f"the termination condition when={when!r} needs the documents to test "
+                       "it on; this graph has none (pass documents=..., or watch documents "
+                       "with xmlevents.wrap)")
+        else:
+            try:
+                documents.compile(when)
+            except ValueError as exc:
+                problem = f"the termination condition when={when!r} does not compile: {exc}"
         if problem:
+            where = expr.pos or d.definition.pos
             raise DefinitionError(problem, definition=d.name, node=str(expr),
                                   text=d.definition.source,
                                   line=where[0] if where else None,

@@ -1,0 +1,30 @@
+"""What the engine needs of the documents events happen in: termination conditions (§3.3).
+
+A termination condition (``with when="..."``) is an XPath 1.0 expression tested on the subtree
+rooted at a potential composite event's path instance. The algebra knows no XML library, so an
+:class:`EventGraph` that has conditions is given a :class:`Documents` object: the DOM wrapper
+and the replay job each provide one (``xmlevents.dom.XPathDocuments`` does it with lxml).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Protocol
+
+from ._paths import PathInstance
+
+__all__ = ["Documents", "Condition"]
+
+#: A compiled condition: called with the node a path instance resolves to, true to raise.
+Condition = Callable[[Any], bool]
+
+
+class Documents(Protocol):
+    """Resolves path instances to nodes, and compiles conditions that test those nodes."""
+
+    def compile(self, expression: str) -> Condition:
+        """Compile ``expression``; raise ``ValueError`` with the reason if it does not compile."""
+        ...
+
+    def resolve(self, doc: str | None, pi: PathInstance) -> Any | None:
+        """The node at ``pi`` in document ``doc`` now, or None if there is none (any more)."""
+        ...
