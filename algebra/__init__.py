@@ -6,7 +6,9 @@ blinker and pyspark live in the layers above it.
 """
 
 from ._definitions import DefinitionSet, LeafSpec, OperatorSpec, ResolvedDefinition
+from ._documents import Condition, Documents
 from ._errors import (
+    ConditionError,
     DefinitionError,
     EventFormatError,
     ExpressionSyntaxError,
@@ -73,13 +75,15 @@ from .ast import (
 __all__ = [
     # errors
     "XmlEventsError", "PathSyntaxError", "ExpressionSyntaxError", "DefinitionError",
-    "EventFormatError", "GraphStateError",
+    "EventFormatError", "GraphStateError", "ConditionError",
     # paths
     "Axis", "Kind", "Step", "PathType", "PathInstance", "contained", "ends", "intersect_lb",
     "intersect_ab", "project",
     # events
     "Op", "NodeKind", "PrimitiveEventType", "CompositeEventType", "EventType", "compatible",
     "PrimitiveEvent", "CompositeEvent", "Event", "read_events",
+    # documents (termination conditions)
+    "Documents", "Condition",
     # expressions
     "Expr", "Primitive", "Ref", "Disj", "Conj", "Seq", "AnyOf", "Not", "Mult", "Definition",
     "Mode", "Context", "Modifiers", "ins", "upd", "dele", "del_", "any_op", "ref", "wildcard",
