@@ -395,7 +395,7 @@ class MultNode(OperatorNode):
     its parent, or for a tree's root, the leaves of the trees that reuse it.
     """
 
-    __slots__ = ("low", "high", "runs", "consumers")
+    __slots__ = ("low", "high", "runs", "consumers", "_sweep_at")
 
     def __init__(self, spec: OperatorSpec, tree: EventTree, options: TreeOptions,
                  before: Before) -> None:
@@ -406,12 +406,15 @@ class MultNode(OperatorNode):
         self.high = expr.high
         self.runs: dict[Hashable, _Run] = {}
         self.consumers: list[tuple[OperatorNode, int]] = []
+        self._sweep_at = 64
 
     def watch_type(self) -> PrimitiveEventType | None:
         """``*(pt)``: the events a zero lower bound must see (rule (iv)), else None."""
         return PrimitiveEventType(Op.ANY, self.pt) if self.low == 0 else None
 
     def evaluate(self, tick: int) -> list[CompositeEvent]:
+        if len(self.runs) >= self._sweep_at:
+            self._sweep()
         arrivals, self.pending = self.pending, []
         raised: list[CompositeEvent] = []
         for child, event in arrivals:
@@ -442,6 +445,18 @@ class MultNode(OperatorNode):
                 run.cur, run.tick, run.waiting = c, tick, []
             self._emit(c, key, raised)
         return raised
+
+    def _sweep(self) -> None:
+        """Forget runs a fresh one would equal: integrating event consumed, nothing waiting.
+
+        Memory then follows the path instances still being built, not all there were; done
+        when the runs have doubled since the last sweep, so it costs O(1) an event. (It runs
+        before a tick's arrivals, when every consumer has taken what was raised before.)
+        """
+        for key, run in list(self.runs.items()):
+            if not run.waiting and (run.cur is None or self._locate(key, run, []) is None):
+                del self.runs[key]
+        self._sweep_at = max(64, 2 * len(self.runs))
 
     def _watch(self, key: Hashable, event: Event, tick: int,
                raised: list[CompositeEvent]) -> None:

@@ -104,6 +104,24 @@ def test_detect_names_the_line_of_a_byte_that_is_not_utf8(tmp_path: pathlib.Path
     assert "line 3" in err and "UTF-8" in err and "Traceback" not in err
 
 
+def test_detect_closes_at_end_of_input_with_the_last_tick() -> None:
+    """A custom-mode composite is raised by closing, and carries the last input ts."""
+    status, out, _ = run(["detect", "--define",
+                          "Eh := (ins(item/price) & ins(item/quantity)) with mode=custom", "-"],
+                         ITEM_LINES + line(op="ins", path="/order/shipTo", ids=["o1", "s1"]))
+    assert status == 0
+    assert [(d["ts"], d["events"]) for d in map(json.loads, out.splitlines())] == [
+        (4, ["ep1", "eq1"])]
+
+
+def test_detect_rejects_conditions_it_has_no_documents_for() -> None:
+    """A stream of events has no document to test a condition on: a clear error, exit 1."""
+    status, out, err = run(["detect", "--define",
+                            'E := (ins(a/b) & ins(a/c)) with when="b > 0"', "-"], ITEM_LINES)
+    assert (status, out) == (1, "")
+    assert "definition E" in err and "documents" in err and "Traceback" not in err
+
+
 def test_detect_bad_definition_names_the_column() -> None:
     """The issue's example: an unclosed parenthesis is reported with its column."""
     status, out, err = run(["detect", "--define", "Ei := ins(item ; x"], "")
