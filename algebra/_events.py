@@ -14,7 +14,8 @@ from __future__ import annotations
 import enum
 import json
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Union
+from operator import attrgetter
+from typing import Any, Callable, Iterable, Iterator, Union
 
 from ._errors import EventFormatError, PathSyntaxError
 from ._paths import _PARSED, Axis, Kind, PathInstance, PathType, ends
@@ -30,6 +31,7 @@ __all__ = [
     "CompositeEvent",
     "Event",
     "read_events",
+    "EventReader",
 ]
 
 
@@ -241,7 +243,7 @@ class PrimitiveEvent:
             raise fail(f"path={d['path']!r} is relative; events occur at absolute paths "
                        f"(write '/{d['path']}' if that is meant)")
         ids = d["ids"]
-        if not isinstance(ids, list) or not set(map(type, ids)) <= {str}:
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
             raise fail(f"ids={ids!r} must be a list of strings, one node identifier per step")
         if len(ids) != len(pt.steps):
             raise fail(f"ids={ids!r} has {len(ids)} identifier(s) but path {pt} has "
@@ -274,12 +276,25 @@ _new = object.__new__
 _set_pi = tuple(PathInstance.__dict__[f].__set__ for f in ("pt", "ids"))
 _set_event = tuple(PrimitiveEvent.__dict__[f].__set__
                    for f in ("id", "ts", "op", "pi", "doc", "value", "old", "index"))
-_STR = {str}
 
 
-def _fast_event(d: Any, default_id: str | None, default_ts: int | None
-                ) -> PrimitiveEvent | None:
-    """The event of a common, well-formed JSON object, or None to check it field by field."""
+def _path_instance(pt: PathType, ids: tuple[str, ...]) -> PathInstance:
+    """A path instance whose ids the caller has counted against ``pt``."""
+    pi = _new(PathInstance)
+    _set_pi[0](pi, pt)
+    _set_pi[1](pi, ids)
+    return pi
+
+
+def _fast_event(d: Any, default_id: str | None, default_ts: int | None, *,
+                id_from_ts: bool = False, keep: Keep | None = None
+                ) -> PrimitiveEvent | int | None:
+    """The event of a common, well-formed JSON object, or None to check it field by field.
+
+    With ``id_from_ts`` a missing id is the default tick as a string (the reader's line
+    number), made only when needed. A well-formed event that ``keep`` refuses is not built:
+    its tick is returned instead.
+    """
     if type(d) is not dict or not d.keys() <= _FAST_KEYS:
         return None
     get = d.get
@@ -290,18 +305,25 @@ def _fast_event(d: Any, default_id: str | None, default_ts: int | None
         return None
     ids = get("ids")
     ident = get("id", default_id)
+    if ident is None and id_from_ts:
+        ident = str(default_ts)
     ts = get("ts", default_ts)
     doc, value, old = get("doc"), get("value"), get("old")
-    if (op is None or pt is None or pt.kind is not Kind.ABSOLUTE or type(ids) is not list
-            or len(ids) != len(pt.steps) or not set(map(type, ids)) <= _STR
-            or type(ts) is not int or type(ident) is not str
+    if type(ids) is not list:
+        return None
+    try:
+        "".join(ids)  # the cheapest test that every id is a string
+    except TypeError:
+        return None
+    if (op is None or pt is None or pt.kind is not Kind.ABSOLUTE
+            or len(ids) != len(pt.steps) or type(ts) is not int or type(ident) is not str
             or (value is not None and type(value) is not str)
             or (old is not None and type(old) is not str)
             or (doc is not None and type(doc) is not str)):
         return None
-    pi = _new(PathInstance)
-    _set_pi[0](pi, pt)
-    _set_pi[1](pi, tuple(ids))
+    if keep is not None and not keep(op, pt):
+        return ts
+    pi = _path_instance(pt, tuple(ids))
     e = _new(PrimitiveEvent)
     set_id, set_ts, set_op, set_pi, set_doc, set_value, set_old, set_index = _set_event
     set_id(e, ident)
@@ -313,6 +335,9 @@ def _fast_event(d: Any, default_id: str | None, default_ts: int | None
     set_old(e, old)
     set_index(e, None)
     return e
+
+
+_tick_and_id = attrgetter("ts", "id")
 
 
 @dataclass(frozen=True, slots=True)
@@ -358,15 +383,18 @@ class CompositeEvent:
         An event reached twice (one event can be an instance of two leaves' types) is listed
         once; events are told apart by value, so copies (e.g. after pickling) count as one.
         """
-        seen: dict[tuple[int, str], PrimitiveEvent] = {}
-        stack: list[Event] = list(self.constituents)
+        found: list[PrimitiveEvent] = []
+        stack: list[CompositeEvent] = [self]
         while stack:
-            e = stack.pop()
-            if isinstance(e, PrimitiveEvent):
-                seen[(e.ts, e.id)] = e
-            else:
-                stack.extend(e.constituents)
-        return tuple(seen[k] for k in sorted(seen))
+            for e in stack.pop().constituents:
+                if isinstance(e, PrimitiveEvent):
+                    found.append(e)
+                else:
+                    stack.append(e)
+        found.sort(key=_tick_and_id)
+        out = [e for i, e in enumerate(found)
+               if i == 0 or _tick_and_id(found[i - 1]) != _tick_and_id(e)]
+        return tuple(out)
 
     def to_dict(self) -> dict[str, Any]:
         """The output line of ``xmlevents detect`` (DESIGN section 6)."""
@@ -380,9 +408,23 @@ class CompositeEvent:
 
 Event = Union[PrimitiveEvent, CompositeEvent]
 
+_set_composite = tuple(CompositeEvent.__dict__[f].__set__ for f in (
+    "id", "type", "pi", "constituents", "interval", "ts", "doc"))
 
-def read_events(lines: Iterable[str] | Iterable[bytes], *, source: str = ""
-                ) -> Iterator[PrimitiveEvent]:
+
+def _composite(ident: str, et: CompositeEventType, pi: PathInstance,
+               constituents: tuple[Event, ...], interval: tuple[int, int], ts: int,
+               doc: str | None) -> CompositeEvent:
+    """A composite event from an operator node, which guarantees section 2.2's invariants
+    (a named type, an absolute path type, ``pi`` of that type): the engine's fast path."""
+    c = _new(CompositeEvent)
+    for setter, value in zip(_set_composite, (ident, et, pi, constituents, interval, ts, doc)):
+        setter(c, value)
+    return c
+
+
+def read_events(lines: Iterable[str] | Iterable[bytes], *, source: str = "",
+                keep: Keep | None = None) -> EventReader:
     """Parse JSON lines into primitive events, one object a line (DESIGN section 6).
 
     Lines may be text or UTF-8 bytes (a file opened in binary mode: a byte that is not UTF-8
@@ -390,6 +432,9 @@ def read_events(lines: Iterable[str] | Iterable[bytes], *, source: str = ""
 
     ``id`` defaults to the line number and ``ts`` to the 1-based line number; blank lines hold
     no event and are passed over (they still count for line numbers). Ticks must increase.
+    With ``keep``, events whose ``(op, path type)`` it refuses are checked like every other
+    but neither built nor yielded (an event graph's :meth:`takes` says which it needs); the
+    reader's ``last_ts`` still counts them.
 
     Raises:
         EventFormatError: naming ``source`` and the line of the first malformed event.
@@ -398,34 +443,66 @@ def read_events(lines: Iterable[str] | Iterable[bytes], *, source: str = ""
     ...                             '{"id": "x", "op": "del", "path": "/a", "ids": ["a1"]}'])]
     ['1', 'x']
     """
-    last_ts: int | None = None
-    scan = _SCAN
-    for number, raw in enumerate(lines, start=1):
-        if type(raw) is bytes:
-            raw = _decode(raw, number, source)
-        # The C scanner alone, not json.loads: it halves the cost of decoding a line. Anything
-        # it does not take whole (blank lines, leading space, bad JSON) goes to json.loads,
-        # which words the error.
-        try:
-            obj, end = scan(raw, 0)
-            whole = end == len(raw) or raw[end:].isspace()
-        except (StopIteration, ValueError, RecursionError):
-            whole = False
-        if not whole:
-            if not raw.strip():
-                continue
-            obj = _loads(raw, number, source)
-        event = _fast_event(obj, str(number), number)
-        if event is None:
+    return EventReader(lines, source, keep)
+
+
+Keep = Callable[[Op, PathType], bool]
+
+
+class EventReader(Iterator[PrimitiveEvent]):
+    """The iterator :func:`read_events` returns; ``last_ts`` is the tick of the last event read
+    (kept or not), None before the first."""
+
+    def __init__(self, lines: Iterable[str] | Iterable[bytes], source: str,
+                 keep: Keep | None) -> None:
+        self.source = source
+        self.last_ts: int | None = None
+        self._events = self._read(lines, keep)
+
+    def __iter__(self) -> Iterator[PrimitiveEvent]:
+        return self._events  # the generator itself: no extra call an event
+
+    def __next__(self) -> PrimitiveEvent:
+        return next(self._events)
+
+    def _read(self, lines: Iterable[str] | Iterable[bytes], keep: Keep | None
+              ) -> Iterator[PrimitiveEvent]:
+        source = self.source
+        last_ts: int | None = None
+        scan = _SCAN
+        for number, raw in enumerate(lines, start=1):
+            if type(raw) is bytes:
+                raw = _decode(raw, number, source)
+            # The C scanner alone, not json.loads: it halves the cost of decoding a line.
+            # Anything it does not take whole (blank lines, leading space, bad JSON) goes to
+            # json.loads, which words the error.
             try:
-                event = PrimitiveEvent._checked_from_dict(obj, number, str(number), number)
-            except EventFormatError as exc:
-                raise EventFormatError(exc.reason, line=number, source=source) from None
-        if last_ts is not None and event.ts <= last_ts:
-            raise EventFormatError(f"ts={event.ts} does not come after the previous event's "
-                                   f"ts={last_ts}; ticks must increase", line=number, source=source)
-        last_ts = event.ts
-        yield event
+                obj, end = scan(raw, 0)
+                n = len(raw)
+                whole = (end == n or (end == n - 1 and raw[end] == "\n")
+                         or raw[end:].isspace())
+            except (StopIteration, ValueError, RecursionError):
+                whole = False
+            if not whole:
+                if not raw.strip():  # type: ignore[union-attr]
+                    continue
+                obj = _loads(raw, number, source)  # type: ignore[arg-type]
+            event = _fast_event(obj, None, number, id_from_ts=True, keep=keep)
+            if event is None:
+                try:
+                    event = PrimitiveEvent._checked_from_dict(obj, number, str(number), number)
+                except EventFormatError as exc:
+                    raise EventFormatError(exc.reason, line=number, source=source) from None
+                if keep is not None and not keep(event.op, event.pi.pt):
+                    event = event.ts
+            ts = event if type(event) is int else event.ts  # type: ignore[union-attr]
+            if last_ts is not None and ts <= last_ts:
+                raise EventFormatError(f"ts={ts} does not come after the previous event's "
+                                       f"ts={last_ts}; ticks must increase", line=number,
+                                       source=source)
+            self.last_ts = last_ts = ts
+            if type(event) is not int:
+                yield event  # type: ignore[misc]
 
 
 _SCAN = json.JSONDecoder().scan_once

@@ -34,11 +34,12 @@ from ._events import (
     CompositeEventType,
     Event,
     EventType,
+    Op,
     PrimitiveEvent,
     PrimitiveEventType,
     compatible,
 )
-from ._paths import PathType
+from ._paths import PathInstance, PathType
 from ._tree import SEMANTICS, WATCH, EventTree, Leaf, MultNode, TreeOptions
 
 __all__ = ["EventGraph"]
@@ -172,9 +173,42 @@ class EventGraph:
         if leaves is None:
             et = event.type
             leaves = [leaf for leaf in self._by_step.get(et.pt.last, ())
-                      if compatible(et, leaf.et)]
+                      if not leaf.tree.closed and compatible(et, leaf.et)]
             self._dispatch[key] = leaves
         return leaves
+
+    def takes(self, op: Op, pt: PathType) -> bool:
+        """Whether feeding a primitive event ``op`` at path type ``pt`` could change anything.
+
+        False when no leaf takes it and no node watches every event (non-local mode,
+        conditions): such an event only moves the clock (:meth:`advance`), so a reader may
+        skip building it (``read_events(..., keep=graph.takes)``).
+        """
+        if self._observing:
+            return True
+        leaves = self._dispatch.get((op, pt))
+        if leaves is None:
+            leaves = self._leaves_for(PrimitiveEvent("", 0, op, PathInstance(
+                pt, ("",) * len(pt)))) if pt.is_absolute else []
+        return bool(leaves)
+
+    def advance(self, ts: int) -> None:
+        """Move the clock to tick ``ts`` of an event not fed (one :meth:`takes` refuses).
+
+        Raises:
+            GraphStateError: if the graph is closed or ``ts`` does not increase.
+        """
+        self._tick(ts, f"tick {ts}")
+
+    def _tick(self, ts: int, what: str) -> None:
+        if self._closed:
+            raise GraphStateError(f"the event graph is closed; {what} (ts={ts}) cannot be "
+                                  "processed; open() it again")
+        last = self._last_ts
+        if last is not None and ts <= last:
+            raise GraphStateError(f"{what} has ts={ts}, not after the previous event's "
+                                  f"ts={last}; ticks must increase")
+        self._last_ts = ts
 
     def feed(self, event: PrimitiveEvent) -> list[CompositeEvent]:
         """Process one primitive event through every tree (processGraph, section 4).
@@ -185,27 +219,28 @@ class EventGraph:
         Raises:
             GraphStateError: if the graph is closed or ``event.ts`` does not increase.
         """
-        if self._closed:
-            raise GraphStateError(f"the event graph is closed; event {event.id!r} "
-                                  f"(ts={event.ts}) cannot be processed; open() it again")
         ts = event.ts
         last = self._last_ts
-        if last is not None and ts <= last:
-            raise GraphStateError(f"event {event.id!r} has ts={ts}, not after the "
-                                  f"previous event's ts={last}; ticks must increase")
+        if self._closed or (last is not None and ts <= last):
+            self._tick(ts, f"event {event.id!r}")
         self._last_ts = ts
-        leaves = self._leaves_for(event)
-        dirty: list[int] = []
-        # Rule (ii)/(iii) of processTree: nodes holding potential events see every event.
-        for tree in self._observing:
-            if tree.holding():
-                dirty.append(tree.position)
-        if not leaves and not dirty:
+        leaves = self._dispatch.get((event.op, event.pi.pt))
+        if leaves is None:
+            leaves = self._leaves_for(event)
+        if self._observing:
+            # Rule (ii)/(iii) of processTree: nodes holding potential events see every event.
+            dirty = [tree.position for tree in self._observing if tree.holding()]
+            if not leaves and not dirty:
+                return []
+            heapq.heapify(dirty)
+        elif not leaves:
             return []  # most events of a document concern no definition: keep that cheap
-        heapq.heapify(dirty)
+        else:
+            dirty = []
         self._deliver(event, leaves, dirty)
         raised = self._propagate(dirty, ts, event)
-        self._notify(raised)
+        if raised and self._subscribers:
+            self._notify(raised)
         return raised
 
     def _propagate(self, dirty: list[int], ts: int, event: PrimitiveEvent | None
@@ -213,25 +248,27 @@ class EventGraph:
         """Process the marked trees in order; their roots' composites mark their dependents."""
         raised: list[CompositeEvent] = []
         done = -1
+        trees = self.trees
+        pop = heapq.heappop
         while dirty:
-            i = heapq.heappop(dirty)
+            i = pop(dirty)
             if i == done:
                 continue
             done = i
-            for c in self.trees[i].process(ts, event):
-                raised.append(c)
-                self._deliver(c, self._leaves_for(c), dirty)
+            out = trees[i].process(ts, event)
+            if out:
+                raised += out
+                for c in out:
+                    self._deliver(c, self._leaves_for(c), dirty)
         return raised
 
     @staticmethod
     def _deliver(event: Event, leaves: list[Leaf], dirty: list[int]) -> None:
         """Store ``event`` for the leaves' parents and mark their trees for processing."""
+        push = heapq.heappush
         for leaf in leaves:
-            tree = leaf.tree
-            if tree.closed:
-                continue
-            leaf.parent.arrive(leaf.index, event)
-            heapq.heappush(dirty, tree.position)
+            leaf.parent.pending.append((leaf.index, event))
+            push(dirty, leaf.tree.position)
 
     def _notify(self, raised: list[CompositeEvent]) -> None:
         if not self._subscribers or not raised:
@@ -290,6 +327,7 @@ class EventGraph:
             self._closed = True
         else:
             self.tree(name).closed = True
+            self._dispatch.clear()  # its leaves take nothing now
         return raised
 
     def open(self, name: str | None = None) -> None:
@@ -312,6 +350,11 @@ class EventGraph:
     @property
     def closed(self) -> bool:
         return self._closed
+
+    @property
+    def last_ts(self) -> int | None:
+        """The tick of the last event fed (or advanced to); None before the first."""
+        return self._last_ts
 
     def potential(self, name: str) -> list[CompositeEvent]:
         """The potential composite events tree ``name`` holds back (mode or condition)."""

@@ -163,6 +163,7 @@ class PathType:
     kind: Kind
     steps: tuple[Step, ...]
     _hash: int = field(init=False, repr=False, compare=False, default=0)
+    _text: str = field(init=False, repr=False, compare=False, default="")
 
     def __post_init__(self) -> None:
         steps = tuple(self.steps)
@@ -172,8 +173,11 @@ class PathType:
         for step in steps[:-1]:
             if step.axis is not Axis.CHILD:
                 raise ValueError(f"PathType: {step} can only be the last step")
-        # Path types key every group of the hierarchical context: hash them once.
+        # Path types key every group of the hierarchical context and name every output
+        # line: hash and print them once.
         object.__setattr__(self, "_hash", hash((self.kind, steps)))
+        body = "/".join(str(s) for s in steps)
+        object.__setattr__(self, "_text", "/" + body if self.kind is Kind.ABSOLUTE else body)
 
     def __hash__(self) -> int:
         return self._hash
@@ -227,11 +231,10 @@ class PathType:
         return len(self.steps)
 
     def __str__(self) -> str:
-        body = "/".join(str(s) for s in self.steps)
-        return "/" + body if self.kind is Kind.ABSOLUTE else body
+        return self._text
 
     def __repr__(self) -> str:
-        return f"PathType({str(self)!r})"
+        return f"PathType({self._text!r})"
 
 
 _PARSED: dict[str, PathType] = {}

@@ -35,6 +35,8 @@ from ._events import (
     Op,
     PrimitiveEvent,
     PrimitiveEventType,
+    _composite,
+    _path_instance,
 )
 from ._paths import PathInstance, PathType, _offset, intersect_ab
 
@@ -113,12 +115,22 @@ def _span(picks: tuple[Event, ...], tick: int) -> tuple[int, int]:
     A composite without constituents (raised by a zero lower bound, Example 16) spans nothing,
     so it does not stretch the interval of a composite it becomes part of.
     """
-    spans = [e.interval for e in picks
-             if not (isinstance(e, CompositeEvent) and not e.constituents)]
-    if not spans:
-        return (tick, tick) if not picks else (min(e.start for e in picks),
-                                               max(e.end for e in picks))
-    return (min(s for s, _ in spans), max(e for _, e in spans))
+    lo = hi = None
+    for e in picks:
+        if type(e) is PrimitiveEvent:
+            start = end = e.ts
+        elif e.constituents:  # type: ignore[union-attr]
+            start, end = e.interval
+        else:
+            continue
+        if lo is None or start < lo:
+            lo = start
+        if hi is None or end > hi:
+            hi = end
+    if lo is None or hi is None:  # only composites without constituents, or none
+        return (min(e.start for e in picks), max(e.end for e in picks)) if picks else (tick,
+                                                                                      tick)
+    return (lo, hi)
 
 
 class OperatorNode:
@@ -234,15 +246,17 @@ class OperatorNode:
         assert select is not None
         bounds_of = self._bounds
         hierarchical = self.hierarchical
+        absorbs = self._absorbs
+        defers = self.defers
         for child, event in arrivals:
             pi = event.pi
-            found = bounds_of.get(pi.pt, _NULL)
-            bounds = self._bounds_for(pi.pt) if found is _NULL else found
+            bounds = bounds_of.get(pi.pt, _NULL)
+            if bounds is _NULL:
+                bounds = self._bounds_for(pi.pt)
             if bounds is None:
                 continue
-            assert isinstance(bounds, tuple)
-            key: Hashable = (event.doc, pi.ids[bounds[0]:bounds[1]]) if hierarchical else event.doc
-            if child in self._absorbs and key in self.held:
+            key: Hashable = (event.doc, pi.ids[bounds[0]:bounds[1]]) if hierarchical else event.doc  # type: ignore[index]  # noqa: E501
+            if absorbs and child in absorbs and key in self.held:
                 self._absorb(self.held[key][-1], event)
                 continue
             group = groups.get(key)
@@ -250,10 +264,15 @@ class OperatorNode:
                 group = groups[key] = Group(self.width)
             touched.append((key, group))
             for picks in select(group, child, event):
-                self._emit(self._compose(picks, tick), key, raised)
+                c = self._compose(picks, tick)
+                if defers:
+                    self._emit(c, key, raised)
+                else:
+                    raised.append(c)
         for key, group in touched:
-            group.end_tick()
-            if group.is_empty() and key in groups:
+            if group.taken is not None:
+                group.end_tick()
+            if not any(group.bufs) and key in groups:
                 del groups[key]
         return raised
 
@@ -267,9 +286,9 @@ class OperatorNode:
             assert abs_pt is not None, "arrivals with a null projection are filtered out"
             et = self._types[pt] = CompositeEventType(self.name, abs_pt)
         if pi is None:
-            pi = PathInstance(et.pt, first.pi.ids[:len(et.pt)])
+            pi = _path_instance(et.pt, first.pi.ids[:len(et.pt)])
         ident = "" if self.defers else self._tree.next_id()
-        return CompositeEvent(ident, et, pi, picks, _span(picks, tick), tick, first.doc)
+        return _composite(ident, et, pi, picks, _span(picks, tick), tick, first.doc)
 
     def _emit(self, c: CompositeEvent, key: Hashable, raised: list[CompositeEvent]) -> None:
         """Raise potential event ``c`` now, or hold it back (mode, condition)."""

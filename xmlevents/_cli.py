@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import IO, Sequence, TextIO
+from typing import IO, Any, Callable, Sequence, TextIO
 
 from xmlevents.algebra import XmlEventsError, read_events
 from xmlevents.algebra._definitions import DefinitionSet
@@ -106,6 +106,16 @@ def _open_events(path: str) -> tuple[IO[bytes] | IO[str], str]:
         raise _Failure(f"cannot read {path}: {exc.strerror}") from None
 
 
+def _line_encoder() -> Callable[[dict[str, Any]], str]:
+    """``json.dumps`` for output lines, with CPython's C encoder built once, not per line."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
+    encode = make(None, None, json.encoder.encode_basestring, None, ": ", ", ", False, False,
+                  False)
+    return lambda d: "".join(encode(d, 0))
+
+
 def _detect(args: argparse.Namespace, out: TextIO) -> None:
     defs = _definitions(args)
     try:
@@ -115,11 +125,16 @@ def _detect(args: argparse.Namespace, out: TextIO) -> None:
         raise _Failure(str(exc)) from None
     stream, name = _open_events(args.events)
     write = out.write
-    dumps = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
+    dumps = _line_encoder()
     try:
-        for event in read_events(stream, source=name):
+        # Events no definition takes are checked but not built (the graph only needs their
+        # ticks): most of a document's events concern no definition.
+        reader = read_events(stream, source=name, keep=graph.takes)
+        for event in reader:
             for c in graph.feed(event):
                 write(dumps(c.to_dict()) + "\n")
+        if reader.last_ts is not None and reader.last_ts != graph.last_ts:
+            graph.advance(reader.last_ts)
         # Composites raised by closing carry the last input tick (DESIGN section 6).
         for c in graph.close():
             write(dumps(c.to_dict()) + "\n")
