@@ -273,6 +273,7 @@ class PrimitiveEvent:
 # well-formed line is checked in one pass and its event assembled through the slot setters;
 # anything unusual returns None and takes ``_checked_from_dict``, which alone words errors.
 _new = object.__new__
+_MISSING: Any = object()
 _set_pi = tuple(PathInstance.__dict__[f].__set__ for f in ("pt", "ids"))
 _set_event = tuple(PrimitiveEvent.__dict__[f].__set__
                    for f in ("id", "ts", "op", "pi", "doc", "value", "old", "index"))
@@ -297,30 +298,36 @@ def _fast_event(d: Any, default_id: str | None, default_ts: int | None, *,
     """
     if type(d) is not dict or not d.keys() <= _FAST_KEYS:
         return None
+    try:
+        op = _CONCRETE_OPS[d["op"]]
+        pt = _PARSED[d["path"]]
+        ids = d["ids"]
+        "".join(ids)  # the cheapest test that ids hold only strings
+    except (KeyError, TypeError):  # missing, unknown, unhashable, not strings: check slowly
+        return None
     get = d.get
-    try:
-        op = _CONCRETE_OPS.get(get("op"))  # type: ignore[arg-type]
-        pt = _PARSED.get(get("path"))  # type: ignore[arg-type]
-    except TypeError:  # an unhashable op or path: a list or an object
+    optional = len(d) - 3  # fields besides op, path and ids
+    ident = get("id", _MISSING)
+    if ident is _MISSING:
+        ident = str(default_ts) if id_from_ts and default_id is None else default_id
+    else:
+        optional -= 1
+    ts = get("ts", _MISSING)
+    if ts is _MISSING:
+        ts = default_ts
+    else:
+        optional -= 1
+    if (type(ids) is not list or pt.kind is not Kind.ABSOLUTE or len(ids) != len(pt.steps)
+            or type(ts) is not int or type(ident) is not str):
         return None
-    ids = get("ids")
-    ident = get("id", default_id)
-    if ident is None and id_from_ts:
-        ident = str(default_ts)
-    ts = get("ts", default_ts)
-    doc, value, old = get("doc"), get("value"), get("old")
-    if type(ids) is not list:
-        return None
-    try:
-        "".join(ids)  # the cheapest test that every id is a string
-    except TypeError:
-        return None
-    if (op is None or pt is None or pt.kind is not Kind.ABSOLUTE
-            or len(ids) != len(pt.steps) or type(ts) is not int or type(ident) is not str
-            or (value is not None and type(value) is not str)
-            or (old is not None and type(old) is not str)
-            or (doc is not None and type(doc) is not str)):
-        return None
+    if optional:  # doc, value or old
+        doc, value, old = get("doc"), get("value"), get("old")
+        if ((value is not None and type(value) is not str)
+                or (old is not None and type(old) is not str)
+                or (doc is not None and type(doc) is not str)):
+            return None
+    else:
+        doc = value = old = None
     if keep is not None and not keep(op, pt):
         return ts
     pi = _path_instance(pt, tuple(ids))

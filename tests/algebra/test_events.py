@@ -469,6 +469,20 @@ _event_like = st.fixed_dictionaries(
                   "index": _json_values, "kind": _json_values, "extra": _json_values})
 
 
+_FIELDS = ["id", "ts", "op", "path", "ids", "doc", "value", "old", "index", "kind"]
+# Valid events with a field or two changed or dropped: what reaches the fast path's checks.
+_near_valid = st.builds(
+    lambda base, changes, drops: {k: v for k, v in {**base, **changes}.items()
+                                  if k not in drops},
+    st.fixed_dictionaries({"id": st.sampled_from(["e1", 7]), "ts": st.integers(1, 3),
+                           "op": st.sampled_from(["ins", "upd", "del"]),
+                           "path": st.sampled_from(["/a", "/a/b"]),
+                           "ids": st.sampled_from([["a1"], ["a1", "b1"]])}),
+    st.dictionaries(st.sampled_from(_FIELDS), _json_values | st.sampled_from(["v", "d"]),
+                    max_size=2),
+    st.sets(st.sampled_from(["id", "ts"]), max_size=2))
+
+
 def _outcome(build):
     try:
         return build()
@@ -476,7 +490,7 @@ def _outcome(build):
         return ("error", exc.reason)
 
 
-@given(_event_like)
+@given(_event_like | _near_valid)
 def test_prop_fast_path_agrees_with_checked_path(d):
     """The reader's fast path builds the same event as the field-by-field checks, or defers."""
     P("/a"), P("/a/b")  # the fast path knows only paths parsed before
