@@ -211,7 +211,7 @@ class PrimitiveEvent:
         {'id': '1', 'ts': 1, 'op': 'ins', 'path': '/order', 'ids': ['o1']}
         """
         event = _fast_event(d, default_id, default_ts) if cls is PrimitiveEvent else None
-        if event is not None:
+        if isinstance(event, PrimitiveEvent):  # no ``keep``: never a bare tick
             return event
         return cls._checked_from_dict(d, line, default_id, default_ts)
 
@@ -477,23 +477,23 @@ class EventReader(Iterator[PrimitiveEvent]):
         source = self.source
         last_ts: int | None = None
         scan = _SCAN
+        line: str
         for number, raw in enumerate(lines, start=1):
-            if type(raw) is bytes:
-                raw = _decode(raw, number, source)
+            line = _decode(raw, number, source) if type(raw) is bytes else raw  # type: ignore[assignment]  # noqa: E501
             # The C scanner alone, not json.loads: it halves the cost of decoding a line.
             # Anything it does not take whole (blank lines, leading space, bad JSON) goes to
             # json.loads, which words the error.
             try:
-                obj, end = scan(raw, 0)
-                n = len(raw)
-                whole = (end == n or (end == n - 1 and raw[end] == "\n")
-                         or raw[end:].isspace())
+                obj, end = scan(line, 0)
+                n = len(line)
+                whole = (end == n or (end == n - 1 and line[end] == "\n")
+                         or line[end:].isspace())
             except (StopIteration, ValueError, RecursionError):
                 whole = False
             if not whole:
-                if not raw.strip():  # type: ignore[union-attr]
+                if not line.strip():
                     continue
-                obj = _loads(raw, number, source)  # type: ignore[arg-type]
+                obj = _loads(line, number, source)
             event = _fast_event(obj, None, number, id_from_ts=True, keep=keep)
             if event is None:
                 try:
@@ -512,7 +512,7 @@ class EventReader(Iterator[PrimitiveEvent]):
                 yield event  # type: ignore[misc]
 
 
-_SCAN = json.JSONDecoder().scan_once
+_SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 def _decode(raw: bytes, number: int, source: str) -> str:
