@@ -39,7 +39,7 @@ from ._events import (
     PrimitiveEventType,
     compatible,
 )
-from ._paths import PathInstance, PathType
+from ._paths import PathType
 from ._tree import SEMANTICS, WATCH, EventTree, Leaf, MultNode, TreeOptions
 
 __all__ = ["EventGraph"]
@@ -170,11 +170,13 @@ class EventGraph:
         else:
             key = (event.type.name, event.pi.pt)
         leaves = self._dispatch.get(key)
-        if leaves is None:
-            et = event.type
-            leaves = [leaf for leaf in self._by_step.get(et.pt.last, ())
-                      if not leaf.tree.closed and compatible(et, leaf.et)]
-            self._dispatch[key] = leaves
+        return leaves if leaves is not None else self._index(key, event.type)
+
+    def _index(self, key: tuple[object, PathType], et: EventType) -> list[Leaf]:
+        """The open leaves taking events of type ``et`` (``⪰``), remembered under ``key``."""
+        leaves = [leaf for leaf in self._by_step.get(et.pt.last, ())
+                  if not leaf.tree.closed and compatible(et, leaf.et)]
+        self._dispatch[key] = leaves
         return leaves
 
     def takes(self, op: Op, pt: PathType) -> bool:
@@ -186,10 +188,11 @@ class EventGraph:
         """
         if self._observing:
             return True
+        if not pt.is_absolute:
+            return False  # no event occurs at a relative path type
         leaves = self._dispatch.get((op, pt))
         if leaves is None:
-            leaves = self._leaves_for(PrimitiveEvent("", 0, op, PathInstance(
-                pt, ("",) * len(pt)))) if pt.is_absolute else []
+            leaves = self._index((op, pt), PrimitiveEventType(op, pt))
         return bool(leaves)
 
     def advance(self, ts: int) -> None:

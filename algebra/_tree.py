@@ -109,7 +109,7 @@ class _Held:
         self.fresh = True
 
 
-def _span(picks: tuple[Event, ...], tick: int) -> tuple[int, int]:
+def _span(picks: tuple[Event, ...]) -> tuple[int, int]:
     """The interval of a composite: spans its constituents' (section 3.1).
 
     A composite without constituents (raised by a zero lower bound, Example 16) spans nothing,
@@ -127,9 +127,8 @@ def _span(picks: tuple[Event, ...], tick: int) -> tuple[int, int]:
             lo = start
         if hi is None or end > hi:
             hi = end
-    if lo is None or hi is None:  # only composites without constituents, or none
-        return (min(e.start for e in picks), max(e.end for e in picks)) if picks else (tick,
-                                                                                      tick)
+    if lo is None or hi is None:  # only composites without constituents: their own ticks
+        return (min(e.start for e in picks), max(e.end for e in picks))
     return (lo, hi)
 
 
@@ -249,6 +248,7 @@ class OperatorNode:
         absorbs = self._absorbs
         defers = self.defers
         for child, event in arrivals:
+            # :meth:`key`, inlined: this loop runs for every event a leaf takes.
             pi = event.pi
             bounds = bounds_of.get(pi.pt, _NULL)
             if bounds is _NULL:
@@ -288,7 +288,7 @@ class OperatorNode:
         if pi is None:
             pi = _path_instance(et.pt, first.pi.ids[:len(et.pt)])
         ident = "" if self.defers else self._tree.next_id()
-        return _composite(ident, et, pi, picks, _span(picks, tick), tick, first.doc)
+        return _composite(ident, et, pi, picks, _span(picks), tick, first.doc)
 
     def _emit(self, c: CompositeEvent, key: Hashable, raised: list[CompositeEvent]) -> None:
         """Raise potential event ``c`` now, or hold it back (mode, condition)."""
@@ -301,7 +301,7 @@ class OperatorNode:
     def _absorb(self, held: _Held, event: Event) -> None:
         c = held.event
         picks = c.constituents + (event,)
-        held.event = dataclasses.replace(c, constituents=picks, interval=_span(picks, c.ts))
+        held.event = dataclasses.replace(c, constituents=picks, interval=_span(picks))
 
     # --- held potential events ----------------------------------------------------------------
 
@@ -537,7 +537,7 @@ class MultNode(OperatorNode):
                 old = place.event
                 picks = tuple(c if x is cur else x for x in old.constituents)
                 place.event = dataclasses.replace(old, constituents=picks,
-                                                  interval=_span(picks, old.ts))
+                                                  interval=_span(picks))
                 inside = True
             else:
                 place[:] = [x for x in place
