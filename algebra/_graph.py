@@ -188,10 +188,10 @@ class EventGraph:
         """
         if self._observing:
             return True
-        if not pt.is_absolute:
-            return False  # no event occurs at a relative path type
         leaves = self._dispatch.get((op, pt))
         if leaves is None:
+            if not pt.is_absolute:
+                return False  # no event occurs at a relative path type
             leaves = self._index((op, pt), PrimitiveEventType(op, pt))
         return bool(leaves)
 
