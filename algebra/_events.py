@@ -55,10 +55,12 @@ class NodeKind(enum.Enum):
     ELEMENT = "element"
     ATTRIBUTE = "attribute"
     TEXT = "text"
+    COMMENT = "comment"
+    PI = "processing-instruction"
 
 
 _KIND_OF_AXIS = {Axis.CHILD: NodeKind.ELEMENT, Axis.ATTRIBUTE: NodeKind.ATTRIBUTE,
-                 Axis.TEXT: NodeKind.TEXT}
+                 Axis.TEXT: NodeKind.TEXT, Axis.COMMENT: NodeKind.COMMENT, Axis.PI: NodeKind.PI}
 
 
 @dataclass(frozen=True, slots=True)
@@ -414,6 +416,23 @@ class CompositeEvent:
 
 
 Event = Union[PrimitiveEvent, CompositeEvent]
+
+def _primitive(ident: str, ts: int, op: Op, pi: PathInstance, doc: str | None,
+               value: str | None, old: str | None, index: int | None) -> PrimitiveEvent:
+    """A primitive event whose producer guarantees the invariants (a concrete op, an absolute
+    ``pi``): the watched documents emit one per node they change."""
+    e = _new(PrimitiveEvent)
+    set_id, set_ts, set_op, set_pi, set_doc, set_value, set_old, set_index = _set_event
+    set_id(e, ident)
+    set_ts(e, ts)
+    set_op(e, op)
+    set_pi(e, pi)
+    set_doc(e, doc)
+    set_value(e, value)
+    set_old(e, old)
+    set_index(e, index)
+    return e
+
 
 _set_composite = tuple(CompositeEvent.__dict__[f].__set__ for f in (
     "id", "type", "pi", "constituents", "interval", "ts", "doc"))

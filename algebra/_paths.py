@@ -43,7 +43,12 @@ XML_NAMESPACE = "http://www.w3.org/XML/1998/namespace"
 
 
 class Axis(enum.Enum):
-    """The axis of a step: a child element, an attribute, or a text node."""
+    """The axis of a step: a child element, an attribute, a text, comment or PI node.
+
+    Comments and processing instructions are nodes of the documents the DOM wrapper watches
+    (so that edits to them are reported and replayed); the paper's model has only elements,
+    attributes and text, and its examples never name the other two.
+    """
 
     # Members are singletons: identity hashing is valid and, unlike Enum's, runs in C; path
     # types are hashed on every event the engine groups.
@@ -52,6 +57,8 @@ class Axis(enum.Enum):
     CHILD = "child"
     ATTRIBUTE = "attribute"
     TEXT = "text"
+    COMMENT = "comment"
+    PI = "processing-instruction"
 
 
 class Kind(enum.Enum):
@@ -75,21 +82,23 @@ class Step:
     name: str | None = None
 
     def __post_init__(self) -> None:
-        if (self.axis is Axis.TEXT) != (self.name is None):
-            raise ValueError(f"Step {self.axis.value!r}: name={self.name!r}; text() steps have no "
-                             "name and element or attribute steps need one")
+        if (self.axis in _NAMELESS) != (self.name is None):
+            raise ValueError(f"Step {self.axis.value!r}: name={self.name!r}; text(), comment() "
+                             "and processing-instruction() steps have no name and element or "
+                             "attribute steps need one")
 
     def __str__(self) -> str:
-        if self.axis is Axis.TEXT:
-            return "text()"
+        if self.axis in _NAMELESS:
+            return f"{self.axis.value}()"
         if self.axis is Axis.ATTRIBUTE:
             return f"@{self.name}"
         return str(self.name)
 
 
+_NAMELESS = frozenset((Axis.TEXT, Axis.COMMENT, Axis.PI))
 _NCNAME = r"[^\W\d][\w.\-\u00B7]*"
 _STEP_RE = re.compile(
-    rf"(?P<text>text\(\s*\))|(?P<at>@)?(?:\{{(?P<uri>[^}}]*)\}}(?P<local>{_NCNAME})"
+    rf"(?P<text>(?:text|comment|processing-instruction)\(\s*\))|(?P<at>@)?(?:\{{(?P<uri>[^}}]*)\}}(?P<local>{_NCNAME})"
     rf"|(?P<prefix>{_NCNAME}):(?P<plocal>{_NCNAME})|(?P<name>{_NCNAME}))"
 )
 
@@ -110,9 +119,10 @@ def _parse_steps(text: str, namespaces: Mapping[str, str] | None) -> tuple[Kind,
         m = _STEP_RE.match(text, pos)
         if m is None:
             raise PathSyntaxError(
-                "expected a step: a name, @name, {uri}name or text()", text=text, col=pos + 1)
+                "expected a step: a name, @name, {uri}name, text(), comment() or "
+                "processing-instruction()", text=text, col=pos + 1)
         if m["text"]:
-            steps.append(Step(Axis.TEXT))
+            steps.append(Step(Axis(m["text"].partition("(")[0])))
         else:
             axis = Axis.ATTRIBUTE if m["at"] else Axis.CHILD
             if m["local"] is not None:
@@ -150,7 +160,8 @@ def _parse_steps(text: str, namespaces: Mapping[str, str] | None) -> tuple[Kind,
 class PathType:
     """A path type ``<kind, steps>``: a restricted XPath naming nodes by type (section 2.1).
 
-    Only the last step may be an attribute or ``text()``, and a path type has at least one step
+    Only the last step may be an attribute, ``text()``, ``comment()`` or
+    ``processing-instruction()``, and a path type has at least one step
     (the paper's valid event trees need non-empty path types).
 
     >>> pt = PathType.parse("/order/item/price")

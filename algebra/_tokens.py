@@ -1,7 +1,8 @@
 """Split expression-language text (DESIGN section 3) into tokens with line, column and offsets.
 
 Path types are single tokens: anything built from names, ``/``, ``@``, ``{uri}``,
-``prefix:`` and ``text()`` is read greedily, so that a malformed path such as ``a//b`` reaches
+``prefix:``, ``text()``, ``comment()`` and ``processing-instruction()`` is read greedily, so
+that a malformed path such as ``a//b`` reaches
 ``PathType.parse`` whole and its error can point inside it. A line ends wherever
 ``str.splitlines`` ends one, so line numbers agree with the error snippet.
 """
@@ -63,7 +64,7 @@ _LINE_BREAK = re.compile("\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _NAME_START = re.compile(r"[^\W\d]")
 _NCNAME_RE = re.compile(_NCNAME)
 # Lenient on purpose: steps and slashes in any order, validated later by PathType.parse.
-_PATH = re.compile(rf"(?:/|@|text\([ \t]*\)|\{{[^}}]*\}}|{_NCNAME}(?::(?=[^\W\d]))?)+")
+_PATH = re.compile(rf"(?:/|@|(?:text|comment|processing-instruction)\([ \t]*\)|\{{[^}}]*\}}|{_NCNAME}(?::(?=[^\W\d]))?)+")
 _NUMBER = re.compile(r"[0-9]+")
 _PUNCT = {
     ":=": TokenType.ASSIGN, "(": TokenType.LPAREN, ")": TokenType.RPAREN,

@@ -1,5 +1,35 @@
-"""Wrapped lxml documents that emit primitive mutation events (DESIGN section 5)."""
+"""Watched lxml documents that emit primitive mutation events (DESIGN section 5, issue 5).
+
+Importing this package installs the watched element classes as lxml's default classes and
+the reporting versions of ``etree.SubElement`` and the ``strip_*`` functions into
+``lxml.etree`` (see :func:`install`); on trees that no one watches they behave as lxml's.
+"""
 
 from ._conditions import XPathDocuments, xpath_boolean
+from ._document import Recording, WatchedDocument
+from ._elements import WatchedAttrib, WatchedComment, WatchedElement, WatchedPI
+from ._factories import XMLSyntaxError, fromstring, parse, wrap
+from ._functions import (
+    SubElement,
+    cleanup_namespaces,
+    indent,
+    install,
+    installed,
+    strip_attributes,
+    strip_elements,
+    strip_tags,
+    uninstall,
+)
+from ._monitor import CascadeError, Monitor
+from ._replay import Replayer, ReplayError, Snapshot, hardened_parser, replay
 
-__all__ = ["XPathDocuments", "xpath_boolean"]
+install()
+
+__all__ = [
+    "parse", "fromstring", "wrap", "WatchedDocument", "Monitor", "CascadeError",
+    "XMLSyntaxError", "Recording", "Snapshot", "Replayer", "ReplayError", "replay",
+    "hardened_parser", "SubElement", "strip_attributes", "strip_elements", "strip_tags",
+    "indent", "cleanup_namespaces", "install", "uninstall", "installed",
+    "WatchedElement", "WatchedComment", "WatchedPI", "WatchedAttrib",
+    "XPathDocuments", "xpath_boolean",
+]

@@ -1,12 +1,25 @@
 """xmlevents: composite events for XML documents.
 
-The algebra (paths, events, the expression language, event trees and graphs) lives in
-:mod:`xmlevents.algebra`; this facade re-exports what an application needs most.
+Watched documents (:mod:`xmlevents.dom`) turn every change made with lxml into primitive
+events; the algebra (:mod:`xmlevents.algebra`: paths, events, the expression language, event
+trees and graphs) combines them into composite events. This facade re-exports what an
+application needs most. ``xmlevents.parse`` parses a *document*; the expression parser is
+``xmlevents.parse_expression`` (``xmlevents.algebra.parse``).
 
->>> from xmlevents import EventGraph
->>> EventGraph("Ei := ins(item) ; (ins(item/price) & ins(item/quantity))").order
-('Ei',)
+>>> import xmlevents
+>>> doc = xmlevents.fromstring("<order/>")
+>>> _ = doc.define("Ei := ins(item) ; (ins(item/price) & ins(item/quantity))")
+>>> @doc.subscribe("Ei")
+... def complete(doc, event):
+...     print("complete:", event.pi)
+>>> item = xmlevents.SubElement(doc.getroot(), "item")
+>>> with doc.batch():
+...     xmlevents.SubElement(item, "price").text = "5"
+...     xmlevents.SubElement(item, "quantity").text = "2"
+complete: /order[n1]/item[n2]
 """
+
+from typing import TYPE_CHECKING, Any
 
 from xmlevents.algebra import (
     CompositeEvent,
@@ -16,11 +29,27 @@ from xmlevents.algebra import (
     PathType,
     PrimitiveEvent,
     XmlEventsError,
-    parse,
     parse_definitions,
 )
+from xmlevents.algebra import parse as parse_expression
 
 __all__ = [
+    "parse",
+    "fromstring",
+    "wrap",
+    "WatchedDocument",
+    "Monitor",
+    "CascadeError",
+    "XMLSyntaxError",
+    "Recording",
+    "Snapshot",
+    "replay",
+    "SubElement",
+    "strip_attributes",
+    "strip_elements",
+    "strip_tags",
+    "indent",
+    "cleanup_namespaces",
     "XmlEventsError",
     "EventGraph",
     "DefinitionSet",
@@ -28,9 +57,47 @@ __all__ = [
     "PathInstance",
     "PrimitiveEvent",
     "CompositeEvent",
-    "parse",
+    "parse_expression",
     "parse_definitions",
     "__version__",
 ]
 
 __version__ = "0.1.0"
+
+# The document side is imported on first use, so that the algebra (and `xmlevents detect`)
+# runs without lxml and without installing the watched classes into it (DESIGN section 1).
+_DOM = frozenset(("parse", "fromstring", "wrap", "WatchedDocument", "Monitor", "CascadeError",
+                  "XMLSyntaxError", "Recording", "Snapshot", "replay", "SubElement",
+                  "strip_attributes", "strip_elements", "strip_tags", "indent",
+                  "cleanup_namespaces"))
+
+
+def __getattr__(name: str) -> Any:
+    if name in _DOM:
+        from xmlevents import dom
+
+        value = getattr(dom, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'xmlevents' has no attribute {name!r}")
+
+
+if TYPE_CHECKING:
+    from xmlevents.dom import (  # noqa: F401
+        CascadeError,
+        Monitor,
+        Recording,
+        Snapshot,
+        SubElement,
+        WatchedDocument,
+        XMLSyntaxError,
+        cleanup_namespaces,
+        fromstring,
+        indent,
+        parse,
+        replay,
+        strip_attributes,
+        strip_elements,
+        strip_tags,
+        wrap,
+    )

@@ -1,0 +1,196 @@
+"""A watched document: an lxml tree whose every change becomes primitive events (issue 5)."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+from blinker import Signal
+from lxml import etree
+
+from xmlevents.algebra import CompositeEvent, DefinitionSet, EventType, PrimitiveEvent
+
+from . import _ops
+from ._monitor import Monitor
+from ._registry import NODES, preorder
+from ._replay import Snapshot, replay
+from ._resync import resync
+
+__all__ = ["WatchedDocument", "Recording"]
+
+
+@dataclass
+class Recording:
+    """The events of a document from a snapshot on: replaying them onto ``start`` gives the
+    document as it is (or was when the recording stopped)."""
+
+    start: Snapshot
+    events: list[PrimitiveEvent] = field(default_factory=list)
+
+    def replay(self) -> Any:
+        """The document replayed from ``start`` through ``events`` (an lxml ElementTree)."""
+        return replay(self.start, self.events)
+
+
+class WatchedDocument:
+    """An lxml document whose changes are reported to a :class:`Monitor`.
+
+    Build one with :func:`xmlevents.parse`, :func:`~xmlevents.fromstring` or
+    :func:`~xmlevents.wrap`; edit ``doc.getroot()`` with lxml as usual. ``mutations`` is a
+    blinker signal sent every primitive event (``fn(doc, event=e)``); ``define``,
+    ``subscribe``, ``batch``, ``flush`` and ``close`` act on the monitor, which may watch other
+    documents too (events of different documents never combine).
+    """
+
+    def __init__(self, tree: Any, *, name: str, monitor: Monitor) -> None:
+        self.tree = tree
+        self.name = name
+        self.monitor = monitor
+        self.mutations = Signal(f"xmlevents mutations of {name}")
+        self.by_id: dict[str, Any] = {}
+        self.recordings: list[list[PrimitiveEvent]] = []
+        self._count = 0
+        self._released = False
+        monitor.watch(self)
+        root = tree.getroot()
+        s = _ops.state
+        s.depth += 1  # registering is no operation: nothing is reported
+        try:
+            _ops.ins_tree(self, root, None, -1, False)
+        except BaseException:
+            self.release()
+            raise
+        finally:
+            s.depth -= 1
+
+    # --- what the operations need ---------------------------------------------------------
+
+    def new_id(self) -> str:
+        self._count += 1
+        return f"n{self._count}"
+
+    def listening(self) -> bool:
+        """Whether anything wants this document's events (otherwise none are built)."""
+        return bool(self.monitor.active or self.recordings or self.mutations.receivers)
+
+    # --- the tree ---------------------------------------------------------------------------
+
+    def getroot(self) -> Any:
+        return self.tree.getroot()
+
+    def id_of(self, node: Any) -> str | None:
+        """The identifier of an element, comment or processing instruction of this document."""
+        rec = NODES.get(node)
+        return rec.id if rec is not None and rec.doc is self else None
+
+    def node(self, ident: str) -> Any:
+        """The node with identifier ``ident``, or None."""
+        return self.by_id.get(ident)
+
+    def path_of(self, node: Any) -> Any:
+        """The path instance of a node of this document (``/order[n1]/item[n4]``), or None."""
+        rec = NODES.get(node)
+        return rec.pi if rec is not None and rec.doc is self else None
+
+    def tostring(self, **options: Any) -> bytes:
+        """``etree.tostring`` of the document's tree."""
+        return etree.tostring(self.tree, **options)  # type: ignore[no-any-return]
+
+    # --- subscriptions (on the monitor, for this document) ----------------------------------
+
+    def define(self, definitions: Any) -> DefinitionSet:
+        """Add definitions to the monitor (see :meth:`Monitor.define`)."""
+        return self.monitor.define(definitions)
+
+    def subscribe(self, event_type: str | EventType, fn: Callable[..., Any] | None = None, *,
+                  weak: bool = False) -> Any:
+        """Call ``fn(doc, event=e)`` for this document's events of ``event_type``; returns
+        ``fn`` (without ``fn``, a decorator). See :meth:`Monitor.subscribe`."""
+        return self.monitor.subscribe(event_type, fn, doc=self, weak=weak)
+
+    def unsubscribe(self, event_type: str | EventType, fn: Callable[..., Any]) -> None:
+        self.monitor.unsubscribe(event_type, fn, doc=self)
+
+    def signal(self, event_type: str | EventType) -> Signal:
+        """The blinker signal for this document's events of ``event_type``."""
+        return self.monitor.signal(event_type, self)
+
+    def batch(self) -> Any:
+        """``with doc.batch():`` runs receivers at the end of the block, not after each edit."""
+        return self.monitor.batch()
+
+    def flush(self) -> list[CompositeEvent]:
+        """Report changes made behind the wrapper's back and flush the graph (section 3.3)."""
+        return self.monitor.flush()
+
+    def close(self) -> list[CompositeEvent]:
+        """Flush and stop watching: the monitor closes if this was its only document."""
+        if self._released:
+            return []
+        if list(self.monitor.documents.values()) == [self]:
+            return self.monitor.close()
+        self.resync()
+        self.monitor.release(self)
+        return []
+
+    @property
+    def closed(self) -> bool:
+        return self._released
+
+    def __enter__(self) -> WatchedDocument:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- consistency and replay -------------------------------------------------------------
+
+    def resync(self) -> None:
+        """Report changes made without the element methods (e.g. ``etree.strip_tags`` bound
+        before xmlevents was imported): compare the records with the live tree."""
+        if not self._released:
+            resync(self)
+
+    def snapshot(self) -> Snapshot:
+        """The document now, with the ids of its nodes (the start of a replay)."""
+        self.resync()
+        root = self.getroot()
+        index = {e: i for i, e in enumerate(root.iter())}
+        nodes: list[tuple[str, str, int, str | None]] = []
+        for kind, e, name, _ in preorder(root, False, True):
+            rec = NODES[e]
+            i = index[e]
+            if kind == "node":
+                nodes.append((rec.id, kind, i, None))
+            elif kind == "attr":
+                nodes.append((rec.attrs[name][0], kind, i, name))  # type: ignore[index]
+            else:
+                nodes.append((rec.text_id if kind == "text" else rec.tail_id,  # type: ignore[arg-type]
+                              kind, i, None))
+        return Snapshot(etree.tostring(self.tree, encoding="unicode"), tuple(nodes))
+
+    @contextmanager
+    def record(self) -> Iterator[Recording]:
+        """``with doc.record() as rec:`` collects the events of the block in ``rec.events``,
+        from the snapshot ``rec.start``."""
+        rec = Recording(self.snapshot())
+        self.recordings.append(rec.events)
+        try:
+            yield rec
+        finally:
+            self.recordings[:] = [r for r in self.recordings if r is not rec.events]
+
+    def release(self) -> None:
+        """Forget every node's id (the monitor calls this when it stops watching)."""
+        if self._released:
+            return
+        self._released = True
+        pop = NODES.pop
+        for e in self.by_id.values():
+            pop(e, None)
+        self.by_id.clear()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._released else f"{len(self.by_id)} nodes"
+        return f"<WatchedDocument {self.name!r}: {state}>"

@@ -1,0 +1,102 @@
+"""Watched documents from files, text and existing trees (issue 5)."""
+
+from __future__ import annotations
+
+import itertools
+import os
+from typing import Any
+
+from lxml import etree
+
+from xmlevents.algebra import XmlEventsError
+
+from ._document import WatchedDocument
+from ._monitor import Monitor
+from ._ops import WATCHED
+from ._registry import NODES
+from ._replay import hardened_parser
+
+__all__ = ["parse", "fromstring", "wrap", "XMLSyntaxError"]
+
+_numbers = itertools.count(1)
+
+
+class XMLSyntaxError(XmlEventsError, ValueError):
+    """A document that is not well-formed XML: ``source``, ``line`` and ``column`` say where."""
+
+    def __init__(self, source: str, line: int | None, column: int | None, reason: str) -> None:
+        self.source, self.line, self.column, self.reason = source, line, column, reason
+        where = f"{source}:{line}:{column}" if line else source
+        super().__init__(f"{where}: {reason}")
+
+
+def _name(name: str | None, source: Any = None) -> str:
+    if name is not None:
+        return name
+    if isinstance(source, (str, os.PathLike)):
+        return os.fspath(source)
+    source_name = getattr(source, "name", None)
+    if isinstance(source_name, str):
+        return source_name
+    return f"doc{next(_numbers)}"
+
+
+def _syntax_error(exc: etree.XMLSyntaxError, source: str) -> XMLSyntaxError:
+    line, column = exc.position if exc.position else (None, None)
+    reason = exc.msg.split(", line ")[0] if exc.msg else str(exc)
+    return XMLSyntaxError(source, line, column, reason)
+
+
+def parse(source: Any, *, name: str | None = None, monitor: Monitor | None = None,
+          **parser_options: Any) -> WatchedDocument:
+    """Parse a file (name, path or file object) into a watched document.
+
+    The parser resolves no external entity and reads nothing from the network
+    (:func:`hardened_parser`); ``parser_options`` go to it (e.g. ``remove_blank_text``).
+
+    Raises:
+        XMLSyntaxError: naming the source, line and column, if it is not well-formed.
+    """
+    doc_name = _name(name, source)
+    try:
+        tree = etree.parse(source, hardened_parser(**parser_options))
+    except etree.XMLSyntaxError as exc:
+        raise _syntax_error(exc, doc_name) from None
+    return WatchedDocument(tree, name=doc_name, monitor=monitor or Monitor())
+
+
+def fromstring(text: str | bytes, *, name: str | None = None, monitor: Monitor | None = None,
+               **parser_options: Any) -> WatchedDocument:
+    """Parse XML text into a watched document (see :func:`parse`)."""
+    doc_name = _name(name)
+    try:
+        root = etree.fromstring(text, hardened_parser(**parser_options))
+    except etree.XMLSyntaxError as exc:
+        raise _syntax_error(exc, doc_name) from None
+    return WatchedDocument(root.getroottree(), name=doc_name, monitor=monitor or Monitor())
+
+
+def wrap(tree: Any, *, name: str | None = None, monitor: Monitor | None = None
+         ) -> WatchedDocument:
+    """Watch an lxml tree (an ElementTree or any of its elements: the whole tree is watched).
+
+    The tree is watched in place when its nodes are xmlevents' classes, as every tree built
+    with ``lxml.etree`` after xmlevents is imported is. A tree of other classes (lxml.html,
+    objectify, or elements still referenced from before the import) cannot report changes
+    made through those objects: it is copied, and ``doc.getroot()`` is the copy to edit.
+
+    Raises:
+        ValueError: if the tree is already watched.
+    """
+    if not isinstance(tree, etree._ElementTree):
+        tree = tree.getroottree()
+    root = tree.getroot()
+    if root is None:
+        raise ValueError("the tree has no root element to watch")
+    nodes = list(root.iter())
+    if any(e in NODES for e in nodes):
+        raise ValueError(f"this tree is already watched (as {NODES[root].doc.name!r} or "
+                         "part of it); close that document first")
+    if not all(isinstance(e, WATCHED) for e in nodes):
+        tree = etree.fromstring(etree.tostring(tree), hardened_parser()).getroottree()
+    return WatchedDocument(tree, name=_name(name), monitor=monitor or Monitor())

@@ -1,0 +1,332 @@
+"""The monitor: one event graph over one or more watched documents, and its subscribers.
+
+It numbers the primitive events of each finished top-level operation (one tick each, DESIGN
+section 2), feeds them to the event graph at once — so the graph is always complete, whatever
+the receivers do — and then delivers them, and the composite events they raised, to the
+receivers (issue 5):
+
+* per primitive event in tick order: the receivers of its document's ``mutations`` signal,
+  then those of the subscriptions to primitive types it matches, then, for every composite
+  event raised at its tick (in the order raised), those of the subscriptions it matches;
+* subscriptions in the order their event types were first subscribed, receivers of one type
+  in the order they were connected (blinker's).
+
+Events caused by receivers are fed to the graph when their operation ends and delivered after
+the current round; ``cascade_limit`` rounds end a runaway loop of rules with
+:class:`CascadeError`. A receiver that raises does not stop the others; its exception
+propagates from the operation that caused the delivery, once everything is delivered.
+"""
+
+from __future__ import annotations
+
+import re
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
+
+from blinker import Signal
+
+from xmlevents.algebra import (
+    CompositeEvent,
+    DefinitionSet,
+    EventGraph,
+    EventType,
+    PathInstance,
+    PrimitiveEvent,
+    PrimitiveEventType,
+    XmlEventsError,
+    compatible,
+    parse_event_type,
+)
+from xmlevents.algebra._events import _primitive
+
+from ._conditions import XPathDocuments
+from ._ops import Raw
+from ._registry import NODES
+
+__all__ = ["Monitor", "CascadeError"]
+
+Receiver = Callable[..., Any]
+_NAME = re.compile(r"[^\W\d][\w.\-]*\Z")
+
+
+class CascadeError(XmlEventsError, RuntimeError):
+    """Receivers kept changing documents for more rounds than the monitor's cascade limit.
+
+    The events of every round were fed to the graph; the callbacks of the last round were not
+    run. ``errors`` holds what receivers raised before the limit was reached.
+    """
+
+    def __init__(self, message: str, errors: list[BaseException]) -> None:
+        super().__init__(message)
+        self.errors = errors
+
+
+class _Subscription:
+    """The receivers of one event type (of one document, or of all when ``doc`` is None)."""
+
+    __slots__ = ("key", "match", "primitive", "signal", "doc")
+
+    def __init__(self, key: str, event_type: str | EventType, doc: Any) -> None:
+        self.key = key
+        self.doc = doc
+        self.signal = Signal(f"xmlevents {key}")
+        if isinstance(event_type, str) and _NAME.match(event_type.strip()):
+            # A bare name: the composite events of that definition, whatever their path.
+            name = event_type.strip()
+            self.primitive = False
+            self.match: Callable[[Any], bool] = lambda e: e.type.name == name
+            return
+        et = parse_event_type(event_type) if isinstance(event_type, str) else event_type
+        self.primitive = isinstance(et, PrimitiveEventType)
+        self.match = lambda e: compatible(e.type, et)
+
+
+class Monitor:
+    """Detects composite events over the watched documents it is given (one or several).
+
+    Args:
+        definitions: definitions to start with (see :meth:`define`).
+        context, hierarchical, semantics: as for :class:`~xmlevents.algebra.EventGraph`.
+        namespaces: prefixes that definitions and ``when=`` conditions may use.
+        cascade_limit: how many rounds of receivers changing documents may follow one
+            operation before :class:`CascadeError` ends the cascade.
+    """
+
+    def __init__(self, definitions: Any = None, *, context: str = "chronicle",
+                 hierarchical: bool = True, semantics: str = "interval",
+                 namespaces: dict[str, str] | None = None, cascade_limit: int = 100) -> None:
+        if cascade_limit < 1:
+            raise ValueError(f"cascade_limit={cascade_limit}: at least one round is needed")
+        self._options = {"context": context, "hierarchical": hierarchical,
+                         "semantics": semantics}
+        self.namespaces = dict(namespaces or {})
+        self.cascade_limit = cascade_limit
+        self.documents: dict[str, Any] = {}
+        self.graph: EventGraph | None = None
+        self._definitions: DefinitionSet | None = None
+        self._subscriptions: dict[tuple[str, int], _Subscription] = {}
+        self._ts = 0
+        self._outbox: list[tuple[Any, PrimitiveEvent | None, list[CompositeEvent]]] = []
+        self._delivering = False
+        self._batch = 0
+        self._closed = False
+        self.active = False  # whether anything needs events: a graph or a subscription
+        if definitions is not None:
+            self.define(definitions)
+
+    # --- documents ---------------------------------------------------------------------
+
+    def watch(self, doc: Any) -> None:
+        """Take ``doc`` (a :class:`WatchedDocument` being built) into this monitor."""
+        if self._closed:
+            raise RuntimeError("this monitor is closed; create a new one")
+        if doc.name in self.documents:
+            raise ValueError(f"a document named {doc.name!r} is already watched by this "
+                             "monitor; give each document its own name")
+        self.documents[doc.name] = doc
+
+    def _resolve(self, doc: str | None, pi: PathInstance) -> Any:
+        """The element at ``pi`` now (for an attribute or text node, its element), or None."""
+        d = self.documents.get(doc) if doc is not None else None
+        if d is None and doc is None and len(self.documents) == 1:
+            d = next(iter(self.documents.values()))
+        if d is None:
+            return None
+        element = d.by_id.get(pi.ids[-1])
+        if element is None and len(pi.ids) > 1:
+            element = d.by_id.get(pi.ids[-2])
+            rec = NODES.get(element)
+            return element if rec is not None and rec.pi.ids == pi.ids[:-1] else None
+        rec = NODES.get(element)
+        return element if rec is not None and rec.pi == pi else None
+
+    # --- definitions and subscriptions ---------------------------------------------------
+
+    def define(self, definitions: Any) -> DefinitionSet:
+        """Add definitions (text, one per line, or AST values) and rebuild the event graph.
+
+        Detection restarts: composite events partly detected before are forgotten, so define
+        everything before the edits it should see. Returns the whole definition set.
+
+        Raises:
+            ExpressionSyntaxError, DefinitionError: the definitions are refused and the
+                monitor keeps the ones it had.
+        """
+        before = [] if self._definitions is None else [self._definitions]
+        defs = DefinitionSet.of(*before, definitions, namespaces=self.namespaces or None)
+        graph = EventGraph(defs, documents=XPathDocuments(self._resolve,
+                                                          namespaces=self.namespaces),
+                           **self._options)  # type: ignore[arg-type]
+        if self._ts:
+            graph.advance(self._ts)
+        self._definitions, self.graph = defs, graph
+        self.active = True
+        return defs
+
+    @property
+    def definitions(self) -> DefinitionSet | None:
+        return self._definitions
+
+    def signal(self, event_type: str | EventType, doc: Any = None) -> Signal:
+        """The blinker signal sent for ``event_type`` (of ``doc``, or of every document)."""
+        key = (str(event_type).strip(), id(doc))
+        sub = self._subscriptions.get(key)
+        if sub is None:
+            sub = _Subscription(key[0], event_type, doc)
+            self._subscriptions[key] = sub
+            self.active = True
+        return sub.signal
+
+    def subscribe(self, event_type: str | EventType, fn: Receiver | None = None, *,
+                  doc: Any = None, weak: bool = False) -> Any:
+        """Call ``fn(document, event=e)`` for every event of ``event_type``; returns ``fn``.
+
+        ``event_type`` is a definition's name (its composite events), a composite type such
+        as ``"ItemComplete(order/item)"`` or ``"%(item)"``, or a primitive type such as
+        ``"upd(item/price)"``. Without ``fn``, returns a decorator. Receivers are held
+        strongly unless ``weak``.
+        """
+        if fn is None:
+            return lambda f: self.subscribe(event_type, f, doc=doc, weak=weak)
+        self.signal(event_type, doc).connect(fn, weak=weak)
+        return fn
+
+    def unsubscribe(self, event_type: str | EventType, fn: Receiver, *, doc: Any = None
+                    ) -> None:
+        """Stop calling ``fn`` for ``event_type``."""
+        sub = self._subscriptions.get((str(event_type).strip(), id(doc)))
+        if sub is not None:
+            sub.signal.disconnect(fn)
+
+    # --- events --------------------------------------------------------------------------
+
+    def take(self, raw: list[Raw]) -> None:
+        """Number, record and detect on the events of one finished operation, then deliver."""
+        if self._closed:
+            return
+        graph = self.graph
+        ts = self._ts
+        outbox = self._outbox
+        for doc, op, pi, value, old, index in raw:
+            ts += 1
+            e = _primitive(f"e{ts}", ts, op, pi, doc.name, value, old, index)
+            for log in doc.recordings:
+                log.append(e)
+            raised = graph.feed(e) if graph is not None else []
+            outbox.append((doc, e, raised))
+        self._ts = ts
+        self.deliver()
+
+    def deliver(self) -> None:
+        """Run the receivers of everything undelivered, round after round (see the module)."""
+        if self._delivering or self._batch or not self._outbox:
+            return
+        self._delivering = True
+        errors: list[BaseException] = []
+        rounds = 0
+        try:
+            while self._outbox:
+                rounds += 1
+                if rounds > self.cascade_limit:
+                    pending = self._outbox
+                    self._outbox = []
+                    last = pending[-1][1]
+                    raise CascadeError(
+                        f"receivers were still changing the documents after "
+                        f"{self.cascade_limit} rounds (cascade_limit); {len(pending)} "
+                        f"deliveries dropped, the last for "
+                        f"{last.type if last is not None else 'a flush'}: a rule loop?",
+                        errors)
+                batch, self._outbox = self._outbox, []
+                for doc, e, raised in batch:
+                    self._call(doc, e, raised, errors)
+        finally:
+            self._delivering = False
+        if len(errors) == 1:
+            raise errors[0]
+        if errors:
+            raise ExceptionGroup(f"{len(errors)} receivers raised", errors)  # type: ignore[type-var]
+
+    def _call(self, doc: Any, e: PrimitiveEvent | None, raised: list[CompositeEvent],
+              errors: list[BaseException]) -> None:
+        subs = self._subscriptions.values()
+        if e is not None:
+            self._run(doc.mutations, doc, e, errors)
+            for sub in subs:
+                if sub.primitive and (sub.doc is None or sub.doc is doc) and sub.match(e):
+                    self._run(sub.signal, doc, e, errors)
+        for c in raised:
+            cdoc = self.documents.get(c.doc, doc) if c.doc is not None else doc
+            for sub in subs:
+                if not sub.primitive and (sub.doc is None or sub.doc is cdoc) and sub.match(c):
+                    self._run(sub.signal, cdoc, c, errors)
+
+    @staticmethod
+    def _run(signal: Signal, doc: Any, event: Any, errors: list[BaseException]) -> None:
+        if not signal.receivers:
+            return
+        for fn in list(signal.receivers_for(doc)):
+            try:
+                fn(doc, event=event)
+            except Exception as exc:  # the others still run; raised once all are delivered
+                errors.append(exc)
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Defer receivers to the end of the block (the graph still sees every event)."""
+        self._batch += 1
+        try:
+            yield
+        finally:
+            self._batch -= 1
+            if not self._batch:
+                self.deliver()
+
+    # --- flush and close -----------------------------------------------------------------
+
+    def flush(self) -> list[CompositeEvent]:
+        """Report changes made behind the wrapper's back, then flush the graph (section 3.3):
+        raise what non-local and custom operators hold. Returns the composites raised."""
+        for doc in list(self.documents.values()):
+            doc.resync()
+        raised = self.graph.flush() if self.graph is not None and not self._closed else []
+        return self._raise(raised)
+
+    def close(self) -> list[CompositeEvent]:
+        """Flush, close the graph and release every document (edits are no longer reported).
+
+        Returns the composites raised by closing.
+        """
+        if self._closed:
+            return []
+        for doc in list(self.documents.values()):
+            doc.resync()
+        raised = self.graph.close() if self.graph is not None else []
+        self._closed = True
+        try:
+            return self._raise(raised)
+        finally:
+            for doc in list(self.documents.values()):
+                self.release(doc)
+
+    def release(self, doc: Any) -> None:
+        """Stop watching ``doc``: its nodes lose their ids and its edits are not reported."""
+        if self.documents.get(doc.name) is doc:
+            del self.documents[doc.name]  # type: ignore[union-attr]
+        doc.release()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def _raise(self, raised: list[CompositeEvent]) -> list[CompositeEvent]:
+        if raised:
+            doc = next(iter(self.documents.values()), None)
+            self._outbox.append((doc, None, raised))
+            self.deliver()
+        return raised
+
+    def __repr__(self) -> str:
+        names = ", ".join(self.documents) or "no documents"
+        defined = ", ".join(self.graph.order) if self.graph is not None else "nothing"
+        return f"<Monitor of {names}; detecting {defined}>"

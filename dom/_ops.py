@@ -1,0 +1,398 @@
+"""Operations on watched documents: their extent, and the events they emit (DESIGN 5).
+
+Every mutating method of a watched element runs as an *operation*: lxml's own method does the
+change first (so a call lxml refuses changes nothing and reports nothing), then the operation
+reports it from the registry's records (the state before) and the live tree (the state after).
+Operations nest: the methods of the wrapper call each other, and everything a top-level call
+causes is one batch of events, handed to the documents' monitors when it ends; receivers
+therefore never run in the middle of an lxml call (issue 5).
+
+Within one operation the removals come first, each removed subtree in the exact reverse of
+document order, then the insertions in their final document order; ids survive moves within a
+document, never a removal followed by a later insertion.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from lxml import etree
+
+from xmlevents.algebra import Axis, Op
+
+from ._registry import (
+    ATTR,
+    NODE,
+    NODES,
+    TEXT,
+    Node,
+    child_pi,
+    node_step,
+    own_value,
+    preorder,
+    tail_pi,
+)
+
+__all__ = ["begin", "end", "ins_tree", "remove_tree", "state", "report_text", "report_tail",
+           "report_attr", "structural"]
+
+INS, UPD, DEL = Op.INS, Op.UPD, Op.DEL
+
+# A raw event: (document, op, path instance, value, old, index); the monitor numbers it.
+Raw = tuple[Any, Op, Any, "str | None", "str | None", "int | None"]
+
+
+class _State:
+    """The operation in progress (one per process: lxml trees are not thread-safe either)."""
+
+    depth = 0
+    out: list[Raw] = []
+    # Elements etree.SubElement created under watched parents, reported when the next
+    # operation starts (see WatchedElement._init).
+    strays: list[Any] = []
+    in_init = False
+
+
+state = _State
+
+
+def begin() -> list[Raw]:
+    """Enter an operation; the outermost one first reports elements created behind our back."""
+    s = _State
+    s.depth += 1
+    if s.depth == 1:
+        s.out = []
+        if s.strays:
+            _absorb()
+    return s.out
+
+
+def end() -> None:
+    """Leave an operation; the outermost one hands its events to the monitors."""
+    s = _State
+    s.depth -= 1
+    if s.depth == 0 and s.out:
+        raw, s.out = s.out, []
+        dispatch(raw)
+
+
+def dispatch(raw: list[Raw]) -> None:
+    """Give each monitor its documents' events, in order (a move may span two monitors)."""
+    first = raw[0][0].monitor
+    if all(r[0].monitor is first for r in raw):
+        first.take(raw)
+        return
+    monitors: dict[int, tuple[Any, list[Raw]]] = {}
+    for r in raw:
+        m = r[0].monitor
+        monitors.setdefault(id(m), (m, []))[1].append(r)
+    errors: list[BaseException] = []
+    for m, events in monitors.values():
+        try:
+            m.take(events)
+        except Exception as exc:  # every monitor gets its events before anything propagates
+            errors.append(exc)
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise ExceptionGroup("receivers of several monitors raised", errors)  # type: ignore[type-var]
+
+
+def _absorb() -> None:
+    strays, _State.strays = _State.strays, []
+    for e in strays:
+        if e in NODES:
+            continue
+        parent = e.getparent()
+        rec = NODES.get(parent) if parent is not None else None
+        if rec is not None:
+            ins_tree(rec.doc, e, rec, parent.index(e), True)
+
+
+# --- subtrees --------------------------------------------------------------------------------
+
+def _nsdecl(e: Any) -> str | None:
+    """The namespace declarations ``e`` makes (an element insertion's value), or None."""
+    parent = e.getparent()
+    inherited = parent.nsmap if parent is not None else {}
+    own = [(p, u) for p, u in e.nsmap.items() if inherited.get(p) != u]
+    if not own:
+        return None
+    return " ".join(f'xmlns="{u}"' if p is None else f'xmlns:{p}="{u}"' for p, u in own)
+
+
+def ins_tree(doc: Any, el: Any, parent: Node | None, index: int, with_tail: bool,
+             stayed: Any = None) -> None:
+    """Register ``el``'s subtree in ``doc`` and report its insertion at ``index``.
+
+    Nodes that already have records of ``doc`` (a move within it, a rename) keep their ids.
+    Nodes in ``stayed`` (a resync) are only registered; of them, only attributes and texts
+    new to the records are reported.
+    """
+    out = _State.out if doc.listening() else None
+    new_id = doc.new_id
+    by_id = doc.by_id
+    for kind, e, name, k in preorder(el, with_tail, False, index):
+        quiet = stayed is not None and e in stayed
+        if kind is NODE:
+            rec = NODES.get(e)
+            if rec is None or rec.doc is not doc:
+                rec = Node(doc, new_id())
+                NODES[e] = rec
+                by_id[rec.id] = e
+            elif e is el and with_tail and e.tail is None:
+                rec.tail_id = rec.tail = None  # moved without its tail (lxml drops it at times)
+            p = parent if e is el else NODES[e.getparent()]
+            axis, tag = node_step(e)
+            rec.pi = child_pi(p.pi if p is not None else None, axis, tag, rec.id)
+            if axis is Axis.CHILD:
+                value = _nsdecl(e) if out is not None and not quiet else None
+            else:
+                value = rec.text = own_value(e)
+            if out is not None and not quiet:
+                out.append((doc, INS, rec.pi, value, None, k if k >= 0 else None))
+            continue
+        rec = NODES[e]
+        if kind is ATTR:
+            a = rec.attrs.get(name)  # type: ignore[arg-type]
+            value = e.get(name)
+            if a is None:
+                a = rec.attrs[name] = [new_id(), value]  # type: ignore[index]
+                quiet = False
+            else:
+                a[1] = value
+            if out is not None and not quiet:
+                out.append((doc, INS, child_pi(rec.pi, Axis.ATTRIBUTE, name, a[0]), value,
+                            None, None))
+        elif kind is TEXT:
+            if rec.text_id is None:
+                rec.text_id = new_id()
+                quiet = False
+            value = rec.text = e.text
+            if out is not None and not quiet:
+                out.append((doc, INS, child_pi(rec.pi, Axis.TEXT, None, rec.text_id), value,
+                            None, 0))
+        else:
+            if rec.tail_id is None:
+                rec.tail_id = new_id()
+                quiet = False
+            rec.tail = e.tail
+            if out is not None and not quiet:
+                out.append((doc, INS, tail_pi(rec), rec.tail, None, k))
+
+
+def remove_tree(el: Any, with_tail: bool, keep: Any = None) -> None:
+    """Report the removal of ``el``'s subtree (from the records: the state before).
+
+    The records are forgotten unless the subtree stays in document ``keep`` (a move within
+    it, a rename), whose insertion then reuses them.
+    """
+    rec = NODES[el]
+    doc = rec.doc
+    if doc.listening():
+        out = _State.out
+        items = list(preorder(el, with_tail, True))
+        for kind, e, name, _ in reversed(items):
+            r = NODES[e]
+            if kind is NODE:
+                out.append((doc, DEL, r.pi, None, r.text if type(e.tag) is not str else None,
+                            None))
+            elif kind is ATTR:
+                aid, old = r.attrs[name]  # type: ignore[index]
+                out.append((doc, DEL, child_pi(r.pi, Axis.ATTRIBUTE, name, aid), None, old,
+                            None))
+            elif kind is TEXT:
+                out.append((doc, DEL, child_pi(r.pi, Axis.TEXT, None, r.text_id), None,  # type: ignore[arg-type]
+                            r.text, None))
+            else:
+                out.append((doc, DEL, tail_pi(r), None, r.tail, None))
+    if keep is not doc:
+        forget(el)
+
+
+def forget(el: Any) -> None:
+    """Drop the records of ``el``'s subtree: its ids are never used again."""
+    pop = NODES.pop
+    for e in el.iter():
+        rec = pop(e, None)
+        if rec is not None:
+            rec.doc.by_id.pop(rec.id, None)
+
+
+# --- leaves ----------------------------------------------------------------------------------
+
+def report_text(rec: Node, value: str | None) -> None:
+    """The element's ``.text`` became ``value``: ins, upd or del of its text node."""
+    old = rec.text
+    if value == old and (value is None) == (old is None):
+        return
+    doc = rec.doc
+    if old is None:
+        rec.text_id = doc.new_id()
+        op, index = INS, 0
+    elif value is None:
+        op, index = DEL, None
+    else:
+        op, index = UPD, None
+    rec.text = value
+    tid = rec.text_id
+    if value is None:
+        rec.text_id = None
+    if doc.listening():
+        _State.out.append((doc, op, child_pi(rec.pi, Axis.TEXT, None, tid), value, old,  # type: ignore[arg-type]
+                           index))
+
+
+def report_tail(rec: Node, e: Any, value: str | None) -> None:
+    """The node's ``.tail`` became ``value``: ins, upd or del of a text node of its parent."""
+    old = rec.tail
+    if value == old and (value is None) == (old is None):
+        return
+    doc = rec.doc
+    if old is None:
+        rec.tail_id = doc.new_id()
+        op = INS
+    elif value is None:
+        op = DEL
+    else:
+        op = UPD
+    rec.tail = value
+    if doc.listening():
+        index = e.getparent().index(e) + 1 if op is INS else None
+        _State.out.append((doc, op, tail_pi(rec), value, old, index))
+    if value is None:
+        rec.tail_id = None
+
+
+def report_attr(rec: Node, name: str, value: str | None) -> None:
+    """Attribute ``name`` became ``value`` (None: removed)."""
+    a = rec.attrs.get(name)
+    doc = rec.doc
+    if a is None:
+        if value is None:
+            return
+        a = rec.attrs[name] = [doc.new_id(), value]
+        op, old = INS, None
+    else:
+        old = a[1]
+        if value == old:
+            return
+        if value is None:
+            del rec.attrs[name]
+            op = DEL
+        else:
+            a[1] = value
+            op = UPD
+    if doc.listening():
+        _State.out.append((doc, op, child_pi(rec.pi, Axis.ATTRIBUTE, name, a[0]), value, old,
+                           None))
+
+
+def report_own(rec: Node, e: Any) -> None:
+    """A comment's text or a PI's target or text changed: an update of the node itself."""
+    value = own_value(e)
+    old = rec.text
+    if value == old:
+        return
+    rec.text = value
+    doc = rec.doc
+    if doc.listening():
+        _State.out.append((doc, UPD, rec.pi, value, old, None))
+
+
+# --- child lists -----------------------------------------------------------------------------
+
+WATCHED: tuple[type, ...] = ()  # the wrapper's node classes (set by _elements)
+
+
+def structural(parent: Any, removed: Iterable[Any], inserted: list[Any], call: Any) -> Any:
+    """Run ``call()``, an lxml change to ``parent``'s children, and report it.
+
+    ``removed`` are children ``call`` takes away for good (unless also in ``inserted``);
+    ``inserted`` are the elements it puts under ``parent``, each moved from wherever it was.
+    """
+    prec = NODES.get(parent)
+    tracked = [e for e in inserted if e in NODES]
+    gone = [e for e in removed if e in NODES]
+    if prec is None and not tracked and not gone:
+        return call()  # nothing watched is involved: plain lxml
+    if prec is not None:
+        for e in inserted:
+            if not isinstance(e, WATCHED):
+                raise TypeError(
+                    f"{e!r} is a {type(e).__module__}.{type(e).__qualname__}, whose changes "
+                    "xmlevents cannot see; insert a copy built with lxml.etree or "
+                    "xmlevents.Element instead")
+    begin()
+    try:
+        # The old parents are needed only to tell moves from insertions; lxml forgets them.
+        result = call()
+        dst = prec.doc if prec is not None else None
+        seen: set[int] = set()
+        for e in reversed(gone):
+            seen.add(id(e))
+            remove_tree(e, True, dst if any(x is e for x in inserted) else None)
+        for e in reversed(tracked):
+            if id(e) not in seen:
+                seen.add(id(e))
+                remove_tree(e, True, dst)
+        if prec is not None:
+            placed = {id(e): e for e in inserted if e.getparent() is parent}
+            if placed:
+                listening = prec.doc.listening()
+                order = sorted(placed.values(), key=parent.index) if (
+                    len(placed) > 1 or listening) else list(placed.values())
+                for e in order:
+                    ins_tree(prec.doc, e, prec, parent.index(e) if listening else -1, True)
+        return result
+    finally:
+        end()
+
+
+def clear(el: Any, keep_tail: bool, call: Any) -> None:
+    """``el.clear()``: its tail (unless kept), children, text and attributes go, in reverse."""
+    rec = NODES.get(el)
+    if rec is None:
+        call()
+        return
+    children = list(el)
+    begin()
+    try:
+        call()
+        doc = rec.doc
+        if not keep_tail and rec.tail_id is not None:
+            report_tail(rec, el, None)
+        for child in reversed(children):
+            remove_tree(child, True)
+        report_text(rec, None)
+        for name in reversed(list(rec.attrs)):
+            report_attr(rec, name, None)
+        del doc  # the records now match the cleared element
+    finally:
+        end()
+
+
+def rename(el: Any, call: Any) -> None:
+    """``el.tag = ...``: the subtree is removed and inserted again with its ids (DESIGN 5)."""
+    rec = NODES.get(el)
+    if rec is None:
+        call()
+        return
+    old = el.tag
+    begin()
+    try:
+        call()
+        if el.tag == old:
+            return
+        # the subtree's structure is unchanged, so the recorded walk still holds for it
+        remove_tree(el, False, rec.doc)
+        parent = el.getparent()
+        prec = NODES[parent] if parent is not None else None
+        index = parent.index(el) if parent is not None and rec.doc.listening() else -1
+        ins_tree(rec.doc, el, prec, index, False)
+    finally:
+        end()
+
+
+def is_comment_or_pi(e: Any) -> bool:
+    return e.tag is etree.Comment or e.tag is etree.PI

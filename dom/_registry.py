@@ -1,0 +1,161 @@
+"""Identifiers of the nodes of watched documents, and the walks that give them (DESIGN 5).
+
+lxml recreates its element proxies at will, so an identifier cannot live in a proxy. Instead
+the registry keeps every proxy of a watched document alive (lxml then hands out that same
+proxy for its node) and maps it to a :class:`Node` record: the node's identifier, its path
+instance, and the identifiers and values of its text, tail and attributes. The records are
+also the document's state as last reported, so a change made behind the wrapper's back can be
+found and reported by comparing them with the live tree (:mod:`._resync`).
+
+Document order of a subtree (:func:`preorder`) is the order of insertion events: an element,
+its attributes in lxml's order, its text, then each child's subtree followed by that child's
+tail; removal events use the exact reverse.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from lxml import etree
+
+from xmlevents.algebra import Axis, Kind, PathInstance, PathType, Step
+from xmlevents.algebra._events import _path_instance
+
+__all__ = ["Node", "NODES", "child_type", "child_pi", "tail_pi", "preorder", "node_step",
+           "own_value"]
+
+# Kinds of the items preorder() yields.
+NODE, ATTR, TEXT, TAIL = "node", "attr", "text", "tail"
+
+
+class Node:
+    """What the registry knows of one element, comment or processing instruction.
+
+    ``attrs`` maps an attribute's name to ``[id, value]``; ``text`` and ``tail`` hold the
+    values last reported (a comment's or PI's ``text`` is its event value).
+    """
+
+    __slots__ = ("doc", "id", "pi", "text_id", "text", "tail_id", "tail", "attrs")
+
+    def __init__(self, doc: Any, ident: str) -> None:
+        self.doc = doc
+        self.id = ident
+        self.pi: PathInstance = None  # type: ignore[assignment]  # set by the caller
+        self.text_id: str | None = None
+        self.text: str | None = None
+        self.tail_id: str | None = None
+        self.tail: str | None = None
+        self.attrs: dict[str, list[str]] = {}
+
+
+# Every tracked proxy of every open watched document. Holding the proxies is what keeps them
+# (and so the records' keys) stable; a document releases its entries when it is closed.
+NODES: dict[Any, Node] = {}
+
+_TYPES: dict[tuple[PathType | None, Axis, str | None], PathType] = {}
+PARENT_TYPE: dict[PathType, PathType | None] = {}
+
+
+def child_type(parent: PathType | None, axis: Axis, name: str | None) -> PathType:
+    """The path type of a node under ``parent`` (interned: the engine keys groups by it)."""
+    key = (parent, axis, name)
+    pt = _TYPES.get(key)
+    if pt is None:
+        step = Step(axis, name)
+        pt = (PathType(parent.kind, parent.steps + (step,)) if parent is not None
+              else PathType(Kind.ABSOLUTE, (step,)))
+        _TYPES[key] = pt
+        PARENT_TYPE[pt] = parent
+    return pt
+
+
+def child_pi(parent: PathInstance | None, axis: Axis, name: str | None, ident: str
+             ) -> PathInstance:
+    """The path instance of node ``ident`` under the node at ``parent``."""
+    if parent is None:
+        return _path_instance(child_type(None, axis, name), (ident,))
+    return _path_instance(child_type(parent.pt, axis, name), parent.ids + (ident,))
+
+
+def tail_pi(rec: Node) -> PathInstance:
+    """The path instance of ``rec``'s tail: a text node of its parent."""
+    pi = rec.pi
+    parent = PARENT_TYPE[pi.pt]
+    assert parent is not None and rec.tail_id is not None
+    return _path_instance(child_type(parent, Axis.TEXT, None), pi.ids[:-1] + (rec.tail_id,))
+
+
+def node_step(e: Any) -> tuple[Axis, str | None]:
+    """The step naming node ``e`` under its parent.
+
+    Raises:
+        TypeError: for an entity reference, which the document model has no place for.
+    """
+    tag = e.tag
+    if type(tag) is str:
+        return Axis.CHILD, tag
+    if tag is etree.Comment:
+        return Axis.COMMENT, None
+    if tag is etree.PI:
+        return Axis.PI, None
+    raise TypeError(f"{e!r}: entity references are not part of the watched document model; "
+                    "parse with entities resolved (the default of xmlevents.parse)")
+
+
+def pi_value(e: Any) -> str:
+    """A processing instruction as one value, ``"target text"``, as its events carry it."""
+    text = e.text
+    return e.target if not text else f"{e.target} {text}"
+
+
+def own_value(e: Any) -> str | None:
+    """The value a node's own event carries: a comment's text, a PI's ``target text``."""
+    tag = e.tag
+    if type(tag) is str:
+        return None
+    if tag is etree.Comment:
+        return e.text or ""
+    return pi_value(e)
+
+
+def preorder(el: Any, with_tail: bool, recorded: bool = False, index: int = -1
+             ) -> Iterator[tuple[str, Any, str | None, int]]:
+    """The nodes of ``el``'s subtree as ``(kind, owner, attribute name, index)``, in
+    insertion order.
+
+    Kinds: ``NODE`` (the element, comment or PI itself; ``index`` is its position among its
+    parent's children, ``index`` for ``el``), ``ATTR``, ``TEXT`` (the element's ``.text``) and
+    ``TAIL`` (the owner's ``.tail``, a text node of the owner's parent; ``index`` is the
+    owner's position plus one). With ``recorded``, attributes, texts and tails are those of
+    the registry's records (the state last reported) rather than the live ones.
+    """
+    # A stack entry is (node, True, index) to visit a node or (node, False, index) for its
+    # tail; a tail is pushed below its element so it comes out after the whole subtree.
+    stack: list[tuple[Any, bool, int]] = [(el, True, index)]
+    if with_tail and (NODES[el].tail_id if recorded else el.tail) is not None:
+        stack.insert(0, (el, False, index))
+    pop, push = stack.pop, stack.append
+    while stack:
+        e, visit, index = pop()
+        if not visit:
+            yield TAIL, e, None, index + 1
+            continue
+        yield NODE, e, None, index
+        if type(e.tag) is str:
+            if recorded:
+                rec = NODES[e]
+                names: Any = rec.attrs
+                has_text = rec.text_id is not None
+            else:
+                names = e.keys()
+                has_text = e.text is not None
+            for name in names:
+                yield ATTR, e, name, -1
+            if has_text:
+                yield TEXT, e, None, 0
+            k = len(e)
+            for child in reversed(e):
+                k -= 1
+                if (NODES[child].tail_id if recorded else child.tail) is not None:
+                    push((child, False, k))
+                push((child, True, k))

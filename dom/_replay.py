@@ -1,0 +1,215 @@
+"""Replay primitive events onto a copy of the document they started from (DESIGN section 5).
+
+A :class:`Snapshot` is a document's serialisation plus the identifier of every node in it; a
+:class:`Replayer` parses it and applies events by identifier: insertions at the parent and index
+they carry, updates and removals wherever the identified node is now. Replaying a watched
+document's events from a snapshot reproduces it exactly (``etree.tostring`` gives the same
+bytes), which is what the replay module checks version after version.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from lxml import etree
+
+from xmlevents.algebra import Axis, Op, PrimitiveEvent, XmlEventsError
+
+from ._registry import ATTR, NODE, TAIL, TEXT, preorder
+
+__all__ = ["Snapshot", "Replayer", "replay", "ReplayError", "hardened_parser"]
+
+
+def hardened_parser(*, plain: bool = False, **options: Any) -> etree.XMLParser:
+    """An XML parser that never reads outside the text: no external entities, DTDs or network.
+
+    Internal entities are expanded (libxml2 limits their amplification). With ``plain``,
+    the parser builds lxml's own element classes rather than the watched ones.
+    """
+    parser = etree.XMLParser(resolve_entities="internal", no_network=True, load_dtd=False,
+                             dtd_validation=False, huge_tree=False, **options)
+    if plain:
+        parser.set_element_class_lookup(etree.ElementDefaultClassLookup())
+    return parser
+
+
+class ReplayError(XmlEventsError, ValueError):
+    """An event that cannot be applied to the document being replayed (named by id and tick)."""
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A document (``xml``, as ``etree.tostring`` of its tree) and the ids of its nodes.
+
+    ``nodes`` lists ``(id, kind, element, name)`` in document order: ``kind`` is ``"node"``,
+    ``"attr"``, ``"text"`` or ``"tail"``; ``element`` the position of the node (or of the
+    attribute's, text's or tail's owner) in ``root.iter()`` order; ``name`` the attribute's.
+    """
+
+    xml: str
+    nodes: tuple[tuple[str, str, int, str | None], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"xml": self.xml, "nodes": [list(n) for n in self.nodes]}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Snapshot:
+        return cls(d["xml"], tuple((n[0], n[1], n[2], n[3]) for n in d["nodes"]))
+
+
+_NSDECL = re.compile(r'xmlns(?::([^=\s]+))?="([^"]*)"')
+
+
+def _nsmap(value: str | None) -> dict[str | None, str] | None:
+    if not value:
+        return None
+    return {m.group(1): m.group(2) for m in _NSDECL.finditer(value)}
+
+
+class Replayer:
+    """Applies primitive events, one at a time, to a copy of the snapshot's document."""
+
+    def __init__(self, start: Snapshot) -> None:
+        self._parser = hardened_parser(plain=True)
+        root = etree.fromstring(start.xml.encode("utf-8"), self._parser)
+        self.tree: Any = root.getroottree()
+        elements = list(root.iter())
+        self._at: dict[str, tuple[str, Any, str | None]] = {}
+        for ident, kind, i, name in start.nodes:
+            e = elements[i]
+            # An empty text serialises as <a></a> but parses back as None: restore it.
+            if kind == TEXT and e.text is None:
+                e.text = ""
+            elif kind == TAIL and e.tail is None:
+                e.tail = ""
+            self._at[ident] = (kind, e, name)
+
+    @property
+    def root(self) -> Any:
+        return self.tree.getroot()
+
+    def apply_all(self, events: Iterable[PrimitiveEvent]) -> Any:
+        for e in events:
+            self.apply(e)
+        return self.tree
+
+    def apply(self, event: PrimitiveEvent) -> None:
+        """Apply one event.
+
+        Raises:
+            ReplayError: naming the event, when its node or position does not exist.
+        """
+        try:
+            self._apply(event)
+        except (KeyError, IndexError, TypeError, ValueError) as exc:
+            raise ReplayError(f"event {event.id} (ts={event.ts}, {event.op.value} "
+                              f"{event.pi}) cannot be applied: {exc}") from None
+
+    def _apply(self, event: PrimitiveEvent) -> None:
+        pi = event.pi
+        ident = pi.ids[-1]
+        step = pi.pt.last
+        axis = step.axis
+        if event.op is Op.INS:
+            if ident in self._at:
+                raise ValueError(f"id {ident!r} is already in the document")
+            if axis is Axis.ATTRIBUTE:
+                owner = self._element(pi.ids[-2])
+                owner.set(step.name, event.value)
+                self._at[ident] = (ATTR, owner, step.name)
+            elif axis is Axis.TEXT:
+                owner = self._element(pi.ids[-2])
+                value = event.value if event.value is not None else ""
+                if not event.index:
+                    owner.text = value
+                    self._at[ident] = (TEXT, owner, None)
+                else:
+                    child = owner[event.index - 1]
+                    child.tail = value
+                    self._at[ident] = (TAIL, child, None)
+            else:
+                self._at[ident] = (NODE, self._insert(event, pi.ids), None)
+            return
+        kind, node, name = self._at[ident] if event.op is Op.UPD else self._at.pop(ident)
+        value = event.value if event.op is Op.UPD else None
+        if kind == ATTR:
+            if value is None:
+                del node.attrib[name]
+            else:
+                node.set(name, value)
+        elif kind == TEXT:
+            node.text = value
+        elif kind == TAIL:
+            node.tail = value
+        elif event.op is Op.UPD:
+            if axis is Axis.PI:
+                target, _, text = (value or "").partition(" ")
+                node.target = target
+                node.text = text or None
+            else:
+                node.text = value
+        else:
+            parent = node.getparent()
+            if parent is None:
+                self.tree = etree.ElementTree(None, parser=self._parser)  # the document is gone
+            else:
+                tail = node.tail
+                previous = node.getprevious()
+                parent.remove(node)
+                if tail:  # a tail not removed first stays in place, as in the live document
+                    if previous is None:
+                        parent.text = (parent.text or "") + tail
+                    else:
+                        previous.tail = (previous.tail or "") + tail
+
+    def _element(self, ident: str) -> Any:
+        kind, e, _ = self._at[ident]
+        if kind != NODE:
+            raise ValueError(f"id {ident!r} is not an element")
+        return e
+
+    def _insert(self, event: PrimitiveEvent, ids: tuple[str, ...]) -> Any:
+        step = event.pi.pt.last
+        parent = self._element(ids[-2]) if len(ids) > 1 else None
+        if step.axis is Axis.COMMENT:
+            new = etree.Comment(event.value or None)
+        elif step.axis is Axis.PI:
+            target, _, text = (event.value or "").partition(" ")
+            new = etree.PI(target, text or None)
+        elif parent is not None:
+            # Made in place, so it uses the prefixes in scope there, as the original did.
+            new = etree.SubElement(parent, step.name, nsmap=_nsmap(event.value))
+        else:
+            new = self._parser.makeelement(step.name, nsmap=_nsmap(event.value))
+        if parent is None:
+            self.tree._setroot(new)
+            return new
+        if event.index is None:
+            raise ValueError("an insertion needs the index among the parent's children")
+        if event.index > len(parent) - (new.getparent() is parent):
+            raise IndexError(f"index {event.index} is past the parent's "
+                             f"{len(parent)} children")
+        parent.insert(event.index, new)
+        return new
+
+    def snapshot(self) -> Snapshot:
+        """The replayed document and its ids, as a :class:`Snapshot`."""
+        root = self.tree.getroot()
+        ids = {(kind, id(e), name): ident for ident, (kind, e, name) in self._at.items()}
+        nodes: list[tuple[str, str, int, str | None]] = []
+        if root is not None:
+            index = {id(e): i for i, e in enumerate(root.iter())}
+            for kind, e, name, _ in preorder(root, False):
+                nodes.append((ids[(kind, id(e), name)], kind, index[id(e)], name))
+        return Snapshot(_serialise(self.tree), tuple(nodes))
+
+
+def _serialise(tree: Any) -> str:
+    return etree.tostring(tree, encoding="unicode") if tree.getroot() is not None else ""
+
+
+def replay(start: Snapshot, events: Iterable[PrimitiveEvent]) -> Any:
+    """The document ``start`` becomes when ``events`` are applied: an lxml ElementTree."""
+    return Replayer(start).apply_all(events)
