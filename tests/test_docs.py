@@ -6,14 +6,21 @@ import pkgutil
 
 import pytest
 
+import contextlib
+import io
+import pathlib
+import re
+
 import xmlevents
 import xmlevents.algebra
+import xmlevents.dom
 
 
 def _modules() -> list[str]:
     names = ["xmlevents", "xmlevents._cli"]
-    for info in pkgutil.iter_modules(xmlevents.algebra.__path__, "xmlevents.algebra."):
-        names.append(info.name)
+    for package in (xmlevents.algebra, xmlevents.dom):
+        for info in pkgutil.iter_modules(package.__path__, package.__name__ + "."):
+            names.append(info.name)
     return sorted(names)
 
 
@@ -35,3 +42,21 @@ def test_algebra_imports_no_outside_packages() -> None:
             "print(','.join(bad))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
+
+
+def _python_blocks() -> list[str]:
+    text = README.read_text(encoding="utf-8")
+    return [b for b in re.findall(r"```python\n(.*?)```", text, re.S) if "import xmlevents" in b]
+
+
+@pytest.mark.parametrize("block", _python_blocks(), ids=lambda b: b.splitlines()[0][:40])
+def test_readme_python_examples_print_what_their_comments_say(block: str) -> None:
+    """A README example runs, and each ``print(...)  # value`` prints that value."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(block, str(README), "exec"), {})
+    expected = [m.group(1).strip() for m in re.finditer(r"^print\(.*\)\s+# (.*)$", block, re.M)]
+    assert out.getvalue().split("\n")[:len(expected)] == expected
