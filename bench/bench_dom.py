@@ -1,13 +1,14 @@
 """Benchmark watched documents: the cost of reporting lxml mutations as primitive events.
 
 1. Mutations per second on a purchase order of about 10^4 elements (``<order>`` with
-   ``<shipment>`` parents holding ~2,500 ``<item>`` elements, each with ``name``, ``price``
-   and ``quantity`` children with text). One pre-generated operation list (fixed seed, the
-   same for every variant) mixes, about one third each: element insertions (``SubElement``: a
-   new ``item`` under a random shipment, or a ``price``/``quantity`` under an item inserted
-   earlier, so that about half of the new items are completed), text updates (``.text`` of an
-   existing ``price``/``quantity``) and attribute changes (``item.set("rev", ...)``). Variants,
-   each on a fresh document per repetition, in one process:
+   ``<shipment>`` parents, ``--size`` / 200 of them, holding ~2,500 ``<item>`` elements, each
+   with ``name``, ``price`` and ``quantity`` children with text). One pre-generated operation
+   list (fixed seed, the same for every variant) mixes, about one third each: element
+   insertions (``SubElement``: a new ``item`` under a random shipment, or a
+   ``price``/``quantity`` under an item inserted earlier, so that about half of the new items
+   are completed), text updates (``.text`` of an existing ``price``/``quantity``) and attribute
+   changes (``item.set("rev", ...)``). Variants, each on a fresh document per repetition, in
+   one process:
 
    a. raw lxml: parsed with ``hardened_parser(plain=True)`` (lxml's own classes) and lxml's
       original ``SubElement`` (``xmlevents.dom._functions._LXML["SubElement"]``);
@@ -21,9 +22,11 @@
       the installed classes cost unwatched lxml code; e2 the same while another document is
       watched (new proxies are then checked for insertion behind the wrapper's back).
 
-   Median of ``--repeat`` runs (time.perf_counter, gc disabled while timing): ops/s, us per op
-   and the slowdown against raw lxml. The timed loop dispatches on the operation kind; that
-   overhead is the same in every variant (and included in raw lxml's figure).
+   Median of ``--repeat`` runs (time.perf_counter, gc disabled while timing; the variants take
+   turns run by run): ops/s, us per op and the slowdown against raw lxml. The timed loop
+   dispatches on the operation kind; that overhead is the same in every variant (and included
+   in raw lxml's figure). The shipments keep sibling lists short (~50 items): with a listener,
+   an insertion's event carries its index, which costs lxml a walk of the parent's children.
 2. Against what a user would otherwise write: snapshot the tree (``copy.deepcopy`` of a plain
    lxml tree), make 10 edits (the same mix) to a 1,000-element document, then
    ``xmldiff.main.diff_trees(before, after)`` with default settings (Differ: F=0.5,
@@ -32,9 +35,9 @@
    ``doc.mutations`` receiver collecting the events. Time per round of each and the speed-up;
    both must see changes (non-empty diff, events emitted).
 3. For information, tracemalloc's peak and retained bytes of wrapping the 10^4-element
-   document (registry records, proxies held, path instances) against the Python-side size of
-   the plain parsed tree (libxml2's C memory is not traced; the process RSS growth while
-   parsing is shown as a rough estimate of it).
+   document (registry records, ids, path instances, and the proxies the registry keeps alive)
+   against the Python-side size of the plain parsed tree: just its root's proxy, or every
+   element's proxy if held (libxml2's own memory for the tree is not traced).
 
 Run: ``python bench/bench_dom.py [--size 10000] [--ops 10000] [--repeat 5]``.
 Targets (issue 5): wrapped without subscriptions <= 10x raw lxml; the wrapped edits with event
@@ -44,9 +47,9 @@ delivery >= 100x faster than snapshot + edit + xmldiff.
 from __future__ import annotations
 
 import argparse
+import collections
 import copy
 import gc
-import os
 import random
 import statistics
 import sys
@@ -246,55 +249,60 @@ VARIANTS: list[tuple[str, str, Callable[[bytes], Run]]] = [
 ]
 
 
-def time_variant(make: Callable[[bytes], Run], xml: bytes, ops: list[tuple[int, int, str]],
-                 repeat: int) -> tuple[float, int]:
-    """Median seconds per operation over ``repeat`` fresh documents; the finish count."""
-    samples = []
-    count = 0
-    for _ in range(repeat):
-        run = make(xml)
-        t = targets(run.root)
-        sub_element = run.sub_element
-        gc.collect()
-        gc.disable()
+def sample(make: Callable[[bytes], Run], xml: bytes, ops: list[tuple[int, int, str]]
+           ) -> tuple[float, int]:
+    """Seconds per operation on a fresh document of the variant ``make``; its finish count."""
+    run = make(xml)
+    t = targets(run.root)
+    sub_element = run.sub_element
+    gc.collect()
+    gc.disable()
+    try:
         start = time.perf_counter()
         apply(ops, t, sub_element)
         elapsed = time.perf_counter() - start
+    finally:
         gc.enable()
-        count = run.finish()
-        samples.append(elapsed / len(ops))
-        assert not NODES, "a variant left a document open"
-    return statistics.median(samples), count
+    count = run.finish()
+    assert not NODES, "a variant left a document open"
+    return elapsed / len(ops), count
 
 
 def mutation_rates(size: int, n_ops: int, repeat: int) -> None:
     doc = order(size)
     ops, completed = operations(doc, n_ops)
-    kinds = [sum(1 for o in ops if o[0] in ks) for ks in
-             ((INS_ITEM, INS_PRICE, INS_QUANTITY), (SET_TEXT,), (SET_ATTR,))]
-    new_elements = kinds[0]
+    inserted = sum(1 for o in ops if o[0] in (INS_ITEM, INS_PRICE, INS_QUANTITY))
+    texts = sum(1 for o in ops if o[0] == SET_TEXT)
+    attrs = sum(1 for o in ops if o[0] == SET_ATTR)
+    items = sum(1 for o in ops if o[0] == INS_ITEM)
     print(f"1. mutations on a {doc.elements:,}-element order ({doc.shipments} shipments, "
-          f"{doc.items:,} items; {doc.elements + new_elements:,} elements after the run)")
-    print(f"   {len(ops):,} operations, seed 42: {kinds[0]:,} element insertions "
-          f"({sum(1 for o in ops if o[0] == INS_ITEM):,} items, the rest price/quantity), "
-          f"{kinds[1]:,} text updates, {kinds[2]:,} attribute sets; {completed:,} new items "
-          f"completed; median of {repeat}")
+          f"{doc.items:,} items; {doc.elements + inserted:,} elements after the run)")
+    print(f"   {len(ops):,} operations, seed 42: {inserted:,} element insertions ({items:,} "
+          f"items, {inserted - items:,} prices/quantities under them), {texts:,} text updates, "
+          f"{attrs:,} attribute sets; {completed:,} new items completed")
+    print(f"   median of {repeat} runs a variant, the variants interleaved run by run")
+    # Round-robin over the variants, so that drift of the machine affects them alike.
+    samples: dict[str, list[float]] = {key: [] for key, _, _ in VARIANTS}
+    counts: dict[str, int] = {}
+    for _ in range(repeat):
+        for key, _, make in VARIANTS:
+            per_op, counts[key] = sample(make, doc.xml, ops)
+            samples[key].append(per_op)
+    median = {key: statistics.median(s) for key, s in samples.items()}
+    raw = median["a"]
     print(f"   {'variant':<48} {'ops/s':>11} {'us/op':>8} {'x raw':>7}")
-    raw = None
-    for key, label, make in VARIANTS:
-        per_op, count = time_variant(make, doc.xml, ops, repeat)
-        raw = raw or per_op
+    for key, label, _ in VARIANTS:
+        per_op = median[key]
         print(f"   {key + ') ' + label:<48} {1 / per_op:>11,.0f} {per_op * 1e6:>8.2f} "
               f"{per_op / raw:>7.2f}")
-        if make is subscribed:
-            status = "ok" if count == completed else f"MISMATCH, expected {completed:,}"
-            print(f"      ItemComplete callbacks: {count:,} ({status})")
-        elif make is mutations_only:
-            print(f"      primitive events delivered: {count:,}")
-        if make is wrapped:
-            wrapped_ratio = per_op / raw
-    print(f"   target: wrapped without subscriptions <= 10x raw lxml: "
-          f"{wrapped_ratio:.2f}x ({'met' if wrapped_ratio <= 10 else 'NOT met'})")
+        if key == "c":
+            status = "ok" if counts[key] == completed else f"MISMATCH, expected {completed:,}"
+            print(f"      ItemComplete callbacks: {counts[key]:,} ({status})")
+        elif key == "d":
+            print(f"      primitive events delivered: {counts[key]:,}")
+    ratio = median["b"] / raw
+    print(f"   target: wrapped without subscriptions <= 10x raw lxml: {ratio:.2f}x "
+          f"({'met' if ratio <= 10 else 'NOT met'})")
     print()
 
 
@@ -332,10 +340,14 @@ def versus_xmldiff(size: int, edits: int, rounds: int, wrapped_rounds: int) -> N
           f"vs. wrapped edits with a mutations receiver")
     print("   xmldiff.main.diff_trees(before, after), default settings (F=0.5, "
           "uniqueattrs=[xml:id], ratio_mode='fast', fast_match=False)")
+    kinds = collections.Counter(type(a).__name__ for a in actions)
     print(f"   deepcopy + edits + diff_trees: {diff_t * 1e3:>9.2f} ms a round (median of "
-          f"{rounds}); {len(actions)} diff actions")
+          f"{rounds}); {len(actions)} diff actions: "
+          + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())))
+    ops_seen = collections.Counter(e.op.value for e in events)
     print(f"   wrapped edits + delivery:      {wrap_t * 1e3:>9.3f} ms a round (median of "
-          f"{wrapped_rounds}); {len(events)} events")
+          f"{wrapped_rounds}); {len(events)} events: "
+          + ", ".join(f"{n} {k}" for k, n in sorted(ops_seen.items())))
     ok = bool(actions) and bool(events)
     print(f"   both saw changes: {'yes' if ok else 'NO'}")
     speedup = diff_t / wrap_t
@@ -344,11 +356,6 @@ def versus_xmldiff(size: int, edits: int, rounds: int, wrapped_rounds: int) -> N
 
 
 # --- 3. memory -----------------------------------------------------------------------------------
-
-def _rss() -> int:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
 
 def traced(fn: Callable[[], Any]) -> tuple[int, int, Any]:
     """Peak and retained traced bytes of ``fn()``, and its result (kept alive)."""
@@ -363,11 +370,6 @@ def traced(fn: Callable[[], Any]) -> tuple[int, int, Any]:
 
 def memory(size: int) -> None:
     doc = order(size)
-    gc.collect()
-    before = _rss()
-    keep = plain_root(doc.xml)
-    rss = _rss() - before if os.path.exists("/proc/self/statm") else 0
-    del keep
     p_peak, p_kept, plain = traced(lambda: plain_root(doc.xml))
     h_peak, h_kept, held = traced(lambda: list(plain.iter()))
     root = etree.fromstring(doc.xml, hardened_parser())
@@ -376,14 +378,14 @@ def memory(size: int) -> None:
     wdoc.close()
     kib = 1024
     print(f"3. memory of the {doc.elements:,}-element order ({len(doc.xml):,} bytes of XML; "
-          "tracemalloc, Python allocations only)")
-    print(f"   plain parse:                     peak {p_peak / kib:>8,.0f} KiB, retained "
-          f"{p_kept / kib:>8,.0f} KiB (process RSS grew ~{rss / kib:,.0f} KiB: libxml2)")
-    print(f"   plain tree, every proxy held:    peak {h_peak / kib:>8,.0f} KiB, retained "
-          f"{h_kept / kib:>8,.0f} KiB ({len(held):,} proxies)")
-    print(f"   xmlevents.wrap (registry+ids):   peak {w_peak / kib:>8,.0f} KiB, retained "
-          f"{w_kept / kib:>8,.0f} KiB ({nodes:,} ids, "
-          f"{w_kept / doc.elements:,.0f} bytes an element)")
+          "tracemalloc: Python allocations only, not libxml2's tree)")
+    print(f"   plain parse:                   peak {p_peak / kib:>7,.0f} KiB, retained "
+          f"{p_kept / kib:>7,.0f} KiB (the root's proxy)")
+    print(f"   plain tree, every proxy held:  peak {h_peak / kib:>7,.0f} KiB, retained "
+          f"{h_kept / kib:>7,.0f} KiB ({len(held):,} proxies)")
+    print(f"   xmlevents.wrap of the tree:    peak {w_peak / kib:>7,.0f} KiB, retained "
+          f"{w_kept / kib:>7,.0f} KiB ({nodes:,} elements registered, "
+          f"{w_kept / nodes:,.0f} bytes each, proxies included)")
 
 
 def main(argv: list[str] | None = None) -> int:

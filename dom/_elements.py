@@ -15,7 +15,16 @@ from typing import Any, Iterable, Iterator
 from lxml import etree
 
 from . import _ops
-from ._ops import begin, end, report_attr, report_own, report_tail, report_text, structural
+from ._ops import (
+    begin,
+    end,
+    report_attr,
+    report_own,
+    report_tail,
+    report_text,
+    settle,
+    structural,
+)
 from ._registry import NODES
 
 __all__ = ["WatchedElement", "WatchedComment", "WatchedPI", "WatchedAttrib"]
@@ -40,6 +49,7 @@ def _name(key: Any) -> str:
 
 
 def _set_tail(self: Any, value: Any) -> None:
+    settle()
     rec = NODES.get(self)
     if rec is None:
         _tail_set(self, value)
@@ -58,6 +68,7 @@ def _set_tail(self: Any, value: Any) -> None:
 
 
 def _set_text(self: Any, value: Any) -> None:
+    settle()
     rec = NODES.get(self)
     if rec is None:
         _text_set(self, value)
@@ -122,6 +133,7 @@ class WatchedElement(etree.ElementBase):
     base = property(_get_base, _set_base, doc=_E.base.__doc__)  # type: ignore[assignment]
 
     def set(self, key: Any, value: Any) -> None:
+        settle()
         rec = NODES.get(self)
         if rec is None:
             _E.set(self, key, value)
@@ -198,6 +210,7 @@ def _set_target(self: Any, value: Any) -> None:
 
 
 def _set_own(self: Any, call: Any) -> None:
+    settle()
     rec = NODES.get(self)
     if rec is None:
         call()
@@ -261,6 +274,7 @@ class WatchedAttrib(MutableMapping[str, str]):
 
     def __delitem__(self, key: Any) -> None:
         el = self._element
+        settle()
         rec = NODES.get(el)
         if rec is None:
             del _attrib(el)[key]

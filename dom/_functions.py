@@ -17,7 +17,7 @@ from typing import Any, Callable
 from lxml import etree
 
 from ._elements import WatchedComment, WatchedElement, WatchedPI
-from ._ops import begin, end, ins_tree
+from ._ops import begin, end, ins_tree, settle
 from ._registry import NODES
 
 __all__ = ["SubElement", "strip_attributes", "strip_elements", "strip_tags", "indent",
@@ -32,6 +32,7 @@ _sub_element = _LXML["SubElement"]
 def SubElement(parent: Any, tag: Any, attrib: Any = None, nsmap: Any = None, **extra: Any
                ) -> Any:
     """``etree.SubElement`` that reports the new element (and its attributes)."""
+    settle()
     rec = NODES.get(parent)
     if rec is None:
         return _sub_element(parent, tag, attrib, nsmap, **extra)
@@ -49,6 +50,7 @@ def _reporting(lxml_function: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(lxml_function)
     def reporting(tree: Any, *args: Any, **kwargs: Any) -> Any:
         root = tree.getroot() if isinstance(tree, etree._ElementTree) else tree
+        settle()
         rec = NODES.get(root)
         if rec is None:
             return lxml_function(tree, *args, **kwargs)

@@ -33,7 +33,7 @@ from ._registry import (
     tail_pi,
 )
 
-__all__ = ["begin", "end", "ins_tree", "remove_tree", "state", "report_text", "report_tail",
+__all__ = ["begin", "end", "settle", "ins_tree", "remove_tree", "state", "report_text", "report_tail",
            "report_attr", "structural"]
 
 INS, UPD, DEL = Op.INS, Op.UPD, Op.DEL
@@ -74,6 +74,15 @@ def end() -> None:
     if s.depth == 0 and s.out:
         raw, s.out = s.out, []
         dispatch(raw)
+
+
+def settle() -> None:
+    """Report elements created behind our back before an operation looks anything up (they
+    may be the very nodes it changes): their insertions come first, as an operation of their
+    own."""
+    if _State.strays and not _State.depth:
+        begin()
+        end()
 
 
 def dispatch(raw: list[Raw]) -> None:
@@ -311,6 +320,7 @@ def structural(parent: Any, removed: Iterable[Any], inserted: list[Any], call: A
     ``removed`` are children ``call`` takes away for good (unless also in ``inserted``);
     ``inserted`` are the elements it puts under ``parent``, each moved from wherever it was.
     """
+    settle()
     prec = NODES.get(parent)
     tracked = [e for e in inserted if e in NODES]
     gone = [e for e in removed if e in NODES]
@@ -325,8 +335,15 @@ def structural(parent: Any, removed: Iterable[Any], inserted: list[Any], call: A
                     "xmlevents.Element instead")
     begin()
     try:
-        # The old parents are needed only to tell moves from insertions; lxml forgets them.
-        result = call()
+        try:
+            result = call()
+        except Exception:
+            # lxml checks some arguments only as it goes (extend, slice assignment): report
+            # whatever it did before refusing, then let its error through.
+            for doc in {id(r.doc): r.doc for r in [prec, *map(NODES.get, tracked + gone)]
+                        if r is not None}.values():
+                doc.resync()
+            raise
         dst = prec.doc if prec is not None else None
         seen: set[int] = set()
         for e in reversed(gone):
@@ -351,6 +368,7 @@ def structural(parent: Any, removed: Iterable[Any], inserted: list[Any], call: A
 
 def clear(el: Any, keep_tail: bool, call: Any) -> None:
     """``el.clear()``: its tail (unless kept), children, text and attributes go, in reverse."""
+    settle()
     rec = NODES.get(el)
     if rec is None:
         call()
@@ -374,6 +392,7 @@ def clear(el: Any, keep_tail: bool, call: Any) -> None:
 
 def rename(el: Any, call: Any) -> None:
     """``el.tag = ...``: the subtree is removed and inserted again with its ids (DESIGN 5)."""
+    settle()
     rec = NODES.get(el)
     if rec is None:
         call()

@@ -1,0 +1,613 @@
+"""Stateful property test of watched documents: every edit, through every lxml API.
+
+A hypothesis state machine keeps two watched documents and a plain-lxml copy of each, applies
+every edit to both the watched and the plain trees, and checks after every step that
+
+* the watched tree serialises exactly as its plain copy (the wrapper never changes what lxml
+  does, including which calls lxml refuses);
+* nothing went unreported: a resync finds no difference between the records and the tree;
+* replaying the document's recorded events onto its starting snapshot gives the same bytes
+  and the same node ids (recordings are per document);
+* every node has an id, ids are unique, ``by_id`` maps exactly the live nodes, and each
+  node's path instance names its real ancestry (tags and ids);
+* the ``mutations`` signal delivered exactly the recorded events.
+
+Nodes are picked by an index into ``list(root.iter())`` (the same index in both trees, which
+stay structurally identical); new subtrees are built by one function applied once per tree.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import pytest
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+from lxml import etree
+
+import xmlevents
+import xmlevents.dom as xd
+from xmlevents.algebra import Axis, Kind, Op
+from xmlevents.dom._functions import _LXML
+from xmlevents.dom._registry import NODES
+
+PLAIN = xd.hardened_parser(plain=True)
+NS = "http://x/y"
+
+START1 = ('<!--prolog--><r xmlns:p="http://x/y" a="1" b="2">head<a x="1">t1<b/>tb'
+          '<c y="2">tc</c></a>ta<!--note-->tcm<?pi data?>tpi<b p:q="3"><a/><c z="3">zz</c>zt'
+          '</b>bt<p:n/></r>')
+START2 = '<s xmlns:p="http://x/y" k="v"><a>one</a>two<b><c/></b><!--x--><?q?></s>'
+
+TAGS = ["a", "b", "c", "d", "{http://x/y}n"]
+ANAMES = ["x", "y", "z", "{http://x/y}q"]
+AVALS = ["", "1", "v w", "&\"'<"]
+# Values valid as element, comment and processing-instruction text alike.
+TEXTS = [None, "", "t", "u v", "\n  ", "&<>"]
+CTEXTS = ["", "c", " note "]
+TARGETS = ["pi", "q", "x-y"]
+PITEXTS = [None, "data", "a b"]
+
+picks = st.integers(min_value=0, max_value=200)
+docs = st.integers(min_value=0, max_value=1)
+positions = st.integers(min_value=-4, max_value=6)
+bounds = st.one_of(st.none(), st.integers(min_value=-4, max_value=6))
+texts = st.sampled_from(TEXTS)
+tags = st.sampled_from(TAGS)
+anames = st.sampled_from(ANAMES)
+avals = st.sampled_from(AVALS)
+
+
+# --- new subtrees, built once per tree --------------------------------------------------------
+
+def _element_spec(children: Any) -> Any:
+    return st.tuples(st.just("el"), tags,
+                     st.dictionaries(anames, avals, max_size=2).map(lambda d: tuple(d.items())),
+                     texts, texts,
+                     st.just(()) if children is None else st.lists(children, max_size=3).map(tuple))
+
+
+_leaves = st.one_of(
+    _element_spec(None),
+    st.tuples(st.just("comment"), st.sampled_from(CTEXTS), texts),
+    st.tuples(st.just("pi"), st.sampled_from(TARGETS), st.sampled_from(PITEXTS), texts),
+)
+node_specs = st.recursive(_leaves, _element_spec, max_leaves=6)
+element_specs = st.recursive(_element_spec(None), _element_spec, max_leaves=6)
+
+# Something to insert: a new subtree, or an existing non-root node of either document.
+sources = st.one_of(node_specs.map(lambda s: ("new", s)),
+                    st.tuples(st.just("old"), docs, picks))
+
+
+class Maker:
+    """Builds new nodes for one side: watched classes (unwatched until inserted) or plain."""
+
+    def __init__(self, watched: bool) -> None:
+        self.watched = watched
+
+    def element(self, tag: str) -> Any:
+        return etree.Element(tag) if self.watched else PLAIN.makeelement(tag)
+
+    def comment(self, text: str) -> Any:
+        if self.watched:
+            return etree.Comment(text)
+        return etree.fromstring(f"<w><!--{text}--></w>", PLAIN)[0]
+
+    def pi(self, target: str, text: str | None) -> Any:
+        if self.watched:
+            return etree.PI(target, text)
+        # etree.PI(target) has empty content, serialised "<?target ?>", as parsed here
+        return etree.fromstring(f"<w><?{target} {text or ''}?></w>", PLAIN)[0]
+
+    def build(self, spec: Any, parent: Any = None) -> Any:
+        kind = spec[0]
+        if kind == "el":
+            _, tag, attrs, text, tail, children = spec
+            e = self.element(tag) if parent is None else _LXML["SubElement"](parent, tag)
+            for k, v in attrs:
+                e.set(k, v)
+            e.text = text
+            for child in children:
+                self.build(child, e)
+        elif kind == "comment":
+            _, text, tail = spec
+            e = self.comment(text)
+            if parent is not None:
+                parent.append(e)
+        else:
+            _, target, text, tail = spec
+            e = self.pi(target, text)
+            if parent is not None:
+                parent.append(e)
+        e.tail = tail
+        return e
+
+
+def build_xml(spec: Any) -> str:
+    """A document whose root is built from ``spec`` (an element spec)."""
+    root = Maker(False).build(spec)
+    root.tail = None
+    return etree.tostring(root, encoding="unicode")
+
+
+class Side:
+    """One of the two worlds: the watched documents, or their plain copies."""
+
+    def __init__(self, watched: bool, trees: list[Any]) -> None:
+        self.watched = watched
+        self.trees = trees
+        self.make = Maker(watched)
+        self.scratch = self.make.element("scratch")  # an unwatched tree to move nodes to
+
+    def root(self, d: int) -> Any:
+        return self.trees[d].getroot()
+
+    def nodes(self, d: int) -> list[Any]:
+        return list(self.root(d).iter())
+
+    def element(self, d: int, k: int) -> Any:
+        els = [e for e in self.nodes(d) if isinstance(e.tag, str)]
+        return els[k % len(els)]
+
+    def node(self, d: int, k: int, nonroot: bool = True) -> Any:
+        ns = self.nodes(d)
+        if nonroot:
+            ns = ns[1:]
+        return ns[k % len(ns)] if ns else None
+
+    def pis(self, d: int) -> list[Any]:
+        return [e for e in self.nodes(d) if e.tag is etree.PI]
+
+    def resolve(self, src: Any) -> Any:
+        """A new subtree, or an existing non-root node (None if the document has none)."""
+        if src[0] == "new":
+            return self.make.build(src[1])
+        return self.node(src[1], src[2])
+
+
+def _expected_step(e: Any) -> tuple[Axis, str | None]:
+    if isinstance(e.tag, str):
+        return Axis.CHILD, e.tag
+    if e.tag is etree.Comment:
+        return Axis.COMMENT, None
+    return Axis.PI, None
+
+
+def check_ids_and_paths(doc: Any) -> None:
+    """Every live node has a unique id, ``by_id`` maps exactly them, paths name the ancestry."""
+    root = doc.getroot()
+    nodes = list(root.iter())
+    ids = [doc.id_of(e) for e in nodes]
+    missing = [e for e, i in zip(nodes, ids) if i is None]
+    assert not missing, f"nodes without id: {missing}"
+    assert len(set(ids)) == len(ids), f"duplicate ids: {ids}"
+    assert len(doc.by_id) == len(nodes), (sorted(doc.by_id), ids)
+    for e, i in zip(nodes, ids):
+        assert doc.by_id[i] is e
+    for e in nodes:
+        chain = [e, *e.iterancestors()][::-1]
+        pi = doc.path_of(e)
+        assert pi is not None
+        assert pi.pt.kind is Kind.ABSOLUTE
+        assert pi.ids == tuple(doc.id_of(a) for a in chain), (pi, e)
+        assert [(s.axis, s.name) for s in pi.pt.steps] == [_expected_step(a) for a in chain], (
+            pi, e)
+
+
+class WatchedEdits(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.started = False
+
+    @initialize(shared=st.booleans())
+    def start(self, shared: bool) -> None:
+        one = xmlevents.fromstring(START1, name="one")
+        two = xmlevents.fromstring(START2, name="two", monitor=one.monitor if shared else None)
+        self.docs = [one, two]
+        self.w = Side(True, [one.tree, two.tree])
+        self.p = Side(False, [etree.fromstring(x, PLAIN).getroottree() for x in (START1, START2)])
+        self.ctxs, self.recs, self.replayers, self.applied, self.received = [], [], [], [], []
+        for doc in self.docs:
+            ctx = doc.record()
+            rec = ctx.__enter__()
+            self.ctxs.append(ctx)
+            self.recs.append(rec)
+            self.replayers.append(xd.Replayer(rec.start))
+            self.applied.append(0)
+            got: list[Any] = []
+            doc.mutations.connect(lambda sender, event, got=got: got.append(event), weak=False)
+            self.received.append(got)
+        self.started = True
+
+    def teardown(self) -> None:
+        if not self.started:
+            return
+        for ctx in self.ctxs:
+            ctx.__exit__(None, None, None)
+        for doc in self.docs:
+            doc.close()
+        assert not any(r.doc in self.docs for r in NODES.values()), "closed documents' nodes"
+
+    # --- applying an edit to both worlds -----------------------------------------------------
+
+    def both(self, fn: Callable[[Side], Any]) -> None:
+        """Apply ``fn`` to the watched side and to the plain side: the same outcome (exception
+        type, or value returned) is expected."""
+        outcomes: list[Any] = []
+        for side in (self.w, self.p):
+            try:
+                result = fn(side)
+            except Exception as exc:  # lxml refused: the other side must refuse alike
+                outcomes.append(type(exc))
+                note(f"{'watched' if side.watched else 'plain'}: {exc!r}")
+            else:
+                outcomes.append(("returned", result))
+        assert outcomes[0] == outcomes[1], f"watched raised {outcomes[0]}, plain {outcomes[1]}"
+
+    # --- child lists -------------------------------------------------------------------------
+
+    @rule(d=docs, k=picks, src=sources)
+    def append(self, d: int, k: int, src: Any) -> None:
+        def fn(s: Side) -> None:
+            x = s.resolve(src)
+            if x is not None:
+                s.element(d, k).append(x)
+        self.both(fn)
+
+    @rule(d=docs, k=picks, pos=positions, src=sources)
+    def insert(self, d: int, k: int, pos: int, src: Any) -> None:
+        def fn(s: Side) -> None:
+            x = s.resolve(src)
+            if x is not None:
+                s.element(d, k).insert(pos, x)
+        self.both(fn)
+
+    @rule(d=docs, k=picks, srcs=st.lists(sources, max_size=3))
+    def extend(self, d: int, k: int, srcs: list[Any]) -> None:
+        def fn(s: Side) -> None:
+            items = [x for x in map(s.resolve, srcs) if x is not None]
+            s.element(d, k).extend(items)
+        self.both(fn)
+
+    @rule(d=docs, k=picks)
+    def remove_child(self, d: int, k: int) -> None:
+        def fn(s: Side) -> None:
+            n = s.node(d, k)
+            if n is not None:
+                n.getparent().remove(n)
+        self.both(fn)
+
+    @rule(d=docs, kp=picks, kn=picks)
+    def remove_any(self, d: int, kp: int, kn: int) -> None:
+        """``p.remove(n)`` for any n: lxml refuses a node that is not a child of p."""
+        def fn(s: Side) -> None:
+            n = s.node(d, kn)
+            if n is not None:
+                s.element(d, kp).remove(n)
+        self.both(fn)
+
+    @rule(d=docs, k=picks, keep_tail=st.booleans())
+    def clear(self, d: int, k: int, keep_tail: bool) -> None:
+        """``clear`` of any node: an element (the root too), a comment or a PI."""
+        self.both(lambda s: s.node(d, k, nonroot=False).clear(keep_tail=keep_tail))
+
+    @rule(d=docs, kp=picks, i=picks, src=sources)
+    def replace(self, d: int, kp: int, i: int, src: Any) -> None:
+        def fn(s: Side) -> None:
+            p = s.element(d, kp)
+            x = s.resolve(src)
+            if len(p) and x is not None:
+                p.replace(p[i % len(p)], x)
+        self.both(fn)
+
+    @rule(d=docs, k=picks, src=sources, after=st.booleans())
+    def add_sibling(self, d: int, k: int, src: Any, after: bool) -> None:
+        """``addnext``/``addprevious``; on a watched root element they raise ValueError."""
+        def fn(s: Side) -> None:
+            target = s.node(d, k, nonroot=False)
+            x = s.resolve(src)
+            if x is None:
+                return
+            if target.getparent() is None:
+                if s.watched:
+                    before = etree.tostring(s.trees[d])
+                    with pytest.raises(ValueError):
+                        (target.addnext if after else target.addprevious)(x)
+                    assert etree.tostring(s.trees[d]) == before
+                return
+            (target.addnext if after else target.addprevious)(x)
+        self.both(fn)
+
+    @rule(d=docs, kp=picks, i=st.integers(min_value=-6, max_value=6), src=sources)
+    def set_item(self, d: int, kp: int, i: int, src: Any) -> None:
+        """``p[i] = x`` (an out-of-range i is refused by lxml)."""
+        def fn(s: Side) -> None:
+            x = s.resolve(src)
+            if x is not None:
+                s.element(d, kp)[i] = x
+        self.both(fn)
+
+    @rule(d=docs, kp=picks, a=bounds, b=bounds, srcs=st.lists(sources, max_size=3))
+    def set_slice(self, d: int, kp: int, a: int | None, b: int | None, srcs: list[Any]) -> None:
+        def fn(s: Side) -> None:
+            items = [x for x in map(s.resolve, srcs) if x is not None]
+            s.element(d, kp)[a:b] = items
+        self.both(fn)
+
+    @rule(d=docs, kp=picks, a=bounds, b=bounds, step=st.sampled_from([None, 1, 2, -1]),
+          c=bounds, e=bounds, reverse=st.booleans())
+    def set_slice_reusing(self, d: int, kp: int, a: Any, b: Any, step: Any, c: Any, e: Any,
+                          reverse: bool) -> None:
+        """``p[a:b:step] = p[c:e]`` (reversed or not): children reused in place."""
+        def fn(s: Side) -> None:
+            p = s.element(d, kp)
+            items = p[c:e]
+            p[a:b:step] = items[::-1] if reverse else items
+        self.both(fn)
+
+    @rule(d=docs, kp=picks, i=st.integers(min_value=-6, max_value=6))
+    def del_item(self, d: int, kp: int, i: int) -> None:
+        def fn(s: Side) -> None:
+            del s.element(d, kp)[i]
+        self.both(fn)
+
+    @rule(d=docs, kp=picks, a=bounds, b=bounds, step=st.sampled_from([None, 1, 2, -1]))
+    def del_slice(self, d: int, kp: int, a: Any, b: Any, step: Any) -> None:
+        def fn(s: Side) -> None:
+            del s.element(d, kp)[a:b:step]
+        self.both(fn)
+
+    # --- moves -------------------------------------------------------------------------------
+
+    @rule(ds=docs, ks=picks, dd=docs, kd=picks, how=st.sampled_from(["append", "insert",
+                                                                      "addnext", "addprevious"]),
+          pos=positions)
+    def move(self, ds: int, ks: int, dd: int, kd: int, how: str, pos: int) -> None:
+        """Move an existing non-root node within its parent, elsewhere in its document or into
+        the other document (lxml refuses moving an ancestor into its descendant)."""
+        def fn(s: Side) -> None:
+            src = s.node(ds, ks)
+            if src is None:
+                return
+            if how in ("append", "insert"):
+                dst = s.element(dd, kd)
+                dst.append(src) if how == "append" else dst.insert(pos, src)
+                return
+            dst = s.node(dd, kd)
+            if dst is None:
+                return
+            (dst.addnext if how == "addnext" else dst.addprevious)(src)
+        self.both(fn)
+
+    @rule(d=docs, k=picks)
+    def move_out(self, d: int, k: int) -> None:
+        """Move a node to an unwatched tree: a removal."""
+        def fn(s: Side) -> None:
+            n = s.node(d, k)
+            if n is not None:
+                s.scratch.append(n)
+        self.both(fn)
+
+    @rule(d=docs, k=picks, pos=positions)
+    def move_back_in(self, d: int, k: int, pos: int) -> None:
+        """Insert a node that was moved out earlier again (it gets new ids)."""
+        def fn(s: Side) -> None:
+            if len(s.scratch):
+                s.element(d, k).insert(pos, s.scratch[0])
+        self.both(fn)
+
+    # --- leaves ------------------------------------------------------------------------------
+
+    @rule(d=docs, k=picks, value=texts)
+    def set_text(self, d: int, k: int, value: str | None) -> None:
+        """``.text`` of an element, comment or PI."""
+        def fn(s: Side) -> None:
+            s.node(d, k, nonroot=False).text = value
+        self.both(fn)
+
+    @rule(d=docs, k=picks, value=texts)
+    def set_tail(self, d: int, k: int, value: str | None) -> None:
+        """``.tail`` of a non-root node (the watched root refuses a tail)."""
+        def fn(s: Side) -> None:
+            n = s.node(d, k, nonroot=False)
+            if n.getparent() is None:
+                if s.watched and value is not None:
+                    with pytest.raises(ValueError):
+                        n.tail = value
+                elif s.watched:
+                    n.tail = value
+                return
+            n.tail = value
+        self.both(fn)
+
+    @rule(d=docs, k=picks, tag=tags)
+    def rename(self, d: int, k: int, tag: str) -> None:
+        def fn(s: Side) -> None:
+            s.element(d, k).tag = tag
+        self.both(fn)
+
+    @rule(d=docs, k=picks, pi_target=st.sampled_from(TARGETS))
+    def set_pi_target(self, d: int, k: int, pi_target: str) -> None:
+        def fn(s: Side) -> None:
+            pis = s.pis(d)
+            if pis:
+                pis[k % len(pis)].target = pi_target
+        self.both(fn)
+
+    @rule(d=docs, k=picks, how=st.sampled_from(["set", "item", "del", "pop", "pop_default",
+                                                 "update", "clear"]),
+          name=anames, value=avals, more=st.dictionaries(anames, avals, max_size=3))
+    def attribute(self, d: int, k: int, how: str, name: str, value: str,
+                  more: dict[str, str]) -> None:
+        """Attributes through ``set``, ``attrib[k] = v``, ``del attrib[k]``, ``attrib.pop``,
+        ``attrib.update`` and ``attrib.clear`` (a missing key raises KeyError alike)."""
+        def fn(s: Side) -> Any:
+            e = s.element(d, k)
+            if how == "set":
+                e.set(name, value)
+            elif how == "item":
+                e.attrib[name] = value
+            elif how == "del":
+                del e.attrib[name]
+            elif how == "pop":
+                e.attrib.pop(name)
+            elif how == "pop_default":
+                return e.attrib.pop(name, "dflt")
+            elif how == "update":
+                e.attrib.update(more)
+            else:
+                e.attrib.clear()
+            return None
+        self.both(fn)
+
+    # --- module functions --------------------------------------------------------------------
+
+    @rule(d=docs, k=picks, tag=tags, attrs=st.dictionaries(anames, avals, max_size=2),
+          via=st.sampled_from(["xmlevents", "etree", "lxml"]))
+    def sub_element(self, d: int, k: int, tag: str, attrs: dict[str, str], via: str) -> None:
+        """``xmlevents.SubElement``, ``etree.SubElement`` (patched) and lxml's original
+        (reported when the document is next resynced)."""
+        def fn(s: Side) -> None:
+            p = s.element(d, k)
+            if not s.watched:
+                _LXML["SubElement"](p, tag, attrs)
+            elif via == "xmlevents":
+                xmlevents.SubElement(p, tag, attrs)
+            elif via == "etree":
+                etree.SubElement(p, tag, attrs)
+            else:
+                _LXML["SubElement"](p, tag, attrs)
+                self.docs[d].resync()
+        self.both(fn)
+
+    @rule(d=docs, k=picks, whole=st.booleans(), fn_name=st.sampled_from(
+        ["strip_tags", "strip_elements", "strip_attributes", "indent"]),
+        names=st.lists(st.sampled_from([*TAGS, "comment", "pi"]), max_size=3),
+        attrs=st.lists(anames, max_size=3), with_tail=st.booleans(),
+        space=st.sampled_from(["  ", "\t", ""]), original=st.booleans())
+    def module_function(self, d: int, k: int, whole: bool, fn_name: str, names: list[str],
+                        attrs: list[str], with_tail: bool, space: str, original: bool) -> None:
+        """``xmlevents.strip_*``/``indent`` on the tree or an element, or lxml's unpatched
+        originals followed by ``doc.resync()``."""
+        special = {"comment": etree.Comment, "pi": etree.PI}
+        tag_args = [special.get(n, n) for n in names]
+
+        def fn(s: Side) -> None:
+            target = s.trees[d] if whole else s.element(d, k)
+            func = getattr(xmlevents, fn_name) if s.watched and not original else _LXML[fn_name]
+            if fn_name == "strip_tags":
+                func(target, *tag_args)
+            elif fn_name == "strip_elements":
+                func(target, *tag_args, with_tail=with_tail)
+            elif fn_name == "strip_attributes":
+                func(target, *attrs)
+            else:
+                func(target, space=space)
+            if s.watched and original:
+                self.docs[d].resync()
+        self.both(fn)
+
+    # --- invariants --------------------------------------------------------------------------
+
+    @invariant()
+    def consistent(self) -> None:
+        if not self.started:
+            return
+        for d, doc in enumerate(self.docs):
+            rec = self.recs[d]
+            live = etree.tostring(doc.tree)
+            assert live == etree.tostring(self.p.trees[d]), f"{doc.name}: differs from lxml"
+            # nothing went unreported: the records match the live tree
+            n = len(rec.events)
+            doc.resync()
+            assert rec.events[n:] == [], f"{doc.name}: unreported changes {rec.events[n:]}"
+            assert all(e.doc == doc.name for e in rec.events)
+            assert self.received[d] == rec.events, f"{doc.name}: mutations != recording"
+            # replaying the document's own events reproduces it, ids included
+            replayer = self.replayers[d]
+            for e in rec.events[self.applied[d]:]:
+                replayer.apply(e)
+            self.applied[d] = len(rec.events)
+            assert etree.tostring(replayer.tree) == live, f"{doc.name}: replay differs"
+            assert replayer.snapshot() == doc.snapshot(), f"{doc.name}: replayed ids differ"
+            assert rec.replay() is not None
+            check_ids_and_paths(doc)
+
+
+WatchedEdits.TestCase.settings = settings(
+    max_examples=60, stateful_step_count=30, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
+                           HealthCheck.data_too_large])
+TestWatchedEdits = WatchedEdits.TestCase
+
+
+# --- plain property tests ----------------------------------------------------------------------
+
+documents = element_specs.map(build_xml)
+
+
+@settings(max_examples=100, deadline=None)
+@given(xml=documents)
+def test_snapshot_replayer_round_trip(xml: str) -> None:
+    """A snapshot parsed by a Replayer is the document again, with the same ids; ids are
+    assigned n1, n2, ... in document order; the snapshot survives to_dict/from_dict."""
+    doc = xmlevents.fromstring(xml)
+    try:
+        snap = doc.snapshot()
+        assert [n[0] for n in snap.nodes] == [f"n{i}" for i in range(1, len(snap.nodes) + 1)]
+        assert xd.Snapshot.from_dict(snap.to_dict()) == snap
+        replayer = xd.Replayer(snap)
+        assert etree.tostring(replayer.tree) == etree.tostring(doc.tree)
+        assert replayer.snapshot() == snap
+        check_ids_and_paths(doc)
+    finally:
+        doc.close()
+
+
+@settings(max_examples=100, deadline=None)
+@given(xml=documents, spec=node_specs, k=picks)
+def test_removal_is_reverse_of_insertion(xml: str, spec: Any, k: int) -> None:
+    """Inserting a subtree emits ins for each node in document order; removing it again emits
+    del for the same nodes in exactly the reverse order, old values carried; replays hold."""
+    doc = xmlevents.fromstring(xml)
+    try:
+        with doc.record() as rec:
+            parent = Side(True, [doc.tree]).element(0, k)
+            new = Maker(True).build(spec)
+            parent.append(new)
+            with_new = etree.tostring(doc.tree)
+            ins = list(rec.events)
+            parent.remove(new)
+            dels = rec.events[len(ins):]
+        assert ins and all(e.op is Op.INS for e in ins)
+        assert all(e.op is Op.DEL for e in dels)
+        assert [e.pi for e in reversed(dels)] == [e.pi for e in ins]
+        for i, d in zip(ins, reversed(dels)):
+            if i.pi.pt.last.axis is Axis.CHILD:
+                assert d.old is None
+            else:
+                assert d.old == i.value
+        assert ins[0].index == len(parent) and ins[0].pi.ids[:-1] == doc.path_of(parent).ids
+        assert etree.tostring(rec.replay()) == etree.tostring(doc.tree)
+        assert etree.tostring(xd.replay(rec.start, ins)) == with_new
+    finally:
+        doc.close()
+
+
+@settings(max_examples=100, deadline=None)
+@given(xml=documents, spec=node_specs, k=picks)
+def test_inserted_subtree_replays(xml: str, spec: Any, k: int) -> None:
+    """The ins events of a new subtree, replayed, give the document with the subtree in it."""
+    doc = xmlevents.fromstring(xml)
+    plain = etree.fromstring(xml, PLAIN).getroottree()
+    try:
+        with doc.record() as rec:
+            Side(True, [doc.tree]).element(0, k).append(Maker(True).build(spec))
+        Side(False, [plain]).element(0, k).append(Maker(False).build(spec))
+        assert etree.tostring(doc.tree) == etree.tostring(plain)
+        assert etree.tostring(rec.replay()) == etree.tostring(plain)
+        check_ids_and_paths(doc)
+    finally:
+        doc.close()
