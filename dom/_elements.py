@@ -180,8 +180,12 @@ class WatchedElement(etree.ElementBase):
         structural(parent, (), [element], lambda: _E.addprevious(self, element))
 
     def __setitem__(self, index: Any, value: Any) -> None:
+        items = list(value) if isinstance(index, slice) else [value]
+        # lxml (6.1 with libxml2 2.14) loops forever here, where its other methods raise.
+        chain = [self, *self.iterancestors()]
+        if any(x is a for x in items for a in chain):
+            raise ValueError("cannot put an element under itself or its own descendant")
         if isinstance(index, slice):
-            items = list(value)
             structural(self, _E.__getitem__(self, index), items,
                        lambda: _E.__setitem__(self, index, items))
         else:

@@ -326,6 +326,11 @@ def structural(parent: Any, removed: Iterable[Any], inserted: list[Any], call: A
     gone = [e for e in removed if e in NODES]
     if prec is None and not tracked and not gone:
         return call()  # nothing watched is involved: plain lxml
+    for r in map(NODES.get, tracked):
+        if r is not None and len(r.pi.ids) == 1 and r.doc.tree.getroot() is not None:
+            raise ValueError(f"this is the root element of watched document {r.doc.name!r}, "
+                             "which cannot be moved into another element; insert a copy "
+                             "(copy.deepcopy) or close that document first")
     if prec is not None:
         for e in inserted:
             if not isinstance(e, WATCHED):
@@ -403,12 +408,14 @@ def rename(el: Any, call: Any) -> None:
         call()
         if el.tag == old:
             return
-        # the subtree's structure is unchanged, so the recorded walk still holds for it
-        remove_tree(el, False, rec.doc)
+        # The subtree's structure is unchanged, so the recorded walk still holds for it. The
+        # tail goes and comes back with the element, as in a move, so that the events replay
+        # onto a tree where removing an element takes its tail along.
+        remove_tree(el, True, rec.doc)
         parent = el.getparent()
         prec = NODES[parent] if parent is not None else None
         index = parent.index(el) if parent is not None and rec.doc.listening() else -1
-        ins_tree(rec.doc, el, prec, index, False)
+        ins_tree(rec.doc, el, prec, index, True)
     finally:
         end()
 

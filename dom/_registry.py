@@ -105,7 +105,13 @@ def node_step(e: Any) -> tuple[Axis, str | None]:
 def pi_value(e: Any) -> str:
     """A processing instruction as one value, ``"target text"``, as its events carry it."""
     text = e.text
-    return e.target if not text else f"{e.target} {text}"
+    if text:
+        return f"{e.target} {text}"
+    # lxml reads '' both for no content (<?t?>) and for empty content (<?t ?>, what etree.PI
+    # makes); only the serialisation tells them apart, and a replay must reproduce it.
+    if etree.tostring(e, with_tail=False).endswith(b" ?>"):
+        return f"{e.target} "
+    return e.target
 
 
 def own_value(e: Any) -> str | None:

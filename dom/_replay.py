@@ -75,6 +75,7 @@ class Replayer:
         self._parser = hardened_parser(plain=True)
         root = etree.fromstring(start.xml.encode("utf-8"), self._parser)
         self.tree: Any = root.getroottree()
+        self._dead_root: Any = None
         elements = list(root.iter())
         self._at: dict[str, tuple[str, Any, str | None]] = {}
         for ident, kind, i, name in start.nodes:
@@ -145,15 +146,17 @@ class Replayer:
             node.tail = value
         elif event.op is Op.UPD:
             if axis is Axis.PI:
-                target, _, text = (value or "").partition(" ")
+                target, space, text = (value or "").partition(" ")
                 node.target = target
-                node.text = text or None
+                node.text = text if space else None
             else:
                 node.text = value
         else:
             parent = node.getparent()
             if parent is None:
-                self.tree = etree.ElementTree(None, parser=self._parser)  # the document is gone
+                # lxml cannot take a tree's root away and keep what stands around it (DOCTYPE,
+                # comments): the emptied root waits for the next root's insertion (a rename).
+                self._dead_root = node
             else:
                 tail = node.tail
                 previous = node.getprevious()
@@ -176,15 +179,23 @@ class Replayer:
         if step.axis is Axis.COMMENT:
             new = etree.Comment(event.value or None)
         elif step.axis is Axis.PI:
-            target, _, text = (event.value or "").partition(" ")
-            new = etree.PI(target, text or None)
+            target, space, text = (event.value or "").partition(" ")
+            new = etree.PI(target, text)
+            if not space:
+                new.text = None  # no content at all: <?target?>
         elif parent is not None:
             # Made in place, so it uses the prefixes in scope there, as the original did.
             new = etree.SubElement(parent, step.name, nsmap=_nsmap(event.value))
+        elif self._dead_root is not None:
+            new = self._dead_root
         else:
             new = self._parser.makeelement(step.name, nsmap=_nsmap(event.value))
         if parent is None:
-            self.tree._setroot(new)
+            dead, self._dead_root = self._dead_root, None
+            if dead is not None:
+                dead.tag = step.name
+                return dead
+            self.tree = etree.ElementTree(new)
             return new
         if event.index is None:
             raise ValueError("an insertion needs the index among the parent's children")

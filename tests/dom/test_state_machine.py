@@ -164,7 +164,21 @@ class Side:
         """A new subtree, or an existing non-root node (None if the document has none)."""
         if src[0] == "new":
             return self.make.build(src[1])
-        return self.node(src[1], src[2])
+        return self.node(src[1], src[2], nonroot=True)
+
+
+def lxml_unsafe(p: Any, items: list[Any], index: int | None = None) -> bool:
+    """Whether lxml itself would misbehave on ``p[index] = items[0]`` / ``p[a:b] = items``.
+
+    lxml 6.1 (libxml2 2.14) checks for cycles in ``append``/``insert``/``replace``/``addnext``
+    but not in item and slice assignment: putting ``p`` or an ancestor of ``p`` under ``p``
+    loops forever or corrupts memory. And ``p[i] = p[i]`` reads the old element's tail after
+    freeing it (a use-after-free valgrind reports). The state machine leaves these out.
+    """
+    chain = [p, *p.iterancestors()]
+    if any(x is a for x in items for a in chain):
+        return True
+    return index is not None and -len(p) <= index < len(p) and p[index] is items[0]
 
 
 def _expected_step(e: Any) -> tuple[Axis, str | None]:
@@ -325,15 +339,18 @@ class WatchedEdits(RuleBasedStateMachine):
         """``p[i] = x`` (an out-of-range i is refused by lxml)."""
         def fn(s: Side) -> None:
             x = s.resolve(src)
-            if x is not None:
-                s.element(d, kp)[i] = x
+            p = s.element(d, kp)
+            if x is not None and not lxml_unsafe(p, [x], i):
+                p[i] = x
         self.both(fn)
 
     @rule(d=docs, kp=picks, a=bounds, b=bounds, srcs=st.lists(sources, max_size=3))
     def set_slice(self, d: int, kp: int, a: int | None, b: int | None, srcs: list[Any]) -> None:
         def fn(s: Side) -> None:
             items = [x for x in map(s.resolve, srcs) if x is not None]
-            s.element(d, kp)[a:b] = items
+            p = s.element(d, kp)
+            if not lxml_unsafe(p, items):
+                p[a:b] = items
         self.both(fn)
 
     @rule(d=docs, kp=picks, a=bounds, b=bounds, step=st.sampled_from([None, 1, 2, -1]),
@@ -530,7 +547,11 @@ class WatchedEdits(RuleBasedStateMachine):
             for e in rec.events[self.applied[d]:]:
                 replayer.apply(e)
             self.applied[d] = len(rec.events)
-            assert etree.tostring(replayer.tree) == live, f"{doc.name}: replay differs"
+            # The events describe the root element; nodes before and after it (the prolog
+            # and epilog) are outside the watched document, and `strip_tags(tree, Comment)` on
+            # the whole tree removes them unreported (README: "Outside the model").
+            assert etree.tostring(replayer.tree.getroot()) == etree.tostring(doc.getroot()), (
+                f"{doc.name}: replay differs")
             assert replayer.snapshot() == doc.snapshot(), f"{doc.name}: replayed ids differ"
             assert rec.replay() is not None
             check_ids_and_paths(doc)
