@@ -227,6 +227,21 @@ def _set_own(self: Any, call: Any) -> None:
         end()
 
 
+def _clear_leaf(self: Any, keep_tail: bool) -> None:
+    """``clear()`` of a comment or PI: lxml removes only its tail."""
+    settle()
+    rec = NODES.get(self)
+    if rec is None:
+        _E.clear(self, keep_tail)
+        return
+    begin()
+    try:
+        _E.clear(self, keep_tail)
+        report_tail(rec, self, _tail_get(self))
+    finally:
+        end()
+
+
 class WatchedComment(etree.CommentBase):
     """An lxml comment whose text and tail changes are reported (as ``comment()`` nodes)."""
 
@@ -238,6 +253,9 @@ class WatchedComment(etree.CommentBase):
 
     def addprevious(self, element: Any) -> None:
         WatchedElement.addprevious(self, element)  # type: ignore[arg-type]
+
+    def clear(self, keep_tail: bool = False) -> None:
+        _clear_leaf(self, keep_tail)
 
 
 class WatchedPI(etree.PIBase):
@@ -253,6 +271,9 @@ class WatchedPI(etree.PIBase):
 
     def addprevious(self, element: Any) -> None:
         WatchedElement.addprevious(self, element)  # type: ignore[arg-type]
+
+    def clear(self, keep_tail: bool = False) -> None:
+        _clear_leaf(self, keep_tail)
 
 
 _ops.WATCHED = (WatchedElement, WatchedComment, WatchedPI)

@@ -146,6 +146,8 @@ def ins_tree(doc: Any, el: Any, parent: Node | None, index: int, with_tail: bool
         if kind is NODE:
             rec = NODES.get(e)
             if rec is None or rec.doc is not doc:
+                if rec is not None:  # never two documents claiming one node
+                    rec.doc.by_id.pop(rec.id, None)
                 rec = Node(doc, new_id())
                 NODES[e] = rec
                 by_id[rec.id] = e
@@ -345,7 +347,9 @@ def structural(parent: Any, removed: Iterable[Any], inserted: list[Any], call: A
         except Exception:
             # lxml checks some arguments only as it goes (extend, slice assignment): report
             # whatever it did before refusing, then let its error through.
-            for doc in {id(r.doc): r.doc for r in [prec, *map(NODES.get, tracked + gone)]
+            # Sources first: a node lxml moved must leave its old document's records before
+            # its new document takes it in.
+            for doc in {id(r.doc): r.doc for r in [*map(NODES.get, tracked + gone), prec]
                         if r is not None}.values():
                 doc.resync()
             raise

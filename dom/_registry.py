@@ -120,7 +120,12 @@ def own_value(e: Any) -> str | None:
     if type(tag) is str:
         return None
     if tag is etree.Comment:
-        return e.text or ""
+        text = e.text
+        if text:
+            return text  # type: ignore[no-any-return]
+        # lxml reads '' for a comment set to None too, which libxml2 then does not write at
+        # all; None tells that apart from <!---->, for a replay to reproduce it.
+        return "" if etree.tostring(e, with_tail=False) else None
     return pi_value(e)
 
 

@@ -178,6 +178,8 @@ class Replayer:
         parent = self._element(ids[-2]) if len(ids) > 1 else None
         if step.axis is Axis.COMMENT:
             new = etree.Comment(event.value or None)
+            if event.value is None:
+                new.text = None  # no content: not written at all
         elif step.axis is Axis.PI:
             target, space, text = (event.value or "").partition(" ")
             new = etree.PI(target, text)

@@ -55,7 +55,8 @@ def _resync(doc: Any, root: Any) -> None:
         last = rec.pi.pt.last
         if not ok or (last.axis, last.name) != node_step(e):
             changed.add(e)
-    gone = [e for e in doc.by_id.values() if e not in present]
+    gone = [e for e in doc.by_id.values()
+            if e not in present and (r := NODES.get(e)) is not None and r.doc is doc]
     out = _ops.state.out if doc.listening() else None
 
     # removals: leaves of nodes in place, then whole nodes, deepest first
