@@ -61,8 +61,10 @@ def _set_tail(self: Any, value: Any) -> None:
                          "what is inside the root element is reported); it cannot be set")
     begin()
     try:
-        _tail_set(self, value)
-        report_tail(rec, self, _tail_get(self))
+        try:
+            _tail_set(self, value)
+        finally:  # as for text: whatever lxml left is reported
+            report_tail(rec, self, _tail_get(self))
     finally:
         end()
 
@@ -75,8 +77,10 @@ def _set_text(self: Any, value: Any) -> None:
         return
     begin()
     try:
-        _text_set(self, value)
-        report_text(rec, _text_get(self))
+        try:
+            _text_set(self, value)
+        finally:  # lxml drops the old text before refusing a bad value: report what is left
+            report_text(rec, _text_get(self))
     finally:
         end()
 

@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 from lxml import etree
+
+import xmlevents
 from xmlevents.dom import _ops
 from xmlevents.dom._functions import _LXML
 from xmlevents.dom._registry import NODES
-
-import xmlevents
 
 N = 100_000
 START = '<r a="1"><box/>tail<keep x="y">t<!--c--><?pi d?></keep></r>'
