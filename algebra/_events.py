@@ -289,6 +289,24 @@ def _path_instance(pt: PathType, ids: tuple[str, ...]) -> PathInstance:
     return pi
 
 
+def _primitive(ident: str, ts: int, op: Op, pi: PathInstance, doc: str | None,
+               value: str | None, old: str | None, index: int | None) -> PrimitiveEvent:
+    """A primitive event whose producer guarantees the invariants (a concrete op, an absolute
+    ``pi``): the event reader's fast path, and the watched documents for every node they
+    change."""
+    e = _new(PrimitiveEvent)
+    set_id, set_ts, set_op, set_pi, set_doc, set_value, set_old, set_index = _set_event
+    set_id(e, ident)
+    set_ts(e, ts)
+    set_op(e, op)
+    set_pi(e, pi)
+    set_doc(e, doc)
+    set_value(e, value)
+    set_old(e, old)
+    set_index(e, index)
+    return e
+
+
 def _fast_event(d: Any, default_id: str | None, default_ts: int | None, *,
                 id_from_ts: bool = False, keep: Keep | None = None
                 ) -> PrimitiveEvent | int | None:
@@ -332,18 +350,7 @@ def _fast_event(d: Any, default_id: str | None, default_ts: int | None, *,
         doc = value = old = None
     if keep is not None and not keep(op, pt):
         return ts
-    pi = _path_instance(pt, tuple(ids))
-    e = _new(PrimitiveEvent)
-    set_id, set_ts, set_op, set_pi, set_doc, set_value, set_old, set_index = _set_event
-    set_id(e, ident)
-    set_ts(e, ts)
-    set_op(e, op)
-    set_pi(e, pi)
-    set_doc(e, doc)
-    set_value(e, value)
-    set_old(e, old)
-    set_index(e, None)
-    return e
+    return _primitive(ident, ts, op, _path_instance(pt, tuple(ids)), doc, value, old, None)
 
 
 _tick_and_id = attrgetter("ts", "id")
@@ -416,22 +423,6 @@ class CompositeEvent:
 
 
 Event = Union[PrimitiveEvent, CompositeEvent]
-
-def _primitive(ident: str, ts: int, op: Op, pi: PathInstance, doc: str | None,
-               value: str | None, old: str | None, index: int | None) -> PrimitiveEvent:
-    """A primitive event whose producer guarantees the invariants (a concrete op, an absolute
-    ``pi``): the watched documents emit one per node they change."""
-    e = _new(PrimitiveEvent)
-    set_id, set_ts, set_op, set_pi, set_doc, set_value, set_old, set_index = _set_event
-    set_id(e, ident)
-    set_ts(e, ts)
-    set_op(e, op)
-    set_pi(e, pi)
-    set_doc(e, doc)
-    set_value(e, value)
-    set_old(e, old)
-    set_index(e, index)
-    return e
 
 
 _set_composite = tuple(CompositeEvent.__dict__[f].__set__ for f in (

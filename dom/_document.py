@@ -13,8 +13,8 @@ from xmlevents.algebra import CompositeEvent, DefinitionSet, EventType, Primitiv
 
 from . import _ops
 from ._monitor import Monitor
-from ._registry import NODES, preorder
-from ._replay import Snapshot, replay
+from ._registry import ATTR, NODE, NODES, TEXT
+from ._replay import Snapshot, replay, take_snapshot
 from ._resync import resync
 
 __all__ = ["WatchedDocument", "Recording"]
@@ -155,20 +155,16 @@ class WatchedDocument:
     def snapshot(self) -> Snapshot:
         """The document now, with the ids of its nodes (the start of a replay)."""
         self.resync()
-        root = self.getroot()
-        index = {e: i for i, e in enumerate(root.iter())}
-        nodes: list[tuple[str, str, int, str | None]] = []
-        for kind, e, name, _ in preorder(root, False, True):
+
+        def ident(kind: str, e: Any, name: str | None) -> str:
             rec = NODES[e]
-            i = index[e]
-            if kind == "node":
-                nodes.append((rec.id, kind, i, None))
-            elif kind == "attr":
-                nodes.append((rec.attrs[name][0], kind, i, name))  # type: ignore[index]
-            else:
-                nodes.append((rec.text_id if kind == "text" else rec.tail_id,  # type: ignore[arg-type]
-                              kind, i, None))
-        return Snapshot(etree.tostring(self.tree, encoding="unicode"), tuple(nodes))
+            if kind == NODE:
+                return rec.id
+            if kind == ATTR:
+                return rec.attrs[name][0]  # type: ignore[index]
+            return (rec.text_id if kind == TEXT else rec.tail_id)  # type: ignore[return-value]
+
+        return take_snapshot(self.tree, True, ident)
 
     @contextmanager
     def record(self) -> Iterator[Recording]:

@@ -246,11 +246,10 @@ def _clear_leaf(self: Any, keep_tail: bool) -> None:
         end()
 
 
-class WatchedComment(etree.CommentBase):
-    """An lxml comment whose text and tail changes are reported (as ``comment()`` nodes)."""
+class _Leaf:
+    """What comments and PIs share: siblings added beside them, and ``clear()``."""
 
-    text = property(_ctext_get, _set_comment_text, doc=_C.text.__doc__)
-    tail = property(_tail_get, _set_tail, doc=_E.tail.__doc__)
+    __slots__ = ()
 
     def addnext(self, element: Any) -> None:
         WatchedElement.addnext(self, element)  # type: ignore[arg-type]
@@ -262,22 +261,20 @@ class WatchedComment(etree.CommentBase):
         _clear_leaf(self, keep_tail)
 
 
-class WatchedPI(etree.PIBase):
+class WatchedComment(_Leaf, etree.CommentBase):
+    """An lxml comment whose text and tail changes are reported (as ``comment()`` nodes)."""
+
+    text = property(_ctext_get, _set_comment_text, doc=_C.text.__doc__)
+    tail = property(_tail_get, _set_tail, doc=_E.tail.__doc__)
+
+
+class WatchedPI(_Leaf, etree.PIBase):
     """An lxml processing instruction whose changes are reported (``processing-instruction()``
     nodes, valued ``"target text"``)."""
 
     text = property(_ptext_get, _set_pi_text, doc=_P.text.__doc__)
     tail = property(_tail_get, _set_tail, doc=_E.tail.__doc__)
     target = property(_target_get, _set_target, doc=_P.target.__doc__)
-
-    def addnext(self, element: Any) -> None:
-        WatchedElement.addnext(self, element)  # type: ignore[arg-type]
-
-    def addprevious(self, element: Any) -> None:
-        WatchedElement.addprevious(self, element)  # type: ignore[arg-type]
-
-    def clear(self, keep_tail: bool = False) -> None:
-        _clear_leaf(self, keep_tail)
 
 
 _ops.WATCHED = (WatchedElement, WatchedComment, WatchedPI)

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from lxml import etree
-
 from xmlevents.algebra import Axis, Op
 
 from ._registry import (
@@ -232,41 +230,38 @@ def forget(el: Any) -> None:
 
 # --- leaves ----------------------------------------------------------------------------------
 
+def _change(old: str | None, value: str | None) -> Op:
+    """The operation that takes a node's value from ``old`` to ``value`` (None: no node)."""
+    return INS if old is None else DEL if value is None else UPD
+
+
 def report_text(rec: Node, value: str | None) -> None:
     """The element's ``.text`` became ``value``: ins, upd or del of its text node."""
     old = rec.text
-    if value == old and (value is None) == (old is None):
+    if value == old:
         return
     doc = rec.doc
-    if old is None:
+    op = _change(old, value)
+    if op is INS:
         rec.text_id = doc.new_id()
-        op, index = INS, 0
-    elif value is None:
-        op, index = DEL, None
-    else:
-        op, index = UPD, None
     rec.text = value
     tid = rec.text_id
     if value is None:
         rec.text_id = None
     if doc.listening():
         _State.out.append((doc, op, child_pi(rec.pi, Axis.TEXT, None, tid), value, old,  # type: ignore[arg-type]
-                           index))
+                           0 if op is INS else None))
 
 
 def report_tail(rec: Node, e: Any, value: str | None) -> None:
     """The node's ``.tail`` became ``value``: ins, upd or del of a text node of its parent."""
     old = rec.tail
-    if value == old and (value is None) == (old is None):
+    if value == old:
         return
     doc = rec.doc
-    if old is None:
+    op = _change(old, value)
+    if op is INS:
         rec.tail_id = doc.new_id()
-        op = INS
-    elif value is None:
-        op = DEL
-    else:
-        op = UPD
     rec.tail = value
     if doc.listening():
         index = e.getparent().index(e) + 1 if op is INS else None
@@ -386,7 +381,6 @@ def clear(el: Any, keep_tail: bool, call: Any) -> None:
     begin()
     try:
         call()
-        doc = rec.doc
         if not keep_tail and rec.tail_id is not None:
             report_tail(rec, el, None)
         for child in reversed(children):
@@ -394,7 +388,6 @@ def clear(el: Any, keep_tail: bool, call: Any) -> None:
         report_text(rec, None)
         for name in reversed(list(rec.attrs)):
             report_attr(rec, name, None)
-        del doc  # the records now match the cleared element
     finally:
         end()
 
@@ -423,6 +416,3 @@ def rename(el: Any, call: Any) -> None:
     finally:
         end()
 
-
-def is_comment_or_pi(e: Any) -> bool:
-    return e.tag is etree.Comment or e.tag is etree.PI

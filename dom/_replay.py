@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from lxml import etree
 
@@ -19,7 +19,7 @@ from xmlevents.algebra import Axis, Op, PrimitiveEvent, XmlEventsError
 
 from ._registry import ATTR, NODE, TAIL, TEXT, preorder
 
-__all__ = ["Snapshot", "Replayer", "replay", "ReplayError", "hardened_parser"]
+__all__ = ["Snapshot", "Replayer", "replay", "ReplayError", "hardened_parser", "take_snapshot"]
 
 
 def hardened_parser(*, plain: bool = False, **options: Any) -> etree.XMLParser:
@@ -209,18 +209,21 @@ class Replayer:
 
     def snapshot(self) -> Snapshot:
         """The replayed document and its ids, as a :class:`Snapshot`."""
-        root = self.tree.getroot()
         ids = {(kind, id(e), name): ident for ident, (kind, e, name) in self._at.items()}
-        nodes: list[tuple[str, str, int, str | None]] = []
-        if root is not None:
-            index = {id(e): i for i, e in enumerate(root.iter())}
-            for kind, e, name, _ in preorder(root, False):
-                nodes.append((ids[(kind, id(e), name)], kind, index[id(e)], name))
-        return Snapshot(_serialise(self.tree), tuple(nodes))
+        return take_snapshot(self.tree, False, lambda kind, e, name: ids[(kind, id(e), name)])
 
 
-def _serialise(tree: Any) -> str:
-    return etree.tostring(tree, encoding="unicode") if tree.getroot() is not None else ""
+def take_snapshot(tree: Any, recorded: bool, ident: Callable[[str, Any, str | None], str]
+                  ) -> Snapshot:
+    """``tree`` and the ids ``ident(kind, owner, name)`` gives its nodes, in document order
+    (``recorded``: the attributes, texts and tails of the registry's records)."""
+    root = tree.getroot()
+    if root is None:
+        return Snapshot("", ())
+    index = {e: i for i, e in enumerate(root.iter())}
+    nodes = tuple((ident(kind, e, name), kind, index[e], name)
+                  for kind, e, name, _ in preorder(root, False, recorded))
+    return Snapshot(etree.tostring(tree, encoding="unicode"), nodes)
 
 
 def replay(start: Snapshot, events: Iterable[PrimitiveEvent]) -> Any:
