@@ -193,8 +193,10 @@ class WatchedElement(etree.ElementBase):
             structural(self, _E.__getitem__(self, index), items,
                        lambda: _E.__setitem__(self, index, items))
         else:
-            structural(self, [_E.__getitem__(self, index)], [value],
-                       lambda: _E.__setitem__(self, index, value))
+            old = _E.__getitem__(self, index)
+            if old is value:
+                return  # already there; lxml (6.1) would read freed memory
+            structural(self, [old], [value], lambda: _E.__setitem__(self, index, value))
 
     def __delitem__(self, index: Any) -> None:
         removed = _E.__getitem__(self, index)
@@ -206,11 +208,26 @@ class WatchedElement(etree.ElementBase):
 
 
 def _set_comment_text(self: Any, value: Any) -> None:
+    # lxml's Comment() refuses these but its text setter does not, and then writes XML that
+    # does not parse back: refuse them as the factory does, so every snapshot reparses.
+    if _has(value, "--") or _has(value, "-", end=True):
+        raise ValueError("Comment may not contain '--' or end with '-'")
     _set_own(self, lambda: _ctext_set(self, value))
 
 
 def _set_pi_text(self: Any, value: Any) -> None:
+    if _has(value, "?>"):  # refused by lxml's PI() but not by its text setter, as above
+        raise ValueError("PI text must not contain '?>'")
     _set_own(self, lambda: _ptext_set(self, value))
+
+
+def _has(value: Any, part: str, end: bool = False) -> bool:
+    """Whether a str or bytes ``value`` contains (or, with ``end``, ends with) ``part``."""
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    if not isinstance(value, str):
+        return False
+    return value.endswith(part) if end else part in value
 
 
 def _set_target(self: Any, value: Any) -> None:

@@ -344,8 +344,10 @@ def structural(parent: Any, removed: Iterable[Any], inserted: list[Any], call: A
             # whatever it did before refusing, then let its error through.
             # Sources first: a node lxml moved must leave its old document's records before
             # its new document takes it in.
-            for doc in {id(r.doc): r.doc for r in [*map(NODES.get, tracked + gone), prec]
-                        if r is not None}.values():
+            dst = prec.doc if prec is not None else None
+            docs = {id(r.doc): r.doc for r in map(NODES.get, tracked + gone)
+                    if r is not None and r.doc is not dst}
+            for doc in [*docs.values(), *([dst] if dst is not None else [])]:
                 doc.resync()
             raise
         dst = prec.doc if prec is not None else None
