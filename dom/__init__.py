@@ -8,7 +8,7 @@ the reporting versions of ``etree.SubElement`` and the ``strip_*`` functions int
 from ._conditions import XPathDocuments, xpath_boolean
 from ._document import Recording, WatchedDocument
 from ._elements import WatchedAttrib, WatchedComment, WatchedElement, WatchedPI
-from ._factories import XMLSyntaxError, fromstring, parse, wrap
+from ._factories import XMLSyntaxError, empty, from_snapshot, fromstring, parse, wrap
 from ._functions import (
     SubElement,
     cleanup_namespaces,
@@ -26,7 +26,7 @@ from ._replay import Replayer, ReplayError, Snapshot, hardened_parser, replay
 install()
 
 __all__ = [
-    "parse", "fromstring", "wrap", "WatchedDocument", "Monitor", "CascadeError",
+    "parse", "fromstring", "wrap", "empty", "from_snapshot", "WatchedDocument", "Monitor", "CascadeError",
     "XMLSyntaxError", "Recording", "Snapshot", "Replayer", "ReplayError", "replay",
     "hardened_parser", "SubElement", "strip_attributes", "strip_elements", "strip_tags",
     "indent", "cleanup_namespaces", "install", "uninstall", "installed",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from blinker import Signal
 from lxml import etree
@@ -43,7 +43,8 @@ class WatchedDocument:
     documents too (events of different documents never combine).
     """
 
-    def __init__(self, tree: Any, *, name: str, monitor: Monitor) -> None:
+    def __init__(self, tree: Any, *, name: str, monitor: Monitor,
+                 ids: Iterable[str] | None = None) -> None:
         self.tree = tree
         self.name = name
         self.monitor = monitor
@@ -54,15 +55,36 @@ class WatchedDocument:
         self._released = False
         monitor.watch(self)
         root = tree.getroot()
+        if root is None:
+            return  # an empty document: its first root comes with ``setroot``
         s = _ops.state
         s.depth += 1  # registering is no operation: nothing is reported
         try:
-            _ops.ins_tree(self, root, None, -1, False)
+            if ids is None:
+                _ops.ins_tree(self, root, None, -1, False)
+            else:
+                self._adopt(root, list(ids))
         except BaseException:
             self.release()
             raise
         finally:
             s.depth -= 1
+
+    def _adopt(self, root: Any, ids: list[str]) -> None:
+        """Register the tree with given ids, one per node in insertion order (a snapshot's)."""
+        supply = iter(ids)
+        self.new_id = supply.__next__  # type: ignore[method-assign]
+        try:
+            _ops.ins_tree(self, root, None, -1, False)
+        except StopIteration:
+            raise ValueError(f"{len(ids)} ids for a document with more nodes") from None
+        finally:
+            del self.new_id
+        if next(supply, None) is not None:
+            raise ValueError(f"{len(ids)} ids for a document with fewer nodes")
+        # New ids go on after the highest of the form n<number>, never reusing one.
+        self._count = max((int(i[1:]) for i in ids if i[:1] == "n" and i[1:].isdigit()),
+                          default=0)
 
     # --- what the operations need ---------------------------------------------------------
 
@@ -92,6 +114,34 @@ class WatchedDocument:
         """The path instance of a node of this document (``/order[n1]/item[n4]``), or None."""
         rec = NODES.get(node)
         return rec.pi if rec is not None and rec.doc is self else None
+
+    def setroot(self, element: Any) -> None:
+        """Make ``element`` (with its subtree) the root element, replacing the root if any.
+
+        Reported as the removal of the old root's subtree, then the insertion of the new one
+        at index 0: from an empty document (:func:`~xmlevents.dom.empty`) that is the
+        insertion of the whole document, as a version history's first version (issue 6).
+
+        Raises:
+            ValueError: if ``element`` has a parent or belongs to a watched document.
+        """
+        if not isinstance(element, _ops.WATCHED):
+            raise TypeError(f"{element!r} is not an element of xmlevents' classes; build it "
+                            "with lxml.etree after importing xmlevents, or copy it")
+        el: Any = element
+        if el.getparent() is not None or el in NODES:
+            raise ValueError("the new root must be an element with no parent, watched by no "
+                             "document")
+        _ops.settle()
+        _ops.begin()
+        try:
+            old = self.tree.getroot()
+            if old is not None:
+                _ops.remove_tree(old, False)
+            self.tree._setroot(element)
+            _ops.ins_tree(self, element, None, 0, False)
+        finally:
+            _ops.end()
 
     def tostring(self, **options: Any) -> bytes:
         """``etree.tostring`` of the document's tree."""

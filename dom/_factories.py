@@ -14,9 +14,9 @@ from ._document import WatchedDocument
 from ._monitor import Monitor
 from ._ops import WATCHED
 from ._registry import NODES
-from ._replay import hardened_parser
+from ._replay import ReplayError, Snapshot, hardened_parser, load_snapshot
 
-__all__ = ["parse", "fromstring", "wrap", "XMLSyntaxError"]
+__all__ = ["parse", "fromstring", "wrap", "empty", "from_snapshot", "XMLSyntaxError"]
 
 _numbers = itertools.count(1)
 
@@ -74,6 +74,31 @@ def fromstring(text: str | bytes, *, name: str | None = None, monitor: Monitor |
     except etree.XMLSyntaxError as exc:
         raise _syntax_error(exc, doc_name) from None
     return WatchedDocument(root.getroottree(), name=doc_name, monitor=monitor or Monitor())
+
+
+def empty(*, name: str | None = None, monitor: Monitor | None = None) -> WatchedDocument:
+    """A watched document with no root element yet; give it one with ``doc.setroot(el)``."""
+    return WatchedDocument(etree.ElementTree(), name=_name(name), monitor=monitor or Monitor())
+
+
+def from_snapshot(snapshot: Snapshot, *, name: str | None = None,
+                  monitor: Monitor | None = None) -> WatchedDocument:
+    """A watched document of a snapshot's tree whose nodes have the snapshot's ids: a
+    document's life resumes where the snapshot was taken (a version history goes on).
+
+    Raises:
+        ReplayError: when the snapshot's XML does not parse or does not hold its nodes.
+    """
+    try:
+        tree = load_snapshot(snapshot, hardened_parser())
+        doc = WatchedDocument(tree, name=_name(name), monitor=monitor or Monitor(),
+                              ids=[n[0] for n in snapshot.nodes])
+    except (etree.XMLSyntaxError, IndexError, ValueError) as exc:
+        raise ReplayError(f"the snapshot cannot be loaded: {exc}") from None
+    if doc.snapshot().nodes != snapshot.nodes:
+        doc.close()
+        raise ReplayError("the snapshot cannot be loaded: its nodes do not match its XML")
+    return doc
 
 
 def wrap(tree: Any, *, name: str | None = None, monitor: Monitor | None = None

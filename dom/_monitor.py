@@ -111,6 +111,9 @@ class Monitor:
         self._batch = 0
         self._closed = False
         self.active = False  # whether anything needs events: a graph or a subscription
+        #: sent every composite event raised by the root of a defined tree, after the
+        #: subscriptions it matches (``fn(doc, event=c)``); a replay collects them here.
+        self.composites = Signal("xmlevents composites")
         if definitions is not None:
             self.define(definitions)
 
@@ -260,6 +263,7 @@ class Monitor:
             for sub in subs:
                 if not sub.primitive and (sub.doc is None or sub.doc is cdoc) and sub.match(c):
                     self._run(sub.signal, cdoc, c, errors)
+            self._run(self.composites, cdoc, c, errors)
 
     @staticmethod
     def _run(signal: Signal, doc: Any, event: Any, errors: list[BaseException]) -> None:

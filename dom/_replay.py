@@ -19,7 +19,8 @@ from xmlevents.algebra import Axis, Op, PrimitiveEvent, XmlEventsError
 
 from ._registry import ATTR, NODE, TAIL, TEXT, preorder
 
-__all__ = ["Snapshot", "Replayer", "replay", "ReplayError", "hardened_parser", "take_snapshot"]
+__all__ = ["Snapshot", "Replayer", "replay", "ReplayError", "hardened_parser", "take_snapshot",
+           "load_snapshot"]
 
 
 def hardened_parser(*, plain: bool = False, **options: Any) -> etree.XMLParser:
@@ -90,19 +91,13 @@ class Replayer:
             raise ReplayError(f"the snapshot cannot be loaded: {exc}") from None
 
     def _load(self, start: Snapshot) -> None:
-        root = etree.fromstring(start.xml.encode("utf-8"), self._parser)
-        self.tree: Any = root.getroottree()
+        self.tree: Any = load_snapshot(start, self._parser)
+        root = self.tree.getroot()
+        if root is None:
+            return  # an empty document: the first event is the root's insertion
         elements = list(root.iter())
-        for i, text in start.leaves:
-            elements[i].text = text
         for ident, kind, i, name in start.nodes:
-            e = elements[i]
-            # An empty text serialises as <a></a> but parses back as None: restore it.
-            if kind == TEXT and e.text is None:
-                e.text = ""
-            elif kind == TAIL and e.tail is None:
-                e.tail = ""
-            self._at[ident] = (kind, e, name)
+            self._at[ident] = (kind, elements[i], name)
 
     @property
     def root(self) -> Any:
@@ -228,6 +223,29 @@ class Replayer:
         """The replayed document and its ids, as a :class:`Snapshot`."""
         ids = {(kind, id(e), name): ident for ident, (kind, e, name) in self._at.items()}
         return take_snapshot(self.tree, False, lambda kind, e, name: ids[(kind, id(e), name)])
+
+
+def load_snapshot(start: Snapshot, parser: Any) -> Any:
+    """The tree of a snapshot (an ElementTree, without root for an empty snapshot), with the
+    contents its XML cannot carry put back.
+
+    Raises:
+        IndexError, XMLSyntaxError: for a snapshot whose nodes are not in its XML.
+    """
+    if not start.xml and not start.nodes:
+        return etree.ElementTree()
+    root = etree.fromstring(start.xml.encode("utf-8"), parser)
+    elements = list(root.iter())
+    for i, text in start.leaves:
+        elements[i].text = text
+    for _, kind, i, _ in start.nodes:
+        e = elements[i]
+        # An empty text serialises as <a></a> but parses back as None: restore it.
+        if kind == TEXT and e.text is None:
+            e.text = ""
+        elif kind == TAIL and e.tail is None:
+            e.tail = ""
+    return root.getroottree()
 
 
 def take_snapshot(tree: Any, recorded: bool, ident: Callable[[str, Any, str | None], str]

@@ -4,7 +4,8 @@ Watched documents (:mod:`xmlevents.dom`) turn every change made with lxml into p
 events; the algebra (:mod:`xmlevents.algebra`: paths, events, the expression language, event
 trees and graphs) combines them into composite events. This facade re-exports what an
 application needs most. ``xmlevents.parse`` parses a *document*; the expression parser is
-``xmlevents.parse_expression`` (``xmlevents.algebra.parse``).
+``xmlevents.parse_expression`` (``xmlevents.algebra.parse``). Version histories are replayed
+by :mod:`xmlevents.replay` (an event log onto a snapshot: ``xmlevents.dom.replay``).
 
 >>> import xmlevents
 >>> doc = xmlevents.fromstring("<order/>")
@@ -43,7 +44,7 @@ __all__ = [
     "XMLSyntaxError",
     "Recording",
     "Snapshot",
-    "replay",
+    "empty",
     "SubElement",
     "strip_attributes",
     "strip_elements",
@@ -67,7 +68,7 @@ __version__ = "0.1.0"
 # The document side is imported on first use, so that the algebra (and `xmlevents detect`)
 # runs without lxml and without installing the watched classes into it (DESIGN section 1).
 _DOM = frozenset(("parse", "fromstring", "wrap", "WatchedDocument", "Monitor", "CascadeError",
-                  "XMLSyntaxError", "Recording", "Snapshot", "replay", "SubElement",
+                  "XMLSyntaxError", "Recording", "Snapshot", "empty", "SubElement",
                   "strip_attributes", "strip_elements", "strip_tags", "indent",
                   "cleanup_namespaces"))
 
@@ -92,10 +93,10 @@ if TYPE_CHECKING:
         WatchedDocument,
         XMLSyntaxError,
         cleanup_namespaces,
+        empty,
         fromstring,
         indent,
         parse,
-        replay,
         strip_attributes,
         strip_elements,
         strip_tags,
