@@ -184,6 +184,7 @@ class HistoryResult:
     errors: list[dict[str, Any]] = field(default_factory=list)
     documents: int = 0
     versions: int = 0
+    replayed: list[tuple[str, int]] = field(default_factory=list)  # (doc, version) in order
 
 
 def replay_history(rows: Iterable[Mapping[str, Any]], definitions: Any = None, *,
@@ -216,7 +217,13 @@ def replay_document(history: DocumentHistory,
                 result.errors.append(error_row(doc, version, "parse", bad.message, bad.line,
                                                bad.column))
                 continue
+            except Exception as exc:  # noqa: BLE001  (one document never stops the others)
+                result.errors.append(error_row(
+                    doc, version, "replay", f"{type(exc).__name__}: {exc}; the rest of this "
+                    "document is not replayed"))
+                break
             result.versions += 1
+            result.replayed.append((doc, version))
             result.events.extend(event_row(doc, version, e) for e in r.events)
             result.composites.extend(composite_row(doc, version, c) for c in r.composites)
     finally:

@@ -67,16 +67,20 @@ class DiffOptions:
 
 
 _PARSER = hardened_parser()
+# Text is handed over as UTF-8, whatever encoding its XML declaration names (it was decoded).
+_TEXT_PARSER = hardened_parser(encoding="utf-8")
 
 
 def parse_version(xml: str | bytes) -> Any:
-    """The root element of one version (hardened parsing, as every document in xmlevents).
+    """The root element of one version (hardened parsing, as every document in xmlevents):
+    text (``str``) or bytes in the encoding they declare.
 
     Raises:
         lxml.etree.XMLSyntaxError: if it is not well-formed.
     """
-    data = xml.encode("utf-8") if isinstance(xml, str) else xml
-    return etree.fromstring(data, _PARSER)
+    if isinstance(xml, str):
+        return etree.fromstring(xml.encode("utf-8"), _TEXT_PARSER)
+    return etree.fromstring(xml, _PARSER)
 
 
 def c14n(root: Any) -> bytes:

@@ -18,6 +18,8 @@ from xmlevents.algebra._parser import parse_definitions
 from xmlevents.algebra._render import render_dot, render_text
 from xmlevents.algebra.ast import Context, Definition
 
+from . import _cli_replay
+
 __all__ = ["main", "entry"]
 
 
@@ -60,6 +62,7 @@ def _parser() -> argparse.ArgumentParser:
                     "path type, as text or as Graphviz DOT.")
     _add_definition_options(graph)
     graph.add_argument("--dot", action="store_true", help="print Graphviz DOT instead of text")
+    _cli_replay.add_parsers(sub, _add_definition_options)
     return p
 
 
@@ -75,14 +78,13 @@ def _read_text(path: str) -> str:
         raise _Failure(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
-def _definitions(args: argparse.Namespace) -> DefinitionSet:
+def _definitions(args: argparse.Namespace, namespaces: dict[str, str] | None = None
+                 ) -> DefinitionSet:
     defs: list[Definition] = []
-    sources: list[tuple[str, str]] = [(f"--definitions {path}", _read_text(path))
-                                      for path in args.definitions]
-    sources += [(f"--define #{i}", text) for i, text in enumerate(args.define, start=1)]
+    sources = _definition_sources(args)
     for where, text in sources:
         try:
-            defs.extend(parse_definitions(text, source=where))
+            defs.extend(parse_definitions(text, namespaces, source=where))
         except XmlEventsError as exc:  # the parser names ``where`` itself
             raise _Failure(str(exc)) from None
     if not defs:
@@ -93,6 +95,19 @@ def _definitions(args: argparse.Namespace) -> DefinitionSet:
     except XmlEventsError as exc:
         where = next((w for w, text in sources if getattr(exc, "text", None) == text), "")
         raise _Failure(f"{where}: {exc}" if where else str(exc)) from None
+
+
+def _definition_sources(args: argparse.Namespace) -> list[tuple[str, str]]:
+    sources = [(f"--definitions {path}", _read_text(path)) for path in args.definitions]
+    return sources + [(f"--define #{i}", text) for i, text in enumerate(args.define, start=1)]
+
+
+def _definition_text(args: argparse.Namespace, namespaces: dict[str, str]) -> str | None:
+    """The definitions of ``replay`` as one text (for the workers), checked here; or None."""
+    if not args.define and not args.definitions:
+        return None
+    _definitions(args, namespaces)
+    return "\n".join(text for _, text in _definition_sources(args))
 
 
 def _open_events(path: str) -> tuple[IO[bytes] | IO[str], str]:
@@ -170,9 +185,11 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
     try:
         if args.command == "detect":
             _detect(args, out)
-        else:
+        elif args.command == "graph":
             _graph(args, out)
-    except _Failure as exc:
+        else:
+            _cli_replay.run(args, out, err, _definition_text)
+    except (_Failure, _cli_replay.CommandError) as exc:
         err.write(f"xmlevents: error: {exc}\n")
         return 1
     except BrokenPipeError:

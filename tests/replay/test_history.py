@@ -1,0 +1,444 @@
+"""Version histories replayed through a watched document (:mod:`xmlevents.replay._history`).
+
+* a hypothesis property: random small documents and random sequences of versions made by
+  random lxml edits; for every consecutive pair the edit script is exact, the version's events
+  replayed from the snapshot before it give the version, ids stay consistent, the root keeps
+  its id when it keeps its tag and declarations;
+* the real history of commons-lang's pom.xml (799 versions, one not well-formed);
+* edge cases: one version, identical versions, bad versions, empty input, duplicate version
+  numbers, composite detection across versions.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, note
+from hypothesis import strategies as st
+from lxml import etree
+
+from xmlevents.algebra import Op
+from xmlevents.dom import Replayer, Snapshot, hardened_parser
+from xmlevents.replay._history import (
+    BadVersion,
+    DocumentHistory,
+    HistoryResult,
+    composite_row,
+    error_row,
+    event_row,
+    replay_history,
+)
+from xmlevents.replay._script import apply_script, c14n, edit_script, parse_version
+
+POM = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "commons-lang-pom.jsonl.gz"
+
+PLAIN = hardened_parser(plain=True)
+
+
+def canon(xml: str | bytes) -> bytes:
+    return c14n(parse_version(xml))
+
+
+def replayed(snap: Snapshot, events: list[Any]) -> bytes:
+    replayer = Replayer(snap)
+    replayer.apply_all(events)
+    return c14n(replayer.tree.getroot())
+
+
+# --- the property -----------------------------------------------------------------------------
+
+TAGS = ["a", "b", "c", "{urn:x}d"]
+ATTRS = ["k", "m", "{urn:x}z"]
+VALUES = ["1", "2", "v w", ""]
+TEXTS = [None, "", "x", "y z", " ", "\n  ", "t&<"]
+COMMENTS = ["c", " note ", "", "x y"]
+NSMAPS: list[dict[str | None, str] | None] = [None, None, {"x": "urn:x"}, {None: "urn:x"}]
+
+
+def _fill(draw: st.DrawFn, e: Any, depth: int) -> None:
+    for name, value in draw(st.dictionaries(st.sampled_from(ATTRS), st.sampled_from(VALUES),
+                                            max_size=2)).items():
+        e.set(name, value)
+    e.text = draw(st.sampled_from(TEXTS))
+    for _ in range(draw(st.integers(0, 3 if depth < 2 else 0))):
+        if draw(st.integers(0, 4)) == 0:
+            child = etree.Comment(draw(st.sampled_from(COMMENTS)))
+            e.append(child)
+        else:
+            child = etree.SubElement(e, draw(st.sampled_from(TAGS)))
+            _fill(draw, child, depth + 1)
+        child.tail = draw(st.sampled_from(TEXTS))
+
+
+@st.composite
+def documents(draw: st.DrawFn) -> str:
+    """A small document as text: elements with attributes, texts, tails, comments, and a
+    namespace (declared on the root, or wherever lxml puts it) sometimes."""
+    nsmap = draw(st.sampled_from(NSMAPS))
+    root = PLAIN.makeelement(draw(st.sampled_from(TAGS)), nsmap=nsmap)
+    _fill(draw, root, 0)
+    return etree.tostring(root, encoding="unicode")  # type: ignore[no-any-return]
+
+
+EDITS = ["insert", "delete", "move", "rename", "set_attr", "del_attr", "text", "tail",
+         "add_comment", "remove_comment", "insert", "move", "add_pi"]
+
+
+def _pick(data: st.DataObject, items: list[Any]) -> Any:
+    return items[data.draw(st.integers(0, len(items) - 1))] if items else None
+
+
+def edit(data: st.DataObject, root: Any) -> str:
+    """One random lxml edit of ``root`` (in place); returns what it did, for the notes."""
+    kind = data.draw(st.sampled_from(EDITS))
+    elements = [e for e in root.iter() if isinstance(e.tag, str)]
+    others = list(root.iter())[1:]
+    if kind == "insert":
+        target = _pick(data, elements)
+        new = target.makeelement(data.draw(st.sampled_from(TAGS)))
+        new.text = data.draw(st.sampled_from(TEXTS))
+        target.insert(data.draw(st.integers(0, len(target))), new)
+    elif kind == "delete" and others:
+        node = _pick(data, others)
+        node.getparent().remove(node)
+    elif kind == "move" and others:
+        node = _pick(data, others)
+        inside = set(node.iter()) if isinstance(node.tag, str) else {node}
+        targets = [e for e in elements if e not in inside]
+        target = _pick(data, targets)
+        target.insert(data.draw(st.integers(0, len(target))), node)
+    elif kind == "rename":
+        _pick(data, elements).tag = data.draw(st.sampled_from(TAGS))
+    elif kind == "set_attr":
+        _pick(data, elements).set(data.draw(st.sampled_from(ATTRS)),
+                                  data.draw(st.sampled_from(VALUES)))
+    elif kind == "del_attr":
+        owners = [e for e in elements if e.attrib]
+        if owners:
+            e = _pick(data, owners)
+            del e.attrib[_pick(data, list(e.attrib))]
+    elif kind == "text":
+        _pick(data, elements).text = data.draw(st.sampled_from(TEXTS))
+    elif kind == "tail" and others:
+        _pick(data, others).tail = data.draw(st.sampled_from(TEXTS))
+    elif kind == "add_comment":
+        target = _pick(data, elements)
+        target.insert(data.draw(st.integers(0, len(target))),
+                      etree.Comment(data.draw(st.sampled_from(COMMENTS))))
+    elif kind == "remove_comment":
+        comments = list(root.iter(etree.Comment))
+        if comments:
+            c = _pick(data, comments)
+            c.getparent().remove(c)
+    elif kind == "add_pi":
+        target = _pick(data, elements)
+        target.insert(data.draw(st.integers(0, len(target))), etree.PI("pi", "data"))
+    return kind
+
+
+@st.composite
+def histories(draw: st.DrawFn) -> list[str]:
+    """A document and 1..4 later versions, each 0..3 random edits of the one before."""
+    data = draw(st.data())
+    versions = [draw(documents())]
+    for _ in range(draw(st.integers(1, 4))):
+        root = etree.fromstring(versions[-1].encode("utf-8"), PLAIN)
+        done = [edit(data, root) for _ in range(draw(st.integers(0, 3)))]
+        versions.append(etree.tostring(root, encoding="unicode"))
+        note(f"v{len(versions) - 1} after {done}: {versions[-1]}")
+    return versions
+
+
+@given(histories())
+def test_random_histories_replay_exactly(versions: list[str]) -> None:
+    note(f"v0: {versions[0]}")
+    history = DocumentHistory("d")
+    try:
+        first = history.advance(0, versions[0])
+        assert c14n(history.document.getroot()) == canon(versions[0])
+        last_ts = max(e.ts for e in first.events)
+        for v in range(1, len(versions)):
+            prev, cur = versions[v - 1], versions[v]
+            # the pure core: never raises, exact
+            script = edit_script(prev, cur)
+            tree = parse_version(prev).getroottree()
+            apply_script(tree, script)
+            assert c14n(tree.getroot()) == canon(cur), script
+            # the same script, made from the watched root
+            doc = history.document
+            assert edit_script(doc.getroot(), cur) == script
+            # through the history
+            old_root = parse_version(prev)
+            old_root_id = doc.id_of(doc.getroot())
+            snap = doc.snapshot()
+            result = history.advance(v, cur)
+            note(f"v{v} script {script}")
+            assert result.version == v and result.synced == 0
+            assert c14n(doc.getroot()) == canon(cur)
+            assert replayed(snap, result.events) == canon(cur), script
+            # ids: the replayed nodes carry the live document's, the root keeps its own
+            replayer = Replayer(snap)
+            replayer.apply_all(result.events)
+            assert replayer.snapshot().nodes == doc.snapshot().nodes
+            new_root = parse_version(cur)
+            if (old_root.tag, old_root.nsmap) == (new_root.tag, new_root.nsmap):
+                assert doc.id_of(doc.getroot()) == old_root_id, script
+            if not any(a[0] == "root" for a in script):
+                assert doc.id_of(doc.getroot()) == old_root_id, script
+            if not script:
+                assert result.events == []
+            # the clock goes on across versions
+            for e in result.events:
+                assert e.ts > last_ts
+                last_ts = e.ts
+    finally:
+        history.close()
+
+
+# --- the real history ---------------------------------------------------------------------------
+
+
+def _pom_rows() -> list[dict[str, Any]]:
+    if not POM.exists():
+        pytest.skip(f"{POM} is absent")
+    with gzip.open(POM, "rt", encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
+
+
+@pytest.mark.slow
+def test_commons_lang_pom_history() -> None:
+    rows = _pom_rows()
+    assert len(rows) == 799
+    history = DocumentHistory("pom.xml")
+    bad: list[BadVersion] = []
+    snap = history.document.snapshot()  # the empty document
+    last_good = None
+    try:
+        for row in rows:
+            v = row["version"]
+            try:
+                result = history.advance(v, row["xml"])
+            except BadVersion as exc:
+                bad.append(exc)
+                # nothing changed: still the last good version, the same snapshot
+                assert history.version == last_good
+                assert c14n(history.document.getroot()) == canon(rows[last_good]["xml"])
+                assert history.document.snapshot() == snap
+                continue
+            assert result.synced == 0, v
+            assert replayed(snap, result.events) == canon(row["xml"]), v
+            if v == 135:
+                assert last_good == 133  # diffed from 133: the snapshot replayed was 133's
+            last_good = v
+            snap = history.document.snapshot()
+    finally:
+        history.close()
+    assert [(b.doc, b.version, b.line, b.column) for b in bad] == [("pom.xml", 134, 18, 1)]
+    assert bad[0].message
+    assert last_good == 798
+
+
+def test_commons_lang_pom_replay_history_rows() -> None:
+    """replay_history over the first versions (through the bad one) gives the class's events
+    as rows and one parse error row."""
+    rows = _pom_rows()[:137]
+    result = replay_history(rows)
+    assert result.documents == 1 and result.versions == 136
+    assert [(e["version"], e["stage"], e["line"], e["column"]) for e in result.errors] == [
+        (134, "parse", 18, 1)]
+    history = DocumentHistory("pom.xml")
+    expected = []
+    try:
+        for row in rows:
+            if row["version"] == 134:
+                continue
+            r = history.advance(row["version"], row["xml"])
+            expected += [event_row("pom.xml", r.version, e) for e in r.events]
+    finally:
+        history.close()
+    assert result.events == expected
+    assert not any(e["version"] == 134 for e in result.events)
+
+
+# --- edge cases -------------------------------------------------------------------------------
+
+
+def test_one_version_is_the_insertion_of_the_whole_document() -> None:
+    xml = '<a x="1"><b>t</b>tail<!--c--><c y="2"><d/></c><?pi z?></a>'
+    history = DocumentHistory("d")
+    try:
+        start = history.document.snapshot()
+        result = history.advance(0, xml)
+        doc = history.document
+        assert result.version == 0 and result.composites == [] and result.synced == 0
+        assert all(e.op is Op.INS for e in result.events)
+        first = result.events[0]
+        assert (str(first.pi.pt), first.index) == ("/a", 0)
+        assert first.pi.ids == (doc.id_of(doc.getroot()),)
+        # document order: the order of the snapshot's nodes (attributes, texts, tails included)
+        assert [e.pi.ids[-1] for e in result.events] == [n[0] for n in doc.snapshot().nodes]
+        assert len(result.events) == len(doc.snapshot().nodes) == 12
+        assert [e.ts for e in result.events] == sorted(e.ts for e in result.events)
+        # replayed from the empty document, the events give the version
+        assert start == Snapshot("", ())
+        assert replayed(start, result.events) == canon(xml)
+    finally:
+        history.close()
+    out = replay_history([{"doc": "d", "version": 0, "xml": xml}])
+    assert out.documents == out.versions == 1 and out.errors == []
+    assert [e["op"] for e in out.events] == ["ins"] * 12
+    assert out.events[0]["path"] == "/a" and out.events[0]["index"] == 0
+
+
+def test_identical_versions_give_nothing() -> None:
+    xml = '<order><item sku="1"><price>3</price></item><!--c--></order>'
+    history = DocumentHistory("d", "Priced := ins(item) ; ins(item/price)")
+    try:
+        history.advance(0, xml)
+        for v in (1, 2):
+            r = history.advance(v, xml)
+            assert (r.events, r.composites, r.synced) == ([], [], 0)
+        assert history.version == 2
+    finally:
+        history.close()
+    out = replay_history([{"doc": "d", "version": v, "xml": xml} for v in range(3)])
+    assert {e["version"] for e in out.events} == {0} and out.versions == 3
+
+
+def test_bad_version_changes_nothing_and_the_next_is_diffed_from_the_last_good() -> None:
+    v0, v1, v2 = "<a><b>1</b></a>", "<a><b>1</b>\n<c></a>", "<a><b>2</b><c/></a>"
+    history = DocumentHistory("d")
+    try:
+        history.advance(0, v0)
+        snap = history.document.snapshot()
+        with pytest.raises(BadVersion) as info:
+            history.advance(1, v1)
+        bad = info.value
+        assert (bad.doc, bad.version, bad.line, bad.column) == ("d", 1, 2, 5)
+        assert bad.message and "line 2, column 5" in str(bad) and "d version 1" in str(bad)
+        assert isinstance(bad, ValueError)
+        assert history.version == 0
+        assert history.document.snapshot() == snap  # same XML, same ids
+        r = history.advance(2, v2)
+        assert r.version == 2 and history.version == 2
+        assert replayed(snap, r.events) == canon(v2)
+        # diffed from v0: the text update, then the insertion of c
+        assert [(e.op, str(e.pi.pt)) for e in r.events] == [(Op.UPD, "/a/b/text()"),
+                                                            (Op.INS, "/a/c")]
+    finally:
+        history.close()
+    out = replay_history([{"doc": "d", "version": v, "xml": x} for v, x in enumerate((v0, v1, v2))])
+    assert out.errors == [error_row("d", 1, "parse", bad.message, 2, 5)]
+    assert out.versions == 2
+    assert [e["version"] for e in out.events] == [0, 0, 0, 2, 2]
+
+
+def test_bad_first_version_then_the_next_good_one_is_the_insertion() -> None:
+    history = DocumentHistory("d")
+    try:
+        with pytest.raises(BadVersion) as info:
+            history.advance(0, "<a>")
+        assert info.value.line is not None and info.value.column is not None
+        assert history.document.getroot() is None and history.version is None
+        r = history.advance(1, "<a><b/></a>")
+        assert [(e.op, str(e.pi.pt), e.index) for e in r.events] == [(Op.INS, "/a", 0),
+                                                                     (Op.INS, "/a/b", 0)]
+        assert history.version == 1
+    finally:
+        history.close()
+    out = replay_history([{"doc": "d", "version": 0, "xml": "not xml"},
+                          {"doc": "d", "version": 1, "xml": "<a><b/></a>"}])
+    assert [(e["version"], e["stage"]) for e in out.errors] == [(0, "parse")]
+    assert [(e["version"], e["op"], e["path"], e["index"]) for e in out.events] == [
+        (1, "ins", "/a", 0), (1, "ins", "/a/b", 0)]
+
+
+def test_only_bad_versions() -> None:
+    out = replay_history([{"doc": "d", "version": 0, "xml": "<a>"},
+                          {"doc": "d", "version": 1, "xml": ""}])
+    assert out.documents == 1 and out.versions == 0 and out.events == []
+    assert [e["version"] for e in out.errors] == [0, 1]
+
+
+def test_empty_input() -> None:
+    assert replay_history([]) == HistoryResult()
+    out = replay_history([], "Priced := ins(item) ; ins(item/price)")
+    assert (out.events, out.composites, out.errors, out.documents, out.versions) == (
+        [], [], [], 0, 0)
+
+
+def test_duplicate_version_numbers_keep_the_first() -> None:
+    rows = [{"doc": "d", "version": 1, "xml": "<a><c/></a>"},
+            {"doc": "d", "version": 0, "xml": "<a/>"},
+            {"doc": "d", "version": 1, "xml": "<a><dup/></a>"}]
+    out = replay_history(rows)
+    assert out.errors == [error_row("d", 1, "input", "duplicate version: the first row is kept")]
+    assert out.versions == 2
+    assert [(e["version"], e["path"]) for e in out.events] == [(0, "/a"), (1, "/a/c")]
+
+
+def test_documents_are_replayed_apart() -> None:
+    rows = [{"doc": "q", "version": 0, "xml": "<q/>"}, {"doc": "p", "version": 0, "xml": "<p/>"},
+            {"doc": "p", "version": 1, "xml": "<p><x/></p>"}]
+    out = replay_history(rows)
+    assert out.documents == 2 and out.versions == 3
+    assert [(e["doc"], e["version"], e["path"]) for e in out.events] == [
+        ("p", 0, "/p"), ("p", 1, "/p/x"), ("q", 0, "/q")]
+
+
+ORDER = "ItemComplete := ins(item) ; (ins(item/price) & ins(item/quantity))"
+ORDERS = ["<order><id>1</id></order>",
+          '<order><id>1</id><item sku="x"/></order>',
+          '<order><id>1</id><item sku="x"><price>3</price><quantity>2</quantity></item></order>']
+
+
+def test_composite_detected_across_versions() -> None:
+    out = replay_history([{"doc": "o", "version": v, "xml": x} for v, x in enumerate(ORDERS)],
+                         ORDER)
+    assert out.errors == [] and out.versions == 3
+    [c] = out.composites
+    assert (c["doc"], c["version"], c["type"], c["path"]) == ("o", 2, "ItemComplete",
+                                                              "/order/item")
+    by_id = {e["id"]: e for e in out.events}
+    assert [(by_id[i]["version"], by_id[i]["path"]) for i in c["events"]] == [
+        (1, "/order/item"), (2, "/order/item/price"), (2, "/order/item/quantity")]
+    assert c["ids"] == by_id[c["events"][0]]["ids"]
+
+
+def test_composite_detected_in_document_history() -> None:
+    history = DocumentHistory("o", ORDER)
+    try:
+        assert [history.advance(v, x).composites for v, x in enumerate(ORDERS[:2])] == [[], []]
+        r = history.advance(2, ORDERS[2])
+        [c] = r.composites
+        assert c.type.name == "ItemComplete" and r.version == 2
+        row = composite_row("o", 2, c)
+        assert row["version"] == 2 and row["events"] == [p.id for p in c.primitives()]
+        assert row["start"] <= row["end"] == row["ts"]
+    finally:
+        assert history.close() == []
+
+
+def test_composite_not_raised_when_the_item_came_with_the_first_version() -> None:
+    # version 0 inserts the item with its price and quantity at once: one more composite,
+    # of version 0, and none later
+    out = replay_history([{"doc": "o", "version": 0, "xml": ORDERS[2]},
+                          {"doc": "o", "version": 1, "xml": ORDERS[2]}], ORDER)
+    assert [c["version"] for c in out.composites] == [0]
+
+
+def test_event_row_fields() -> None:
+    history = DocumentHistory("d")
+    try:
+        history.advance(0, '<a k="1"/>')
+        [e] = history.advance(1, '<a k="2"/>').events
+    finally:
+        history.close()
+    assert event_row("d", 1, e) == {
+        "doc": "d", "version": 1, "ts": e.ts, "id": e.id, "op": "upd", "path": "/a/@k",
+        "ids": list(e.pi.ids), "kind": "attribute", "value": "2", "old": "1", "index": None}
+    json.dumps(event_row("d", 1, e))  # JSON-ready
