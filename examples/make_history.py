@@ -35,9 +35,9 @@ so that what is detected is what was done:
   deleted ``price`` (or ``comment``, ...) with one inserted elsewhere in the same version and
   moves it, with a text update.
 
-``--free-edits`` drops all three (and changes nothing else): the history an application
-without line ids would write. Its diffs misattribute about a quarter of the versions, and the
-counts detected no longer equal the counts printed.
+``--free-edits`` drops all three (the kinds and rates of edits stay): the history an
+application without line ids would write. Its diffs misattribute about a quarter of the
+versions, and the counts detected no longer equal the counts printed.
 
 Exactly one version (of ``orders/2026-11-b.xml``) is a truncated write: not well-formed, so
 the replay reports it with its line and column and skips it. Its edits are lost; the next
@@ -98,9 +98,10 @@ PEOPLE = [("Alice Smith", "123 Maple Street", "Mill Valley", "CA", "90952"),
           ("Jonas Berg", "9 Harbor Road", "Portland", "ME", "04101"),
           ("Maria Lopez", "210 Mesa Drive", "Tucson", "AZ", "85701"),
           ("Wei Chen", "77 Lake Shore", "Chicago", "IL", "60611")]
-COMMENTS = ["Confirm the colour with the customer", "Gift wrap, please", "Deliver to the back door",
-            "Customer asked for the green one", "Leave with the neighbour if absent",
-            "Check stock before shipping", "Fragile: pack with care"]
+COMMENTS = ["Confirm the colour with the customer", "Gift wrap, please",
+            "Deliver to the back door", "Customer asked for the green one",
+            "Leave with the neighbour if absent", "Check stock before shipping",
+            "Fragile: pack with care"]
 STATUSES = ["open", "confirmed", "on-hold", "open", "confirmed"]
 
 
@@ -156,7 +157,7 @@ class Document:
 
     def _address(self, tag: str, person: tuple[str, ...]) -> etree._Element:
         el = etree.Element(tag, country="US")
-        for name, value in zip(("name", "street", "city", "state", "zip"), person):
+        for name, value in zip(("name", "street", "city", "state", "zip"), person, strict=True):
             etree.SubElement(el, name).text = value
         return el
 
@@ -455,20 +456,24 @@ def write(rows: list[dict[str, object]], out: Path) -> None:
 
 
 def summary(rows: list[dict[str, object]], counts: Counts) -> str:
+    """The counts the definitions of ``purchase_orders.xev`` must detect, and their sources."""
     per_doc = Counter(str(r["doc"]) for r in rows)
-    lines = [f"{len(rows)} versions of {len(per_doc)} documents: "
-             + ", ".join(f"{d} {n}" for d, n in sorted(per_doc.items())),
-             "edits: " + ", ".join(f"{k} {n}" for k, n in sorted(counts.edits.items())),
-             f"ItemComplete  {counts.complete}  (in version 0: {counts.complete_v0}, added "
-             f"complete later: {counts.complete - counts.complete_v0 - counts.complete_later}, "
-             f"added bare and completed later: {counts.complete_later}; "
-             f"bare items: {counts.bare}, removed before complete: {counts.removed_bare}, "
-             f"still incomplete at the end: {counts.never_complete})",
-             f"ValueChanged  {counts.price_changes + counts.quantity_changes}  (price changes: "
-             f"{counts.price_changes}, quantity changes: {counts.quantity_changes})",
-             f"ItemRemoved   {counts.removed}",
-             f"ItemRepriced  {counts.repriced}  (complete items whose price changed afterwards)"]
-    return "\n".join(lines)
+    c = counts
+    added_complete = c.complete - c.complete_v0 - c.complete_later
+    docs = ", ".join(f"{d} {n}" for d, n in sorted(per_doc.items()))
+    edits = ", ".join(f"{k} {n}" for k, n in sorted(c.edits.items()))
+    return "\n".join([
+        f"{len(rows)} versions of {len(per_doc)} documents: {docs}",
+        f"edits: {edits}",
+        (f"ItemComplete  {c.complete}  (in version 0: {c.complete_v0}, added complete later: "
+         f"{added_complete}, added bare and completed later: {c.complete_later}; bare items: "
+         f"{c.bare}, removed before complete: {c.removed_bare}, still incomplete at the end: "
+         f"{c.never_complete})"),
+        (f"ValueChanged  {c.price_changes + c.quantity_changes}  (price changes: "
+         f"{c.price_changes}, quantity changes: {c.quantity_changes})"),
+        f"ItemRemoved   {c.removed}",
+        f"ItemRepriced  {c.repriced}  (complete items whose price changed afterwards)",
+    ])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -478,7 +483,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=SEED, help=f"random seed (default {SEED})")
     ap.add_argument("--free-edits", action="store_true",
                     help="items without xml:id, removed anywhere, removals mixed with "
-                         "insertions: the diff no longer recovers every edit (see above)")
+                         "insertions: the diff no longer recovers every edit (see the "
+                         "module docstring)")
     args = ap.parse_args(argv)
     rows, counts = generate(args.seed, args.free_edits)
     write(rows, args.out)

@@ -120,6 +120,9 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO,
     progress("starting Spark" + (f" ({args.master})" if args.master else " (local)"))
     from xmlevents.replay import make_session, read_versions_df, replay_frames, write_frames
 
+    from pyspark.sql import SparkSession
+
+    ours = SparkSession.getActiveSession() is None  # a caller's session is left running
     try:
         spark = make_session(args.master, progress=not args.quiet)
     except Exception as exc:  # noqa: BLE001  (Java missing, a bad master URL, ...)
@@ -142,7 +145,11 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO,
     except XmlEventsError as exc:
         raise CommandError(str(exc)) from None
     finally:
-        spark.stop()
+        frames_cached = locals().get("frames")
+        if frames_cached is not None:
+            frames_cached.unpersist()
+        if ours:
+            spark.stop()
     seconds = progress.elapsed()
     _summary(out, args, counts, documents, error_rows, shown, seconds)
 

@@ -1,0 +1,209 @@
+"""The Spark job equals the in-process replay; its inputs, outputs and errors (issue 6)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("pyspark")
+
+from xmlevents._cli import main  # noqa: E402
+from xmlevents.replay import (  # noqa: E402
+    COMPOSITES_SCHEMA,
+    ERRORS_SCHEMA,
+    EVENTS_SCHEMA,
+    read_versions,
+    read_versions_df,
+    replay_frames,
+    replay_history,
+    write_frames,
+    write_versions,
+)
+
+DEFS = "ItemComplete := ins(item) ; (ins(item/price) & ins(item/quantity))"
+
+ORDER_A = [
+    "<order><item/></order>",
+    "<order><item><price>5</price></item></order>",
+    "<order><item><price>5</price><quantity>2</quantity></item></order>",
+    "<order><item><price>5</price><quantity>2",  # not well-formed: skipped
+    "<order><item><price>6</price><quantity>2</quantity></item><item/></order>",
+    "<order><item><price>6</price><quantity>2</quantity></item><item/></order>",  # same
+    "<order><item><quantity>1</quantity><price>1</price></item>"
+    "<item><price>6</price><quantity>2</quantity></item></order>",
+]
+ORDER_B = [
+    '<?xml version="1.0"?>\n<!-- b --><order xmlns="urn:o" id="b">\n  <note>hi</note>\n</order>',
+    '<order xmlns="urn:o" id="b2"><item><price>1</price><quantity>3</quantity></item>'
+    "<!-- c --></order>",
+    '<order xmlns="urn:o"><?pi x?><item k="1"><price>1</price></item></order>',
+]
+
+
+def history_rows() -> list[dict[str, Any]]:
+    rows = [{"doc": "a.xml", "version": v, "xml": x} for v, x in enumerate(ORDER_A)]
+    rows += [{"doc": "b.xml", "version": 10 * v, "xml": x, "commit": f"c{v}", "time": 100 + v}
+             for v, x in enumerate(ORDER_B)]
+    rows.append({"doc": "b.xml", "version": 10, "xml": "<dup/>"})  # a duplicate version
+    return rows
+
+
+def _key(row: dict[str, Any]) -> Any:
+    return json.dumps(row, sort_keys=True, default=str)
+
+
+def _spark_rows(df: Any) -> list[dict[str, Any]]:
+    return sorted((r.asDict() for r in df.collect()), key=_key)
+
+
+def _local_rows(rows: list[dict[str, Any]], names: list[str]) -> list[dict[str, Any]]:
+    return sorted(({n: r.get(n) for n in names} for r in rows), key=_key)
+
+
+def test_spark_output_equals_the_in_process_replay(spark: Any, tmp_path: Path) -> None:
+    rows = history_rows()
+    write_versions(rows, tmp_path / "h.jsonl")
+    versions, unreadable = read_versions_df(spark, str(tmp_path / "h.jsonl"))
+    frames = replay_frames(spark, versions, DEFS)
+    local = replay_history(rows, DEFS)
+    try:
+        assert _spark_rows(frames.events) == _local_rows(local.events, EVENTS_SCHEMA.fieldNames())
+        assert _spark_rows(frames.composites) == _local_rows(local.composites,
+                                                             COMPOSITES_SCHEMA.fieldNames())
+        assert _spark_rows(frames.errors) == _local_rows(local.errors,
+                                                         ERRORS_SCHEMA.fieldNames())
+        assert len(local.errors) == 2
+        assert unreadable.count() == 0
+        # the detection itself: the first item completes at version 2, the item added whole
+        # at 6; b.xml's items are in namespace urn:o, which ``item`` does not name
+        assert sorted((c["doc"], c["version"]) for c in local.composites) == [
+            ("a.xml", 2), ("a.xml", 6)]
+    finally:
+        frames.unpersist()
+
+
+def test_spark_reports_bad_versions_and_duplicates(spark: Any, tmp_path: Path) -> None:
+    write_versions(history_rows(), tmp_path / "h.jsonl.gz")
+    versions, _ = read_versions_df(spark, str(tmp_path / "h.jsonl.gz"))
+    frames = replay_frames(spark, versions)
+    try:
+        errors = {(r["doc"], r["version"], r["stage"]): r for r in frames.errors.collect()}
+        assert set(errors) == {("a.xml", 3, "parse"), ("b.xml", 10, "input")}
+        bad = errors[("a.xml", 3, "parse")]
+        assert bad["line"] == 1 and bad["column"] is not None and "quantity" in bad["message"]
+        assert "duplicate" in errors[("b.xml", 10, "input")]["message"]
+        assert frames.composites.count() == 0  # nothing defined
+    finally:
+        frames.unpersist()
+
+
+def test_every_input_form_gives_the_same_events(spark: Any, tmp_path: Path) -> None:
+    rows = [r for r in history_rows() if r["xml"] != "<dup/>"]
+    write_versions(rows, tmp_path / "h.jsonl")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.Table.from_pylist(
+        [{k: r.get(k) for k in ("doc", "version", "xml")} for r in rows]),
+        tmp_path / "h.parquet")
+    folder = tmp_path / "folder"
+    for r in rows:
+        f = folder / r["doc"] / f"{r['version']}.xml"
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(r["xml"], encoding="utf-8")
+    results = []
+    for name in ("h.jsonl", "h.parquet", "folder"):
+        versions, unreadable = read_versions_df(spark, str(tmp_path / name))
+        assert unreadable.count() == 0, name
+        frames = replay_frames(spark, versions)
+        results.append(_spark_rows(frames.events))
+        frames.unpersist()
+        triples = sorted((r["doc"], r["version"], r["xml"]) for r in read_versions(tmp_path / name))
+        assert triples == sorted((r["doc"], r["version"], r["xml"]) for r in rows), name
+    assert results[0] == results[1] == results[2]
+    assert results[0]
+
+
+def test_unreadable_lines_are_named_and_the_rest_goes_on(spark: Any, tmp_path: Path) -> None:
+    path = tmp_path / "h.jsonl"
+    path.write_text('{"doc": "a", "version": 0, "xml": "<a/>"}\n'
+                    "not json\n"
+                    '{"doc": "a", "version": "one", "xml": "<a/>"}\n'
+                    '{"doc": "a", "version": 1, "xml": "<a><b/></a>"}\n', encoding="utf-8")
+    versions, unreadable = read_versions_df(spark, str(path))
+    messages = sorted(r["message"] for r in unreadable.collect())
+    assert len(messages) == 2
+    assert "line 2" in messages[0] and "not JSON" in messages[0]
+    assert "line 3" in messages[1] and "version='one'" in messages[1]
+    frames = replay_frames(spark, versions)
+    try:
+        assert [r["op"] for r in frames.events.orderBy("ts").collect()] == ["ins", "ins"]
+    finally:
+        frames.unpersist()
+
+
+def test_empty_input_gives_empty_outputs_with_the_schema(spark: Any, tmp_path: Path) -> None:
+    (tmp_path / "empty.jsonl").write_text("", encoding="utf-8")
+    versions, unreadable = read_versions_df(spark, str(tmp_path / "empty.jsonl"))
+    frames = replay_frames(spark, versions, DEFS)
+    out = tmp_path / "out"
+    write_frames(frames, str(out), unreadable)
+    frames.unpersist()
+    for name, schema in (("events", EVENTS_SCHEMA), ("composites", COMPOSITES_SCHEMA),
+                         ("errors", ERRORS_SCHEMA)):
+        df = spark.read.parquet(str(out / name))
+        assert df.count() == 0
+        assert [(f.name, f.dataType) for f in df.schema.fields] == [
+            (f.name, f.dataType) for f in schema.fields], name
+
+
+def test_cli_replay_end_to_end(spark: Any, tmp_path: Path,
+                               capsys: pytest.CaptureFixture[str]) -> None:
+    history = tmp_path / "h.jsonl.gz"
+    write_versions(history_rows(), history)
+    out = tmp_path / "out"
+    status = main(["replay", str(history), "--define", DEFS, "--out", str(out), "--quiet"])
+    printed = capsys.readouterr().out
+    assert status == 0, printed
+    assert "versions          9 replayed, 2 errors" in printed
+    assert "ItemComplete 2" in printed
+    assert "a.xml version 3, line 1" in printed
+    events = spark.read.parquet(str(out / "events"))
+    assert events.count() == len(replay_history(history_rows()).events)
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["replay", "missing.jsonl", "--out", "o"], "no such file"),
+    (["replay", "h.jsonl", "--define", "E := ins(", "--out", "o"], "--define #1"),
+    (["replay", "h.jsonl", "--define", "E := ins(a)", "-n", "nope", "--out", "o"], "PREFIX=URI"),
+])
+def test_cli_replay_refuses_bad_input_without_a_traceback(
+        argv: list[str], message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "h.jsonl").write_text('{"doc": "a", "version": 0, "xml": "<a/>"}\n')
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_real_history_on_spark_equals_in_process(spark: Any) -> None:
+    data = Path(__file__).resolve().parents[2].parent / "shared" / "data" / \
+        "commons-lang-pom.jsonl.gz"
+    if not data.exists():
+        pytest.skip("../shared/data is not here")
+    with gzip.open(data, "rt", encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f][:60]
+    local = replay_history(rows)
+    frames = replay_frames(spark, spark.createDataFrame(
+        [(r["doc"], r["version"], r["xml"], r["commit"], r["time"]) for r in rows],
+        "doc string, version long, xml string, commit string, time long"))
+    try:
+        assert _spark_rows(frames.events) == _local_rows(local.events,
+                                                         EVENTS_SCHEMA.fieldNames())
+    finally:
+        frames.unpersist()
