@@ -40,6 +40,13 @@ def add_parsers(sub: Any, add_definition_options: Callable[[argparse.ArgumentPar
                              "spark-submit, the one it was given)")
     replay.add_argument("--partitions", type=int, metavar="N",
                         help="partitions of the diff stage (default: 4 per core)")
+    replay.add_argument("--unique-attr", action="append", default=[], metavar="NAME",
+                        help="an attribute that identifies its element across versions, for "
+                             "xmldiff to match by (besides xml:id; Clark notation for a "
+                             "namespace: {urn:x}key) (repeatable)")
+    replay.add_argument("--no-fast-match", dest="fast_match", action="store_false",
+                        help="xmldiff's slower matching, without its first longest-common-"
+                             "subsequence pass (default: fast match)")
     replay.add_argument("--show", type=int, default=5, metavar="N",
                         help="composite events of each type to print (default: 5)")
     replay.add_argument("--quiet", "-q", action="store_true",
@@ -118,7 +125,13 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO,
         raise CommandError(f"{args.history}: no such file or folder")
     progress = _Progress(err, args.quiet)
     progress("starting Spark" + (f" ({args.master})" if args.master else " (local)"))
-    from xmlevents.replay import make_session, read_versions_df, replay_frames, write_frames
+    from xmlevents.replay import (
+        DiffOptions,
+        make_session,
+        read_versions_df,
+        replay_frames,
+        write_frames,
+    )
 
     from pyspark.sql import SparkSession
 
@@ -133,8 +146,10 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO,
         except VersionTableError as exc:
             raise CommandError(str(exc)) from None
         progress(f"reading {args.history}; checking, diffing and replaying its versions")
-        frames = replay_frames(spark, versions, definitions, namespaces=namespaces or None,
-                               partitions=args.partitions)
+        options = DiffOptions(fast_match=args.fast_match, uniqueattrs=(
+            *DiffOptions().uniqueattrs, *args.unique_attr))
+        frames = replay_frames(spark, versions, definitions, options=options,
+                               namespaces=namespaces or None, partitions=args.partitions)
         counts = frames.tagged.groupBy("record", "type").count().collect()  # runs the job
         progress(f"writing {args.out}/events, composites, errors")
         errors = frames.errors.unionByName(unreadable)

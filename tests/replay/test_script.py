@@ -433,7 +433,8 @@ def test_same_uri_script_is_exact(old: str, new: str) -> None:
 @pytest.mark.parametrize(("old", "new"), list(SAME_URI.values()), ids=list(SAME_URI))
 def test_same_uri_history_replays_exactly(old: str, new: str, histories: Any) -> None:
     result, history, replayer = histories(old, new)
-    assert c14n(history.document.getroot()) == expected(new), result.synced
+    assert c14n(history.document.getroot()) == expected(new), (
+        f"the document is not the version ({result.synced} actions synced)")
     assert c14n(replayer.tree.getroot()) == expected(new), ops(result)
 
 

@@ -1,0 +1,144 @@
+"""Replay of the commons-lang pom history: in process, and on Spark with local[1] and local[2].
+
+Prints versions per second and primitive events per second for the whole replay, and the time
+of the diff stage alone (checking, pairing and diffing; the part that runs in parallel across
+version pairs), with the same xmldiff settings everywhere (``DiffOptions()``: F=0.5,
+ratio_mode="fast", fast_match=True). Targets (issue 6): local[2] at least 1.6x faster than
+local[1] on the diff stage; the Spark job's overhead over the in-process loop under 30% at
+local[1]. Each configuration runs in its own process, after a warm-up job; session start-up
+is reported apart.
+
+    python3 bench/bench_replay.py [--history PATH] [--repeat N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+DEFAULT = Path(__file__).resolve().parents[1].parent / "shared" / "data" / \
+    "commons-lang-pom.jsonl.gz"
+
+
+def _rows(path: str) -> list[dict[str, Any]]:
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
+
+
+def in_process(path: str, repeat: int) -> dict[str, float]:
+    from xmlevents.replay import DiffOptions, edit_script, parse_version, replay_history
+
+    rows = _rows(path)
+    best, best_diff = float("inf"), float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        result = replay_history(rows)
+        best = min(best, time.perf_counter() - t)
+        # the diff stage alone: check every version, diff consecutive good ones
+        t = time.perf_counter()
+        good = []
+        for r in rows:
+            try:
+                parse_version(r["xml"])
+                good.append(r["xml"])
+            except Exception:  # noqa: BLE001
+                pass
+        for old, new in zip(good, good[1:]):
+            edit_script(old, new, DiffOptions())
+        best_diff = min(best_diff, time.perf_counter() - t)
+    return {"seconds": best, "diff_seconds": best_diff, "versions": result.versions,
+            "events": len(result.events)}
+
+
+def on_spark(path: str, master: str, repeat: int) -> dict[str, float]:
+    from xmlevents.replay import make_session, read_versions_df, replay_frames
+
+    t = time.perf_counter()
+    spark = make_session(master, progress=False)
+    startup = time.perf_counter() - t
+    versions, _ = read_versions_df(spark, path)
+    versions = versions.persist()
+    versions.count()
+
+    def job() -> tuple[float, float, int, int]:
+        t = time.perf_counter()
+        # the diff stage alone, forced by writing nowhere
+        _diff_stage(spark, versions).write.format("noop").mode("overwrite").save()
+        diff = time.perf_counter() - t
+        frames = replay_frames(spark, versions)
+        t = time.perf_counter()
+        counts = {r["record"]: r["count"] for r in
+                  frames.tagged.groupBy("record").count().collect()}
+        whole = time.perf_counter() - t
+        frames.unpersist()
+        return whole, diff, counts.get("version", 0), counts.get("event", 0)
+
+    job()  # warm-up: Python workers started, code loaded
+    runs = [job() for _ in range(repeat)]
+    spark.stop()
+    whole = min(r[0] for r in runs)
+    diff = min(r[1] for r in runs)
+    return {"seconds": whole, "diff_seconds": diff, "versions": runs[0][2],
+            "events": runs[0][3], "startup": startup}
+
+
+def _diff_stage(spark: Any, versions: Any) -> Any:
+    """The job up to the diff stage's output (what ``replay_frames`` feeds the apply stage)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    from xmlevents.replay import DiffOptions
+    from xmlevents.replay._spark import _CHECKED, _DIFFED, _check, _diff
+
+    n = 4 * spark.sparkContext.defaultParallelism
+    checked = versions.repartition(n).mapInPandas(_check, _CHECKED)
+    good = checked.where(F.col("message").isNull()).select("doc", "version", "xml")
+    pairs = good.withColumn("old", F.lag("xml").over(
+        Window.partitionBy("doc").orderBy("version"))).repartition(n)
+    return pairs.mapInPandas(_diff(DiffOptions()), _DIFFED)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--history", default=str(DEFAULT))
+    p.add_argument("--repeat", type=int, default=2)
+    p.add_argument("--one", choices=["inproc", "local[1]", "local[2]"], help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if not Path(args.history).exists():
+        sys.exit(f"{args.history}: not found (the pom history lives in ../shared/data)")
+    if args.one:
+        result = (in_process(args.history, args.repeat) if args.one == "inproc"
+                  else on_spark(args.history, args.one, args.repeat))
+        print(json.dumps(result))
+        return
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    results = {}
+    for mode in ("inproc", "local[1]", "local[2]"):
+        out = subprocess.run([sys.executable, __file__, "--history", args.history,
+                              "--repeat", str(args.repeat), "--one", mode],
+                             capture_output=True, text=True, env=env, check=True).stdout
+        results[mode] = json.loads(out.strip().splitlines()[-1])
+    print(f"history: {args.history}; xmldiff F=0.5 ratio_mode=fast fast_match=True; "
+          f"best of {args.repeat}")
+    print(f"{'run':<10} {'versions':>8} {'events':>8} {'seconds':>8} {'versions/s':>10} "
+          f"{'events/s':>9} {'diff stage s':>12} {'start-up s':>10}")
+    for mode, r in results.items():
+        print(f"{mode:<10} {r['versions']:>8} {r['events']:>8} {r['seconds']:>8.2f} "
+              f"{r['versions'] / r['seconds']:>10.1f} {r['events'] / r['seconds']:>9.0f} "
+              f"{r['diff_seconds']:>12.2f} {r.get('startup', 0):>10.1f}")
+    one, two, local = results["local[1]"], results["local[2]"], results["inproc"]
+    print(f"diff stage local[1] / local[2]: {one['diff_seconds'] / two['diff_seconds']:.2f}x "
+          "(target >= 1.6x)")
+    print(f"Spark local[1] overhead over in-process: "
+          f"{(one['seconds'] / local['seconds'] - 1) * 100:+.0f}% (target < 30%)")
+
+
+if __name__ == "__main__":
+    main()
