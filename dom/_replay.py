@@ -75,6 +75,13 @@ def _nsmap(value: str | None) -> dict[str | None, str] | None:
     return {m.group(1): m.group(2) for m in _NSDECL.finditer(value)}
 
 
+def _declared(e: Any) -> dict[str | None, str]:
+    """The namespace declarations an element makes (those not inherited)."""
+    parent = e.getparent()
+    inherited = parent.nsmap if parent is not None else {}
+    return {p: u for p, u in e.nsmap.items() if inherited.get(p) != u}
+
+
 class Replayer:
     """Applies primitive events, one at a time, to a copy of the snapshot's document."""
 
@@ -206,9 +213,11 @@ class Replayer:
             new = self._parser.makeelement(step.name, nsmap=_nsmap(event.value))
         if parent is None:
             dead, self._dead_root = self._dead_root, None
-            if dead is not None:
+            if dead is not None and _declared(dead) == (_nsmap(event.value) or {}):
                 dead.tag = step.name
                 return dead
+            if new is dead:  # other declarations: a root of its own (the prolog is not kept)
+                new = self._parser.makeelement(step.name, nsmap=_nsmap(event.value))
             self.tree = etree.ElementTree(new)
             return new
         if event.index is None:
