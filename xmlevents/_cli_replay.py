@@ -189,7 +189,8 @@ def _summary(out: TextIO, args: argparse.Namespace, counts: list[Any], documents
     w = out.write
     w(f"replayed {args.history} -> {args.out}\n")
     w(f"  documents         {documents:,}\n")
-    w(f"  versions          {versions:,} replayed, {len(errors):,} errors\n")
+    w(f"  versions          {versions:,} replayed, {len(errors):,} "
+      f"error{'' if len(errors) == 1 else 's'}\n")
     w(f"  primitive events  {events:,}\n")
     if types:
         w("  composite events  " + ", ".join(f"{t} {c:,}" for t, c in types) + "\n")
