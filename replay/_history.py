@@ -18,7 +18,7 @@ from typing import Any, Iterable, Mapping
 from lxml import etree
 
 from xmlevents.algebra import CompositeEvent, PrimitiveEvent
-from xmlevents.dom import Monitor, empty
+from xmlevents.dom import Monitor, Snapshot, empty, from_snapshot
 
 from ._script import Action, DiffOptions, apply_script, digest, edit_script, parse_version, sync
 
@@ -83,17 +83,21 @@ class DocumentHistory:
         definitions: event definitions to detect (text or a ``DefinitionSet``), or None.
         options: xmldiff settings for versions given as XML only.
         namespaces, context, hierarchical, semantics: as for :class:`~xmlevents.dom.Monitor`.
+        start: the version before the first to replay, with its ids (a
+            :class:`~xmlevents.dom.Snapshot`, e.g. ``history.document.snapshot()`` of an
+            earlier run): the next version is diffed against it and its ids carry on.
     """
 
     def __init__(self, doc: str, definitions: Any = None, *,
                  options: DiffOptions | None = None, namespaces: dict[str, str] | None = None,
                  context: str = "chronicle", hierarchical: bool = True,
-                 semantics: str = "interval") -> None:
+                 semantics: str = "interval", start: Snapshot | None = None) -> None:
         self.name = doc
         self.options = options or DiffOptions()
         self.monitor = Monitor(definitions, namespaces=namespaces, context=context,
                                hierarchical=hierarchical, semantics=semantics)
-        self.document = empty(name=doc, monitor=self.monitor)
+        self.document = (empty(name=doc, monitor=self.monitor) if start is None else
+                         from_snapshot(start, name=doc, monitor=self.monitor))
         self.version: int | None = None  # the last good version replayed
         self._raised: list[CompositeEvent] = []
         self.monitor.composites.connect(self._collect, weak=False)

@@ -122,3 +122,41 @@ def test_snapshot_replays_to_the_document(root):
     assert etree.tostring(xd.replay(snap, [])) == etree.tostring(doc.tree)
     assert len({n[0] for n in snap.nodes}) == len(snap.nodes)
     doc.close()
+
+
+def test_from_snapshot_resumes_a_document_with_its_ids() -> None:
+    """A document rebuilt from a snapshot has the snapshot's ids; new ids never collide; its
+    events replay from that snapshot."""
+    doc = xmlevents.fromstring('<r a="1">t<b>u</b>v<!--c--><?p  x?></r>', name="one")
+    doc.getroot()[1].text = None  # a comment with no content at all
+    snap = doc.snapshot()
+    doc.close()
+    again = xd.from_snapshot(snap, name="two")
+    try:
+        assert again.snapshot() == snap
+        with again.record() as rec:
+            etree.SubElement(again.getroot(), "n").text = "w"
+        new_ids = {i for e in rec.events for i in e.pi.ids} - {n[0] for n in snap.nodes}
+        assert len(new_ids) == 2
+        assert etree.tostring(xd.replay(snap, rec.events)) == again.tostring()
+    finally:
+        again.close()
+
+
+def test_from_snapshot_refuses_a_snapshot_that_does_not_match() -> None:
+    with pytest.raises(xd.ReplayError, match="cannot be loaded"):
+        xd.from_snapshot(xd.Snapshot("<r/>", (("n1", "node", 0, None), ("n2", "attr", 0, "a"))))
+
+
+def test_empty_document_gets_its_root_as_insertions() -> None:
+    doc = xd.empty(name="e")
+    try:
+        with doc.record() as rec:
+            doc.setroot(etree.fromstring('<r k="1"><a/>t</r>'))
+        assert [(e.op.value, str(e.pi.pt), e.index) for e in rec.events] == [
+            ("ins", "/r", 0), ("ins", "/r/@k", None), ("ins", "/r/a", 0), ("ins", "/r/text()", 1)]
+        assert etree.tostring(rec.replay()) == doc.tostring()
+        with pytest.raises(ValueError):
+            doc.setroot(doc.getroot()[0])  # has a parent
+    finally:
+        doc.close()

@@ -459,3 +459,19 @@ def test_event_row_fields() -> None:
         "doc": "d", "version": 1, "ts": e.ts, "id": e.id, "op": "upd", "path": "/a/@k",
         "ids": list(e.pi.ids), "kind": "attribute", "value": "2", "old": "1", "index": None}
     json.dumps(event_row("d", 1, e))  # JSON-ready
+
+
+def test_a_history_resumes_from_a_snapshot_with_its_ids() -> None:
+    """Two versions and the ids of the first: the events of the second carry those ids."""
+    first = DocumentHistory("d")
+    first.advance(0, "<o><i><p>1</p></i></o>")
+    snap = first.document.snapshot()
+    first.close()
+    resumed = DocumentHistory("d", start=snap)
+    try:
+        r = resumed.advance(1, "<o><i><p>2</p></i></o>")
+        assert [(e.op, e.pi.ids, e.old, e.value) for e in r.events] == [
+            (Op.UPD, tuple(n[0] for n in snap.nodes if n[1] != "attr"), "1", "2")]
+        assert replayed(snap, r.events) == canon("<o><i><p>2</p></i></o>")
+    finally:
+        resumed.close()
