@@ -26,8 +26,8 @@ from ._replay import Replayer, ReplayError, Snapshot, hardened_parser, replay
 install()
 
 __all__ = [
-    "parse", "fromstring", "wrap", "empty", "from_snapshot", "WatchedDocument", "Monitor", "CascadeError",
-    "XMLSyntaxError", "Recording", "Snapshot", "Replayer", "ReplayError", "replay",
+    "parse", "fromstring", "wrap", "empty", "from_snapshot", "WatchedDocument", "Monitor",
+    "CascadeError", "XMLSyntaxError", "Recording", "Snapshot", "Replayer", "ReplayError", "replay",
     "hardened_parser", "SubElement", "strip_attributes", "strip_elements", "strip_tags",
     "indent", "cleanup_namespaces", "install", "uninstall", "installed",
     "WatchedElement", "WatchedComment", "WatchedPI", "WatchedAttrib",

@@ -25,6 +25,7 @@ from ._registry import (
     TEXT,
     Node,
     child_pi,
+    declarations,
     node_step,
     own_value,
     preorder,
@@ -119,13 +120,11 @@ def _absorb() -> None:
 # --- subtrees --------------------------------------------------------------------------------
 
 def _nsdecl(e: Any) -> str | None:
-    """The namespace declarations ``e`` makes (an element insertion's value), or None."""
-    parent = e.getparent()
-    inherited = parent.nsmap if parent is not None else {}
-    own = [(p, u) for p, u in e.nsmap.items() if inherited.get(p) != u]
+    """The namespace declarations ``e`` makes as an element insertion's value, or None."""
+    own = declarations(e)
     if not own:
         return None
-    return " ".join(f'xmlns="{u}"' if p is None else f'xmlns:{p}="{u}"' for p, u in own)
+    return " ".join(f'xmlns="{u}"' if p is None else f'xmlns:{p}="{u}"' for p, u in own.items())
 
 
 def ins_tree(doc: Any, el: Any, parent: Node | None, index: int, with_tail: bool,

@@ -22,7 +22,7 @@ from xmlevents.algebra import Axis, Kind, PathInstance, PathType, Step
 from xmlevents.algebra._events import _path_instance
 
 __all__ = ["Node", "NODES", "child_type", "child_pi", "tail_pi", "preorder", "node_step",
-           "own_value"]
+           "own_value", "declarations"]
 
 # Kinds of the items preorder() yields.
 NODE, ATTR, TEXT, TAIL = "node", "attr", "text", "tail"
@@ -100,6 +100,13 @@ def node_step(e: Any) -> tuple[Axis, str | None]:
         return Axis.PI, None
     raise TypeError(f"{e!r}: entity references are not part of the watched document model; "
                     "parse with entities resolved (the default of xmlevents.parse)")
+
+
+def declarations(e: Any) -> dict[str | None, str]:
+    """The namespace declarations an element makes (in scope there, not in its parent)."""
+    parent = e.getparent()
+    inherited = parent.nsmap if parent is not None else {}
+    return {p: u for p, u in e.nsmap.items() if inherited.get(p) != u}
 
 
 def pi_value(e: Any) -> str:

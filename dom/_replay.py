@@ -17,7 +17,7 @@ from lxml import etree
 
 from xmlevents.algebra import Axis, Op, PrimitiveEvent, XmlEventsError
 
-from ._registry import ATTR, NODE, TAIL, TEXT, preorder
+from ._registry import ATTR, NODE, TAIL, TEXT, declarations, preorder
 
 __all__ = ["Snapshot", "Replayer", "replay", "ReplayError", "hardened_parser", "take_snapshot",
            "load_snapshot"]
@@ -73,13 +73,6 @@ def _nsmap(value: str | None) -> dict[str | None, str] | None:
     if not value:
         return None
     return {m.group(1): m.group(2) for m in _NSDECL.finditer(value)}
-
-
-def _declared(e: Any) -> dict[str | None, str]:
-    """The namespace declarations an element makes (those not inherited)."""
-    parent = e.getparent()
-    inherited = parent.nsmap if parent is not None else {}
-    return {p: u for p, u in e.nsmap.items() if inherited.get(p) != u}
 
 
 class Replayer:
@@ -213,7 +206,7 @@ class Replayer:
             new = self._parser.makeelement(step.name, nsmap=_nsmap(event.value))
         if parent is None:
             dead, self._dead_root = self._dead_root, None
-            if dead is not None and _declared(dead) == (_nsmap(event.value) or {}):
+            if dead is not None and declarations(dead) == (_nsmap(event.value) or {}):
                 dead.tag = step.name
                 return dead
             if new is dead:  # other declarations: a root of its own (the prolog is not kept)

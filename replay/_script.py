@@ -43,6 +43,7 @@ from xmldiff import actions as xa
 from xmldiff.diff import Differ
 
 from xmlevents.dom import hardened_parser
+from xmlevents.dom._registry import declarations
 
 __all__ = ["DiffOptions", "Action", "edit_script", "apply_action", "apply_script", "sync",
            "digest", "parse_version"]
@@ -262,13 +263,6 @@ def _xmldiff_script(target: Any, new: Any, options: DiffOptions) -> list[Action]
 # --- completing a script ---------------------------------------------------------------------
 
 
-def _declarations(e: Any) -> tuple[tuple[str | None, str], ...]:
-    parent = e.getparent()
-    inherited = parent.nsmap if parent is not None else {}
-    return tuple(sorted(((p, u) for p, u in e.nsmap.items() if inherited.get(p) != u),
-                        key=lambda pu: (pu[0] or "", pu[1])))
-
-
 def _key(e: Any) -> Any:
     """What two children must share for :func:`sync` to recurse rather than replace."""
     tag = e.tag
@@ -276,7 +270,8 @@ def _key(e: Any) -> Any:
         return ("#comment", e.text)
     if tag is etree.ProcessingInstruction:
         return ("#pi", e.target, e.text)
-    return (tag, e.prefix, _declarations(e))
+    made = sorted(declarations(e).items(), key=lambda pu: (pu[0] or "", pu[1]))
+    return (tag, e.prefix, tuple(made))
 
 
 def _xml(e: Any) -> str:
