@@ -58,7 +58,13 @@ def in_process(path: str, repeat: int) -> dict[str, float]:
 
 
 def on_spark(path: str, master: str, repeat: int) -> dict[str, float]:
-    from xmlevents.replay import make_session, read_versions_df, replay_frames
+    from xmlevents.replay import (
+        DiffOptions,
+        diff_stage,
+        make_session,
+        read_versions_df,
+        replay_frames,
+    )
 
     t = time.perf_counter()
     spark = make_session(master, progress=False)
@@ -70,7 +76,9 @@ def on_spark(path: str, master: str, repeat: int) -> dict[str, float]:
     def job() -> tuple[float, float, int, int]:
         t = time.perf_counter()
         # the diff stage alone, forced by writing nowhere
-        _diff_stage(spark, versions).write.format("noop").mode("overwrite").save()
+        checked, _, diffed = diff_stage(spark, versions, DiffOptions())
+        diffed.write.format("noop").mode("overwrite").save()
+        checked.unpersist()
         diff = time.perf_counter() - t
         frames = replay_frames(spark, versions)
         t = time.perf_counter()
@@ -87,22 +95,6 @@ def on_spark(path: str, master: str, repeat: int) -> dict[str, float]:
     diff = min(r[1] for r in runs)
     return {"seconds": whole, "diff_seconds": diff, "versions": runs[0][2],
             "events": runs[0][3], "startup": startup}
-
-
-def _diff_stage(spark: Any, versions: Any) -> Any:
-    """The job up to the diff stage's output (what ``replay_frames`` feeds the apply stage)."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    from xmlevents.replay import DiffOptions
-    from xmlevents.replay._spark import _CHECKED, _DIFFED, _check, _diff
-
-    n = 4 * spark.sparkContext.defaultParallelism
-    checked = versions.repartition(n).mapInPandas(_check, _CHECKED)
-    good = checked.where(F.col("message").isNull()).select("doc", "version", "xml")
-    pairs = good.withColumn("old", F.lag("xml").over(
-        Window.partitionBy("doc").orderBy("version"))).repartition(n)
-    return pairs.mapInPandas(_diff(DiffOptions()), _DIFFED)
 
 
 def main() -> None:

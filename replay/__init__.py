@@ -22,13 +22,15 @@ __all__ = [
     "edit_script", "apply_script", "sync", "c14n", "digest", "parse_version", "DiffOptions",
     "DocumentHistory", "VersionResult", "BadVersion", "HistoryResult", "replay_history",
     "read_versions", "write_versions", "VersionTableError", "git_history", "GitHistoryError",
-    "replay_frames", "read_versions_df", "write_frames", "ReplayFrames", "make_session",
+    "replay_frames", "diff_stage", "read_versions_df", "write_frames", "ReplayFrames",
+    "make_session",
     "EVENTS_SCHEMA", "COMPOSITES_SCHEMA", "ERRORS_SCHEMA", "VERSIONS_SCHEMA",
 ]
 
 _LAZY = {
     "git_history": "._git", "GitHistoryError": "._git",
-    "replay_frames": "._spark", "read_versions_df": "._spark", "write_frames": "._spark",
+    "replay_frames": "._spark", "diff_stage": "._spark", "read_versions_df": "._spark",
+    "write_frames": "._spark",
     "ReplayFrames": "._spark", "EVENTS_SCHEMA": "._spark", "COMPOSITES_SCHEMA": "._spark",
     "ERRORS_SCHEMA": "._spark", "VERSIONS_SCHEMA": "._spark", "make_session": "._session",
 }
@@ -54,6 +56,7 @@ if TYPE_CHECKING:
         EVENTS_SCHEMA,
         VERSIONS_SCHEMA,
         ReplayFrames,
+        diff_stage,
         read_versions_df,
         replay_frames,
         write_frames,

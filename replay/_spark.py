@@ -32,10 +32,10 @@ from xmlevents.algebra import DefinitionSet
 
 from ._history import DocumentHistory, HistoryResult, replay_document
 from ._script import DiffOptions, digest, edit_script, parse_version
-from ._tables import VersionTableError, check_row, folder_row, table_format
+from ._tables import VersionTableError, folder_row, json_row, table_format
 
 __all__ = ["VERSIONS_SCHEMA", "EVENTS_SCHEMA", "COMPOSITES_SCHEMA", "ERRORS_SCHEMA",
-           "ReplayFrames", "read_versions_df", "replay_frames", "write_frames"]
+           "ReplayFrames", "read_versions_df", "replay_frames", "diff_stage", "write_frames"]
 
 _S, _L, _I = T.StringType(), T.LongType(), T.IntegerType()
 _IDS = T.ArrayType(T.StringType())
@@ -92,15 +92,13 @@ def _json_lines(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
     for b in batches:
         rows = []
         for line, n, source in zip(b["value"], b["n"], b["source"]):
-            if not line.strip():
-                continue
-            where = f"{source}, line {n + 1}"
             try:
-                rows.append({**check_row(json.loads(line), where), "bad": None})
-            except json.JSONDecodeError as exc:
-                rows.append(_bad_input(f"{where}, column {exc.colno}: not JSON: {exc.msg}"))
+                row = json_row(line, f"{source}, line {n + 1}")
             except VersionTableError as exc:
                 rows.append(_bad_input(str(exc)))
+            else:
+                if row is not None:
+                    rows.append({**row, "bad": None})
         yield _frame(rows, _INPUT)
 
 
@@ -146,8 +144,7 @@ def read_versions_df(spark: SparkSession, path: str) -> tuple[DataFrame, DataFra
         parsed = files.select("path", "content").mapInPandas(
             lambda batches: _folder_rows(batches, base, path), _INPUT)
     else:
-        lines = spark.read.text(path).withColumn("source", F.input_file_name())
-        numbered = lines.rdd.zipWithIndex().map(
+        numbered = spark.read.text(path).rdd.zipWithIndex().map(
             lambda pair: (pair[0]["value"], pair[1], path)).toDF(
             _schema(("value", _S), ("n", _L), ("source", _S)))
         parsed = numbered.mapInPandas(_json_lines, _INPUT)
@@ -257,26 +254,9 @@ def replay_frames(spark: SparkSession, versions: DataFrame, definitions: str | N
     if definitions is not None:
         DefinitionSet.of(definitions, namespaces=namespaces)  # refused here, before any work
     options = options or DiffOptions()
-    n = partitions or 4 * spark.sparkContext.defaultParallelism
-    by_doc = Window.partitionBy("doc").orderBy("version")
-
-    # 1. check: duplicates and versions that are not well-formed
-    numbered = versions.withColumn("_k", F.row_number().over(
-        Window.partitionBy("doc", "version").orderBy(F.monotonically_increasing_id())))
-    duplicates = numbered.where(F.col("_k") > 1).select(
-        "doc", "version", F.lit("input").alias("stage"),
-        F.lit("duplicate version: the first row is kept").alias("message"),
-        F.lit(None).cast(_I).alias("line"), F.lit(None).cast(_I).alias("column"))
-    # Cached: both the diff stage and the errors read it.
-    checked = numbered.where(F.col("_k") == 1).drop("_k").repartition(n).mapInPandas(
-        _check, _CHECKED).persist()
+    checked, duplicates, diffed = diff_stage(spark, versions, options, partitions)
     bad = checked.where(F.col("message").isNotNull()).select(
         "doc", "version", F.lit("parse").alias("stage"), "message", "line", "column")
-
-    # 2. diff: consecutive good versions, in parallel across documents and pairs
-    good = checked.where(F.col("message").isNull()).select("doc", "version", "xml")
-    pairs = good.withColumn("old", F.lag("xml").over(by_doc)).repartition(n)
-    diffed = pairs.mapInPandas(_diff(options), _DIFFED)
 
     # 3. apply: per document, in version order
     tagged = diffed.groupBy("doc").applyInPandas(
@@ -289,6 +269,30 @@ def replay_frames(spark: SparkSession, versions: DataFrame, definitions: str | N
         *[F.col(f.name) for f in ERRORS_SCHEMA.fields]).unionByName(bad).unionByName(
         duplicates)
     return ReplayFrames(events, composites, errors, tagged, checked)
+
+
+def diff_stage(spark: SparkSession, versions: DataFrame, options: DiffOptions,
+               partitions: int | None = None) -> tuple[DataFrame, DataFrame, DataFrame]:
+    """Stages 1 and 2: the checked versions (cached: the errors read them too), the duplicate
+    versions as error rows, and the diffed versions the apply stage takes."""
+    n = partitions or 4 * spark.sparkContext.defaultParallelism
+
+    # 1. check: duplicates and versions that are not well-formed
+    numbered = versions.withColumn("_k", F.row_number().over(
+        Window.partitionBy("doc", "version").orderBy(F.monotonically_increasing_id())))
+    duplicates = numbered.where(F.col("_k") > 1).select(
+        "doc", "version", F.lit("input").alias("stage"),
+        F.lit("duplicate version: the first row is kept").alias("message"),
+        F.lit(None).cast(_I).alias("line"), F.lit(None).cast(_I).alias("column"))
+    # Cached: both the diff stage and the errors read it.
+    checked = numbered.where(F.col("_k") == 1).drop("_k").repartition(n).mapInPandas(
+        _check, _CHECKED).persist()
+
+    # 2. diff: consecutive good versions, in parallel across documents and pairs
+    good = checked.where(F.col("message").isNull()).select("doc", "version", "xml")
+    pairs = good.withColumn("old", F.lag("xml").over(
+        Window.partitionBy("doc").orderBy("version"))).repartition(n)
+    return checked, duplicates, pairs.mapInPandas(_diff(options), _DIFFED)
 
 
 def write_frames(frames: ReplayFrames, out: str, extra_errors: DataFrame | None = None

@@ -18,7 +18,7 @@ from typing import IO, Any, Iterable, Iterator
 from xmlevents.algebra import XmlEventsError
 
 __all__ = ["VersionTableError", "read_versions", "write_versions", "table_format",
-           "check_row", "folder_row", "VERSION_FIELDS"]
+           "check_row", "json_row", "folder_row", "VERSION_FIELDS"]
 
 #: The columns of a version table; ``commit`` and ``time`` are optional.
 VERSION_FIELDS = ("doc", "version", "xml", "commit", "time")
@@ -74,6 +74,21 @@ def check_row(d: Any, where: str) -> dict[str, Any]:
             "time": time}
 
 
+def json_row(line: str, where: str) -> dict[str, Any] | None:
+    """The row of one JSON line (None for a blank line); ``where`` names the file and line.
+
+    Raises:
+        VersionTableError: for a line that is not JSON or not a version.
+    """
+    if not line.strip():
+        return None
+    try:
+        d = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise VersionTableError(f"{where}, column {exc.colno}: not JSON: {exc.msg}") from None
+    return check_row(d, where)
+
+
 def folder_row(root: str | os.PathLike[str], file: str | os.PathLike[str],
                data: bytes) -> dict[str, Any]:
     """The row of ``root/DOC/VERSION.xml`` (its bytes decoded as their declaration says)."""
@@ -111,14 +126,9 @@ def read_versions(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
     if kind == "jsonl":
         with _open(p) as f:
             for n, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    d = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise VersionTableError(f"{p}, line {n}, column {exc.colno}: not JSON: "
-                                            f"{exc.msg}") from None
-                yield check_row(d, f"{p}, line {n}")
+                row = json_row(line, f"{p}, line {n}")
+                if row is not None:
+                    yield row
     elif kind == "parquet":
         import pyarrow.parquet as pq
 

@@ -78,10 +78,11 @@ def _read_text(path: str) -> str:
         raise _Failure(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
-def _definitions(args: argparse.Namespace, namespaces: dict[str, str] | None = None
-                 ) -> DefinitionSet:
+def _definitions(args: argparse.Namespace, namespaces: dict[str, str] | None = None,
+                 sources: list[tuple[str, str]] | None = None) -> DefinitionSet:
     defs: list[Definition] = []
-    sources = _definition_sources(args)
+    if sources is None:
+        sources = _definition_sources(args)
     for where, text in sources:
         try:
             defs.extend(parse_definitions(text, namespaces, source=where))
@@ -106,8 +107,9 @@ def _definition_text(args: argparse.Namespace, namespaces: dict[str, str]) -> st
     """The definitions of ``replay`` as one text (for the workers), checked here; or None."""
     if not args.define and not args.definitions:
         return None
-    _definitions(args, namespaces)
-    return "\n".join(text for _, text in _definition_sources(args))
+    sources = _definition_sources(args)
+    _definitions(args, namespaces, sources)
+    return "\n".join(text for _, text in sources)
 
 
 def _open_events(path: str) -> tuple[IO[bytes] | IO[str], str]:

@@ -140,6 +140,7 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO,
         spark = make_session(args.master, progress=not args.quiet)
     except Exception as exc:  # noqa: BLE001  (Java missing, a bad master URL, ...)
         raise CommandError(f"cannot start Spark: {exc}") from None
+    frames = None
     try:
         try:
             versions, unreadable = read_versions_df(spark, args.history)
@@ -152,17 +153,16 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO,
                                namespaces=namespaces or None, partitions=args.partitions)
         counts = frames.tagged.groupBy("record", "type").count().collect()  # runs the job
         progress(f"writing {args.out}/events, composites, errors")
-        errors = frames.errors.unionByName(unreadable)
         write_frames(frames, args.out, unreadable)
-        error_rows = errors.orderBy("doc", "version").collect()
+        # Read back: computing them again would read the input again (duplicates, bad lines).
+        error_rows = spark.read.parquet(f"{args.out}/errors").orderBy("doc", "version").collect()
         shown = _first_composites(frames.composites, args.show)
         documents = frames.tagged.where("record = 'version'").select("doc").distinct().count()
     except XmlEventsError as exc:
         raise CommandError(str(exc)) from None
     finally:
-        frames_cached = locals().get("frames")
-        if frames_cached is not None:
-            frames_cached.unpersist()
+        if frames is not None:
+            frames.unpersist()
         if ours:
             spark.stop()
     seconds = progress.elapsed()
