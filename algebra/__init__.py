@@ -27,7 +27,11 @@ from ._events import (
     PrimitiveEventType,
     compatible,
     read_events,
+    trusted_path_instance,
+    trusted_primitive,
 )
+from ._graph import EventGraph
+from ._parser import parse, parse_definition, parse_definitions, parse_event_type
 from ._paths import (
     Axis,
     Kind,
@@ -40,8 +44,6 @@ from ._paths import (
     intersect_lb,
     project,
 )
-from ._graph import EventGraph
-from ._parser import parse, parse_definition, parse_definitions, parse_event_type
 from ._render import render_dot, render_text
 from .ast import (
     AnyOf,
@@ -82,6 +84,8 @@ __all__ = [
     # events
     "Op", "NodeKind", "PrimitiveEventType", "CompositeEventType", "EventType", "compatible",
     "PrimitiveEvent", "CompositeEvent", "Event", "read_events",
+    # unchecked constructors, for producers that guarantee the invariants (watched documents)
+    "trusted_path_instance", "trusted_primitive",
     # documents (termination conditions)
     "Documents", "Condition",
     # expressions

@@ -29,8 +29,8 @@ per event in every context.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from itertools import combinations, product
-from typing import Callable, Sequence
 
 from ._events import Event
 from .ast import Context
@@ -61,7 +61,7 @@ class Group:
 
     def end_tick(self) -> None:
         if self.taken is not None:
-            for buf, gone in zip(self.bufs, self.taken):
+            for buf, gone in zip(self.bufs, self.taken, strict=False):
                 if gone:
                     buf[:] = [e for e in buf if id(e) not in gone]
             self.taken = None

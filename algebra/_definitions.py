@@ -28,8 +28,8 @@ References:
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Mapping, Union
 
 from . import ast
 from ._errors import DefinitionError
@@ -97,7 +97,7 @@ class OperatorSpec:
         yield self
 
 
-NodeSpec = Union[LeafSpec, OperatorSpec]
+NodeSpec = LeafSpec | OperatorSpec
 
 
 @dataclass(frozen=True, slots=True)

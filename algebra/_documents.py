@@ -8,7 +8,8 @@ and the replay job each provide one (``xmlevents.dom.XPathDocuments`` does it wi
 
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from ._paths import PathInstance
 

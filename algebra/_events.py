@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import enum
 import json
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import Any, Callable, Iterable, Iterator, Union
+from typing import Any
 
 from ._errors import EventFormatError, PathSyntaxError
 from ._paths import _PARSED, Axis, Kind, PathInstance, PathType, ends
@@ -89,7 +90,7 @@ class CompositeEventType:
         return f"{self.name if self.name is not None else '%'}({self.pt})"
 
 
-EventType = Union[PrimitiveEventType, CompositeEventType]
+EventType = PrimitiveEventType | CompositeEventType
 
 
 def compatible(et1: EventType, et2: EventType) -> bool:
@@ -281,15 +282,19 @@ _set_event = tuple(PrimitiveEvent.__dict__[f].__set__
                    for f in ("id", "ts", "op", "pi", "doc", "value", "old", "index"))
 
 
-def _path_instance(pt: PathType, ids: tuple[str, ...]) -> PathInstance:
-    """A path instance whose ids the caller has counted against ``pt``."""
+def trusted_path_instance(pt: PathType, ids: tuple[str, ...]) -> PathInstance:
+    """A path instance whose ids the caller has counted against ``pt``, built unchecked.
+
+    For producers that guarantee the invariants themselves (the watched documents, the event
+    reader's fast path): ``PathInstance(pt, ids)`` checks them, at a cost per event.
+    """
     pi = _new(PathInstance)
     _set_pi[0](pi, pt)
     _set_pi[1](pi, ids)
     return pi
 
 
-def _primitive(ident: str, ts: int, op: Op, pi: PathInstance, doc: str | None,
+def trusted_primitive(ident: str, ts: int, op: Op, pi: PathInstance, doc: str | None,
                value: str | None, old: str | None, index: int | None) -> PrimitiveEvent:
     """A primitive event whose producer guarantees the invariants (a concrete op, an absolute
     ``pi``): the event reader's fast path, and the watched documents for every node they
@@ -350,7 +355,8 @@ def _fast_event(d: Any, default_id: str | None, default_ts: int | None, *,
         doc = value = old = None
     if keep is not None and not keep(op, pt):
         return ts
-    return _primitive(ident, ts, op, _path_instance(pt, tuple(ids)), doc, value, old, None)
+    pi = trusted_path_instance(pt, tuple(ids))
+    return trusted_primitive(ident, ts, op, pi, doc, value, old, None)
 
 
 _tick_and_id = attrgetter("ts", "id")
@@ -422,7 +428,7 @@ class CompositeEvent:
         return d
 
 
-Event = Union[PrimitiveEvent, CompositeEvent]
+Event = PrimitiveEvent | CompositeEvent
 
 
 _set_composite = tuple(CompositeEvent.__dict__[f].__set__ for f in (
@@ -435,7 +441,8 @@ def _composite(ident: str, et: CompositeEventType, pi: PathInstance,
     """A composite event from an operator node, which guarantees section 2.2's invariants
     (a named type, an absolute path type, ``pi`` of that type): the engine's fast path."""
     c = _new(CompositeEvent)
-    for setter, value in zip(_set_composite, (ident, et, pi, constituents, interval, ts, doc)):
+    values = (ident, et, pi, constituents, interval, ts, doc)
+    for setter, value in zip(_set_composite, values, strict=True):
         setter(c, value)
     return c
 
@@ -489,7 +496,7 @@ class EventReader(Iterator[PrimitiveEvent]):
         scan = _SCAN
         line: str
         for number, raw in enumerate(lines, start=1):
-            line = _decode(raw, number, source) if type(raw) is bytes else raw  # type: ignore[assignment]  # noqa: E501
+            line = _decode(raw, number, source) if type(raw) is bytes else raw  # type: ignore[assignment]
             # The C scanner alone, not json.loads: it halves the cost of decoding a line.
             # Anything it does not take whole (blank lines, leading space, bad JSON) goes to
             # json.loads, which words the error.

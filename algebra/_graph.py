@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict
-from typing import Any, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from . import ast
 from ._definitions import DefinitionSet, OperatorSpec, ResolvedDefinition

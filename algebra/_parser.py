@@ -9,7 +9,8 @@ Chains of one operator build one n-ary node; parentheses are kept as nesting, so
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, NoReturn, TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any, NoReturn, TypeVar
 
 from . import ast
 from ._errors import ExpressionSyntaxError, PathSyntaxError

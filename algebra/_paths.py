@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
 
 from ._errors import PathSyntaxError
 
@@ -147,7 +147,7 @@ def _parse_steps(text: str, namespaces: Mapping[str, str] | None) -> tuple[Kind,
             raise PathSyntaxError(f"unexpected {text[pos]!r} after step {str(steps[-1])!r}",
                                   text=text, col=pos + 1)
         if steps[-1].axis is not Axis.CHILD:
-            raise PathSyntaxError(f"{str(steps[-1])} can only be the last step",
+            raise PathSyntaxError(f"{steps[-1]!s} can only be the last step",
                                   text=text, col=pos + 1)
         pos += 1
         if pos == len(text):
@@ -315,7 +315,7 @@ class PathInstance:
         return cls(pt, tuple(ids))
 
     def __str__(self) -> str:
-        body = "/".join(f"{s}[{i}]" for s, i in zip(self.pt.steps, self.ids))
+        body = "/".join(f"{s}[{i}]" for s, i in zip(self.pt.steps, self.ids, strict=False))
         return "/" + body if self.pt.is_absolute else body
 
 

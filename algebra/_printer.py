@@ -9,7 +9,7 @@ modifiers (``with`` binds loosest of all).
 from __future__ import annotations
 
 import json
-from typing import Callable
+from collections.abc import Callable
 
 from . import ast
 

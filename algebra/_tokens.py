@@ -12,8 +12,9 @@ from __future__ import annotations
 import bisect
 import enum
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator, NoReturn
+from typing import NoReturn
 
 from ._errors import ExpressionSyntaxError
 from ._paths import _NCNAME
@@ -64,7 +65,8 @@ _LINE_BREAK = re.compile("\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _NAME_START = re.compile(r"[^\W\d]")
 _NCNAME_RE = re.compile(_NCNAME)
 # Lenient on purpose: steps and slashes in any order, validated later by PathType.parse.
-_PATH = re.compile(rf"(?:/|@|(?:text|comment|processing-instruction)\([ \t]*\)|\{{[^}}]*\}}|{_NCNAME}(?::(?=[^\W\d]))?)+")
+_PATH = re.compile(rf"(?:/|@|(?:text|comment|processing-instruction)\([ \t]*\)"
+                   rf"|\{{[^}}]*\}}|{_NCNAME}(?::(?=[^\W\d]))?)+")
 _NUMBER = re.compile(r"[0-9]+")
 _PUNCT = {
     ":=": TokenType.ASSIGN, "(": TokenType.LPAREN, ")": TokenType.RPAREN,

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Callable, Hashable
+from typing import Any
 
 from . import ast
 from ._contexts import Before, Group, Picks, select_any, select_disj, select_not, select_seq
@@ -36,7 +37,7 @@ from ._events import (
     PrimitiveEvent,
     PrimitiveEventType,
     _composite,
-    _path_instance,
+    trusted_path_instance,
 )
 from ._paths import PathInstance, PathType, _offset, intersect_ab
 
@@ -77,7 +78,7 @@ class Leaf:
     for (rule (iv) of processTree, section 4).
     """
 
-    __slots__ = ("et", "spec", "parent", "index", "tree")
+    __slots__ = ("et", "index", "parent", "spec", "tree")
 
     def __init__(self, spec: LeafSpec, parent: OperatorNode, index: int, tree: EventTree) -> None:
         self.et: EventType = spec.et
@@ -101,7 +102,7 @@ class _Held:
     raised once its condition, if any, holds. ``fresh`` marks it as detected in this tick.
     """
 
-    __slots__ = ("event", "terminated", "fresh")
+    __slots__ = ("event", "fresh", "terminated")
 
     def __init__(self, event: CompositeEvent, terminated: bool) -> None:
         self.event = event
@@ -152,10 +153,29 @@ class OperatorNode:
     the more constituents it has).
     """
 
-    __slots__ = ("spec", "pt", "context", "hierarchical", "parent", "index", "groups",
-                 "pending", "name", "_select", "_bounds", "_types", "_tree", "width",
-                 "_terminators_first", "mode", "condition", "held", "defers", "observes",
-                 "_absorbs")
+    __slots__ = (
+        "_absorbs",
+        "_bounds",
+        "_select",
+        "_terminators_first",
+        "_tree",
+        "_types",
+        "condition",
+        "context",
+        "defers",
+        "groups",
+        "held",
+        "hierarchical",
+        "index",
+        "mode",
+        "name",
+        "observes",
+        "parent",
+        "pending",
+        "pt",
+        "spec",
+        "width",
+    )
 
     def __init__(self, spec: OperatorSpec, tree: EventTree, options: TreeOptions,
                  before: Before) -> None:
@@ -199,7 +219,7 @@ class OperatorNode:
         self._absorbs = terminating
         # Per path type of arriving events: where the projection's ids lie, and the type (with
         # the absolute path type) of composites built from them (π and ∩ab, section 3.1).
-        self._bounds: dict[PathType, tuple[int, int] | None | object] = {}
+        self._bounds: dict[PathType, tuple[int, int] | object | None] = {}
         self._types: dict[PathType, CompositeEventType] = {}
 
     def arrive(self, child: int, event: Event) -> None:
@@ -255,7 +275,7 @@ class OperatorNode:
                 bounds = self._bounds_for(pi.pt)
             if bounds is None:
                 continue
-            key: Hashable = (event.doc, pi.ids[bounds[0]:bounds[1]]) if hierarchical else event.doc  # type: ignore[index]  # noqa: E501
+            key: Hashable = (event.doc, pi.ids[bounds[0]:bounds[1]]) if hierarchical else event.doc  # type: ignore[index]
             if absorbs and child in absorbs and key in self.held:
                 self._absorb(self.held[key][-1], event)
                 continue
@@ -286,7 +306,7 @@ class OperatorNode:
             assert abs_pt is not None, "arrivals with a null projection are filtered out"
             et = self._types[pt] = CompositeEventType(self.name, abs_pt)
         if pi is None:
-            pi = _path_instance(et.pt, first.pi.ids[:len(et.pt)])
+            pi = trusted_path_instance(et.pt, first.pi.ids[:len(et.pt)])
         ident = "" if self.defers else self._tree.next_id()
         return _composite(ident, et, pi, picks, _span(picks), tick, first.doc)
 
@@ -414,7 +434,7 @@ class MultNode(OperatorNode):
     its parent, or for a tree's root, the leaves of the trees that reuse it.
     """
 
-    __slots__ = ("low", "high", "runs", "consumers", "_sweep_at")
+    __slots__ = ("_sweep_at", "consumers", "high", "low", "runs")
 
     def __init__(self, spec: OperatorSpec, tree: EventTree, options: TreeOptions,
                  before: Before) -> None:
@@ -596,8 +616,20 @@ class EventTree:
     ``report`` receives the :class:`ConditionError` of a condition that failed.
     """
 
-    __slots__ = ("definition", "name", "leaves", "operators", "root", "trace", "position",
-                 "_count", "report", "tick", "observers", "closed")
+    __slots__ = (
+        "_count",
+        "closed",
+        "definition",
+        "leaves",
+        "name",
+        "observers",
+        "operators",
+        "position",
+        "report",
+        "root",
+        "tick",
+        "trace",
+    )
 
     def __init__(self, definition: ResolvedDefinition, options: TreeOptions) -> None:
         if not isinstance(definition.root, OperatorSpec):

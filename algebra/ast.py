@@ -19,8 +19,9 @@ use the functions ``conj``/``disj``/``seq`` to nest explicitly.
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Iterator, Union
+from typing import Any, ClassVar, TypeVar
 
 from ._events import CompositeEventType, Op, PrimitiveEventType
 from ._paths import PathType
@@ -270,7 +271,7 @@ def _check_children(kind: str, children: tuple[Expr, ...], least: int) -> None:
 class Disj(Operator):
     """Disjunction ∇ (``a | b``): raised when any child holds an event."""
 
-    children: tuple[Expr, ...]  # type: ignore[assignment]
+    children: tuple[Expr, ...]
     mods: Modifiers = NO_MODIFIERS
     pos: Pos | None = field(default=None, compare=False)
     symbol: ClassVar[str] = "|"
@@ -284,7 +285,7 @@ class Disj(Operator):
 class Conj(Operator):
     """Conjunction ∆ (``a & b``): raised when every child holds an event."""
 
-    children: tuple[Expr, ...]  # type: ignore[assignment]
+    children: tuple[Expr, ...]
     mods: Modifiers = NO_MODIFIERS
     pos: Pos | None = field(default=None, compare=False)
     symbol: ClassVar[str] = "&"
@@ -298,7 +299,7 @@ class Conj(Operator):
 class Seq(Operator):
     """Sequence (``a ; b``): every child holds an event, in the order of the children."""
 
-    children: tuple[Expr, ...]  # type: ignore[assignment]
+    children: tuple[Expr, ...]
     mods: Modifiers = NO_MODIFIERS
     pos: Pos | None = field(default=None, compare=False)
     symbol: ClassVar[str] = ";"
@@ -313,7 +314,7 @@ class AnyOf(Operator):
     """Snoop's ``any(n, E1, ..., Em)``: events of ``n`` distinct children, in any order."""
 
     n: int
-    children: tuple[Expr, ...]  # type: ignore[assignment]
+    children: tuple[Expr, ...]
     mods: Modifiers = NO_MODIFIERS
     pos: Pos | None = field(default=None, compare=False)
     symbol: ClassVar[str] = "any"
@@ -331,7 +332,7 @@ class AnyOf(Operator):
 class Not(Operator):
     """Snoop's ``not(E1, E2, E3)``: E1 then E3 with no E2 in between."""
 
-    children: tuple[Expr, ...]  # type: ignore[assignment]
+    children: tuple[Expr, ...]
     mods: Modifiers = NO_MODIFIERS
     pos: Pos | None = field(default=None, compare=False)
     symbol: ClassVar[str] = "not"
@@ -366,7 +367,7 @@ class Mult(Operator):
             raise TypeError(f"[l,u]: operand {self.child!r} is not an expression")
 
     @property
-    def children(self) -> tuple[Expr, ...]:  # type: ignore[override]
+    def children(self) -> tuple[Expr, ...]:
         return (self.child,)
 
 
@@ -396,14 +397,19 @@ def _expr(value: Expr | str) -> Expr:
     raise TypeError(f"expected an expression or its text, got {value!r}")
 
 
-def _chain(cls: type[Operator], left: Expr | str, right: Expr | str) -> Any:
+_Chained = TypeVar("_Chained", "Conj", "Disj", "Seq")
+
+
+def _chain(cls: type[_Chained], left: Expr | str, right: Expr | str) -> _Chained:
+    """``left op right`` as one n-ary node: an unmodified operand of the same kind is flattened
+    (``a & b & c`` is one conjunction with three children, as in Figure 3)."""
     parts: list[Expr] = []
     for side in (_expr(left), _expr(right)):
         if type(side) is cls and not side.mods:
             parts.extend(side.children)
         else:
             parts.append(side)
-    return cls(tuple(parts))  # type: ignore[call-arg]
+    return cls(tuple(parts))
 
 
 def ins(path: str | PathType) -> Primitive:
@@ -469,4 +475,4 @@ def mult(low: int, high: int | None, child: Expr | str, **mods: Any) -> Mult:
     return Mult(low, high, _expr(child), Modifiers.of(**mods))
 
 
-AnyExpr = Union[Primitive, Ref, Disj, Conj, Seq, AnyOf, Not, Mult]
+AnyExpr = Primitive | Ref | Disj | Conj | Seq | AnyOf | Not | Mult

@@ -55,8 +55,9 @@ import statistics
 import sys
 import time
 import tracemalloc
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from lxml import etree
 from xmldiff.main import diff_trees

@@ -28,17 +28,17 @@ import sys
 import tempfile
 import time
 import tracemalloc
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterator
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from po_stream import EVENTS_PER_ITEM, events, events_per_item  # noqa: E402
+from po_stream import EVENTS_PER_ITEM, events, events_per_item
 
-from xmlevents._cli import main as cli_main  # noqa: E402
-from xmlevents.algebra import PrimitiveEvent  # noqa: E402
-from xmlevents.algebra._graph import EventGraph  # noqa: E402
-from xmlevents.algebra._tree import MultNode  # noqa: E402
+from xmlevents._cli import main as cli_main
+from xmlevents.algebra import PrimitiveEvent
+from xmlevents.algebra._graph import EventGraph
+from xmlevents.algebra._tree import MultNode
 
 DEFINITION = "Ei := ins(item) ; (ins(item/price) & ins(item/quantity))"
 

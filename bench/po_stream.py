@@ -17,7 +17,7 @@ import argparse
 import json
 import random
 import sys
-from typing import Iterator
+from collections.abc import Iterator
 
 from xmlevents.algebra import Op, PathInstance, PathType, PrimitiveEvent
 

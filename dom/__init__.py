@@ -21,6 +21,7 @@ from ._functions import (
     uninstall,
 )
 from ._monitor import CascadeError, Monitor
+from ._registry import declarations
 from ._replay import Replayer, ReplayError, Snapshot, hardened_parser, replay
 
 install()
@@ -31,5 +32,5 @@ __all__ = [
     "hardened_parser", "SubElement", "strip_attributes", "strip_elements", "strip_tags",
     "indent", "cleanup_namespaces", "install", "uninstall", "installed",
     "WatchedElement", "WatchedComment", "WatchedPI", "WatchedAttrib",
-    "XPathDocuments", "xpath_boolean",
+    "XPathDocuments", "xpath_boolean", "declarations",
 ]

@@ -9,12 +9,12 @@ documents of the DOM wrapper, the replayed versions of the replay job).
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from lxml import etree
 
-from xmlevents.algebra import PathInstance
-from xmlevents.algebra._documents import Condition
+from xmlevents.algebra import Condition, PathInstance
 
 __all__ = ["XPathDocuments", "xpath_boolean"]
 

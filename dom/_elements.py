@@ -9,8 +9,8 @@ inserted into a watched document and stay visible.
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator, MutableMapping
+from typing import Any
 
 from lxml import etree
 

@@ -12,7 +12,8 @@ closed (:meth:`WatchedDocument.resync`), so no change goes unreported.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from lxml import etree
 

@@ -20,8 +20,9 @@ propagates from the operation that caused the delivery, once everything is deliv
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from blinker import Signal
 
@@ -36,8 +37,8 @@ from xmlevents.algebra import (
     XmlEventsError,
     compatible,
     parse_event_type,
+    trusted_primitive,
 )
-from xmlevents.algebra._events import _primitive
 
 from ._conditions import XPathDocuments
 from ._ops import Raw
@@ -64,7 +65,7 @@ class CascadeError(XmlEventsError, RuntimeError):
 class _Subscription:
     """The receivers of one event type (of one document, or of all when ``doc`` is None)."""
 
-    __slots__ = ("key", "match", "primitive", "signal", "doc")
+    __slots__ = ("doc", "key", "match", "primitive", "signal")
 
     def __init__(self, key: str, event_type: str | EventType, doc: Any) -> None:
         self.key = key
@@ -212,7 +213,7 @@ class Monitor:
         outbox = self._outbox
         for doc, op, pi, value, old, index in raw:
             ts += 1
-            e = _primitive(f"e{ts}", ts, op, pi, doc.name, value, old, index)
+            e = trusted_primitive(f"e{ts}", ts, op, pi, doc.name, value, old, index)
             for log in doc.recordings:
                 log.append(e)
             raised = graph.feed(e) if graph is not None else []

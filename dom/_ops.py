@@ -14,7 +14,8 @@ document, never a removal followed by a later insertion.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any, ClassVar
 
 from xmlevents.algebra import Axis, Op
 
@@ -32,8 +33,8 @@ from ._registry import (
     tail_pi,
 )
 
-__all__ = ["begin", "end", "settle", "ins_tree", "remove_tree", "state", "report_text", "report_tail",
-           "report_attr", "structural"]
+__all__ = ["begin", "end", "settle", "ins_tree", "remove_tree", "state", "report_text",
+           "report_tail", "report_attr", "structural"]
 
 INS, UPD, DEL = Op.INS, Op.UPD, Op.DEL
 
@@ -45,10 +46,10 @@ class _State:
     """The operation in progress (one per process: lxml trees are not thread-safe either)."""
 
     depth = 0
-    out: list[Raw] = []
+    out: ClassVar[list[Raw]] = []
     # Elements etree.SubElement created under watched parents, reported when the next
     # operation starts (see WatchedElement._init).
-    strays: list[Any] = []
+    strays: ClassVar[list[Any]] = []
     in_init = False
 
 

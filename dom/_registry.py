@@ -14,12 +14,12 @@ tail; removal events use the exact reverse.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from lxml import etree
 
-from xmlevents.algebra import Axis, Kind, PathInstance, PathType, Step
-from xmlevents.algebra._events import _path_instance
+from xmlevents.algebra import Axis, Kind, PathInstance, PathType, Step, trusted_path_instance
 
 __all__ = ["Node", "NODES", "child_type", "child_pi", "tail_pi", "preorder", "node_step",
            "own_value", "declarations"]
@@ -35,7 +35,7 @@ class Node:
     values last reported (a comment's or PI's ``text`` is its event value).
     """
 
-    __slots__ = ("doc", "id", "pi", "text_id", "text", "tail_id", "tail", "attrs")
+    __slots__ = ("attrs", "doc", "id", "pi", "tail", "tail_id", "text", "text_id")
 
     def __init__(self, doc: Any, ident: str) -> None:
         self.doc = doc
@@ -73,8 +73,8 @@ def child_pi(parent: PathInstance | None, axis: Axis, name: str | None, ident: s
              ) -> PathInstance:
     """The path instance of node ``ident`` under the node at ``parent``."""
     if parent is None:
-        return _path_instance(child_type(None, axis, name), (ident,))
-    return _path_instance(child_type(parent.pt, axis, name), parent.ids + (ident,))
+        return trusted_path_instance(child_type(None, axis, name), (ident,))
+    return trusted_path_instance(child_type(parent.pt, axis, name), parent.ids + (ident,))
 
 
 def tail_pi(rec: Node) -> PathInstance:
@@ -82,7 +82,8 @@ def tail_pi(rec: Node) -> PathInstance:
     pi = rec.pi
     parent = PARENT_TYPE[pi.pt]
     assert parent is not None and rec.tail_id is not None
-    return _path_instance(child_type(parent, Axis.TEXT, None), pi.ids[:-1] + (rec.tail_id,))
+    return trusted_path_instance(child_type(parent, Axis.TEXT, None),
+                                 pi.ids[:-1] + (rec.tail_id,))
 
 
 def node_step(e: Any) -> tuple[Axis, str | None]:

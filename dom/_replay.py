@@ -10,8 +10,9 @@ bytes), which is what the replay module checks version after version.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from lxml import etree
 

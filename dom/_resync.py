@@ -108,7 +108,7 @@ def _resync(doc: Any, root: Any) -> None:
                 a[1] = value
 
     # insertions, in document order
-    if root is not None and changed or any(_has_new(NODES[e], e) for e in stayed):
+    if (root is not None and changed) or any(_has_new(NODES[e], e) for e in stayed):
         ins_tree(doc, root, None, -1, False, stayed=set(stayed))
 
 
@@ -150,4 +150,4 @@ def _has_new(rec: Node, e: Any) -> bool:
     if type(e.tag) is not str:
         return False
     return (rec.text_id is None and e.text is not None) or any(
-        n not in rec.attrs for n in e.keys())
+        n not in rec.attrs for n in e.keys())  # noqa: SIM118 (attribute names, not children)

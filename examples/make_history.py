@@ -238,8 +238,8 @@ class Document:
         for _ in range(rng.choice((1, 1, 2, 2, 3))):
             for _attempt in range(20):
                 kind = self._pick_kind()
-                if not self.free and (kind in INSERTING and REMOVING.intersection(done)
-                                      or kind in REMOVING and INSERTING.intersection(done)):
+                if not self.free and ((kind in INSERTING and REMOVING.intersection(done))
+                                      or (kind in REMOVING and INSERTING.intersection(done))):
                     continue
                 if getattr(self, "_" + kind)(touched):
                     done.append(kind)

@@ -84,7 +84,7 @@ def __getattr__(name: str) -> Any:
 
 
 if TYPE_CHECKING:
-    from xmlevents.dom import (  # noqa: F401
+    from xmlevents.dom import (
         CascadeError,
         Monitor,
         Recording,

@@ -9,7 +9,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import IO, Any, Callable, Sequence, TextIO
+from collections.abc import Callable, Sequence
+from typing import IO, Any, TextIO
 
 from xmlevents.algebra import XmlEventsError, read_events
 from xmlevents.algebra._definitions import DefinitionSet
@@ -35,7 +36,7 @@ def _add_definition_options(p: argparse.ArgumentParser) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from xmlevents import __version__  # noqa: PLC0415 - avoid a cycle at import time
+    from xmlevents import __version__
 
     p = argparse.ArgumentParser(
         prog="xmlevents", description="Composite events for XML documents.")

@@ -37,9 +37,9 @@ newest-first in the continuous context and oldest-first in the unrestricted one.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, field
-from itertools import product
-from typing import Hashable
+from itertools import pairwise, product
 
 from xmlevents.algebra import (
     CompositeEvent,
@@ -78,7 +78,7 @@ class RLeaf:
 
     et: object
     pt: PathType
-    parent: "RNode | None" = None
+    parent: RNode | None = None
     index: int = 0
 
 
@@ -89,7 +89,7 @@ class RNode:
     kind: str  # "conj", "seq" or "disj"
     pt: PathType
     children: list
-    parent: "RNode | None" = None
+    parent: RNode | None = None
     index: int = 0
     history: list[Delivery] = field(default_factory=list)
     consumed: dict[int, int] = field(default_factory=dict)  # delivery seq -> tick
@@ -253,7 +253,7 @@ class Reference:
         chains = []
         for combo in product(*pools):
             chain = list(combo) + [d]
-            if all(self.before(a.event, b.event) for a, b in zip(chain, chain[1:])):
+            if all(self.before(a.event, b.event) for a, b in pairwise(chain)):
                 chains.append(chain)
         return chains
 

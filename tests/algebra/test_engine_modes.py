@@ -8,7 +8,8 @@ Examples 15 and 16 of the paper, the termination modes of section 3.3, the proce
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -456,7 +457,7 @@ def test_prop_non_local_raises_each_item_once_complete_at_the_first_event_outsid
         raised += r.feed(*events)
     raised += r.graph.close()
     assert len(raised) == len(items)
-    for k, ((item, events), c) in enumerate(zip(items, raised)):
+    for k, ((item, events), c) in enumerate(zip(items, raised, strict=False)):
         assert str(c.pi) == f"/order[o1]/item[i{item}]"
         assert sorted(names(c).split()) == sorted(events)
         # raised at the next item's insertion, or at close for the last item

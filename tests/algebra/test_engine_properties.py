@@ -70,7 +70,7 @@ def parent_first_interleavings(draw, max_items: int = 8):
     for _k, positions in slots.items():
         mine = [order[p] for p in positions]
         mine.sort(key=lambda ev: ev[0][1] != "i")  # the item first, children after
-        for p, ev in zip(positions, mine):
+        for p, ev in zip(positions, mine, strict=False):
             fixed[p] = ev
     events = [PrimitiveEvent(name, ts, Op.INS, PathInstance.of(path, ids_))
               for ts, (name, path, ids_) in enumerate(fixed, start=1)]
@@ -180,7 +180,7 @@ def test_engine_agrees_with_the_naive_reference(expr, events):
     for context, hierarchical, semantics in CONFIGS:
         got, want, (held, ref_held) = run_both(expr, events, context, hierarchical, semantics)
         where = f"{expr!r} context={context} hierarchical={hierarchical} {semantics}"
-        for tick, (g, w) in enumerate(zip(got, want), start=1):
+        for tick, (g, w) in enumerate(zip(got, want, strict=False), start=1):
             assert g == w, f"tick {tick}: {where}"
         assert held == ref_held, f"held after the stream: {where}"
 
@@ -190,7 +190,7 @@ def test_reference_reproduces_table_1_s2(context, hierarchical, semantics):
     """Sanity check of the reference itself: engine and reference agree on Table 1's S2."""
     events = []
     for ts, (name, path, ids_) in enumerate(
-            sorted(item_events(2), key=lambda ev: "ei1 ei2 ep1 ep2 eq1 eq2".split().index(
+            sorted(item_events(2), key=lambda ev: ["ei1", "ei2", "ep1", "ep2", "eq1", "eq2"].index(
                 ev[0])), start=1):
         events.append(PrimitiveEvent(name, ts, Op.INS, PathInstance.of(path, ids_)))
     got, want, _ = run_both("ins(item) ; (ins(item/price) & ins(item/quantity))", events,

@@ -134,7 +134,7 @@ def test_table_3_cells(block, seq):
 
 def test_table_3_1b_late_quantity_composite_completes_item_with_comment():
     """(1b) S6 t5: ec_q1 let go at ei2; ec_h1 holds p1, q1 and the integrated comment."""
-    cells, _, every = run("1b", "S6")
+    _cells, _, every = run("1b", "S6")
     (h1,) = [c for c in every if label(c) == "h1"]
     assert sorted(p.id for p in h1.primitives()) == ["ec1", "ep1", "eq1"]
     assert h1.ts == 5

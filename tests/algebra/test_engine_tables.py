@@ -238,7 +238,7 @@ def test_example_11_consumption():
     """After eq1 only ei2 and ep2 remain stored (step 1 and 2 consumed the rest); then none."""
     ec = "Ec := ins(item) ; (ins(item/price) & ins(item/quantity))"
     graph = EventGraph(ec, context="chronicle", hierarchical=True)
-    for ts, name in enumerate("ei1 ei2 ep1 ep2 eq1".split(), start=1):
+    for ts, name in enumerate(["ei1", "ei2", "ep1", "ep2", "eq1"], start=1):
         graph.feed(item_event(name, ts))
     assert sorted(e.id for e in graph.held("Ec")) == ["ei2", "ep2"]
     graph.feed(item_event("eq2", 6))

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.strategies import path_types
 from xmlevents.algebra import (
     CompositeEvent,
     CompositeEventType,
@@ -25,7 +26,6 @@ from xmlevents.algebra import (
     ends,
     read_events,
 )
-from tests.strategies import path_types
 
 P = PathType.parse
 

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from tests.strategies import NAMES, child_steps, kinds, last_steps, path_types  # noqa: F401
 from xmlevents.algebra import (
     Axis,
     Kind,
@@ -22,8 +23,6 @@ from xmlevents.algebra import (
     intersect_lb,
     project,
 )
-
-from tests.strategies import NAMES, child_steps, kinds, last_steps, path_types  # noqa: F401
 
 P = PathType.parse
 

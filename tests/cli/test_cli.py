@@ -90,7 +90,7 @@ def test_detect_options_reach_the_graph() -> None:
 def test_detect_names_the_bad_line(bad: str, where: str) -> None:
     """A malformed event line fails with its line number, after what came before it."""
     first = line(id="ei1", op="ins", path="/order/item", ids=["o1", "i1"])
-    status, out, err = run(["detect", "--define", EI], first + "\n" + bad + "\n")
+    status, _out, err = run(["detect", "--define", EI], first + "\n" + bad + "\n")
     assert status == 1
     assert where in err and "Traceback" not in err
 
@@ -174,7 +174,8 @@ def test_console_module_runs_end_to_end() -> None:
     """`python -m xmlevents detect` runs the shipped example and exits 0."""
     proc = subprocess.run(
         [sys.executable, "-m", "xmlevents", "detect", "--definitions",
-         str(ROOT / "examples" / "purchase_order.xev"), str(ROOT / "examples" / "purchase_order.jsonl")],
+         str(ROOT / "examples" / "purchase_order.xev"),
+         str(ROOT / "examples" / "purchase_order.jsonl")],
         capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     raised = [json.loads(x) for x in proc.stdout.splitlines()]

@@ -26,12 +26,12 @@ from typing import Any
 
 import lxml.html
 import pytest
-import xmlevents.dom
 from lxml import etree
-from xmlevents.algebra import PrimitiveEvent
-from xmlevents.dom import _functions
 
 import xmlevents
+import xmlevents.dom
+from xmlevents.algebra import PrimitiveEvent
+from xmlevents.dom import _functions
 
 BASE = '<order><item partnum="1">t<price>5</price>tail</item><!--c--></order>'
 PLAIN = xmlevents.dom.hardened_parser(plain=True)

@@ -204,11 +204,11 @@ def check_ids_and_paths(doc: Any) -> None:
     root = doc.getroot()
     nodes = list(root.iter())
     ids = [doc.id_of(e) for e in nodes]
-    missing = [e for e, i in zip(nodes, ids) if i is None]
+    missing = [e for e, i in zip(nodes, ids, strict=False) if i is None]
     assert not missing, f"nodes without id: {missing}"
     assert len(set(ids)) == len(ids), f"duplicate ids: {ids}"
     assert len(doc.by_id) == len(nodes), (sorted(doc.by_id), ids)
-    for e, i in zip(nodes, ids):
+    for e, i in zip(nodes, ids, strict=False):
         assert doc.by_id[i] is e
     for e in nodes:
         chain = [e, *e.iterancestors()][::-1]
@@ -303,7 +303,7 @@ class WatchedEdits(RuleBasedStateMachine):
         for side in (self.w, self.p):
             try:
                 result = fn(side)
-            except Exception as exc:  # noqa: BLE001  (lxml refused: the other side must too)
+            except Exception as exc:  # lxml refused: the other side must too
                 outcomes.append(type(exc))
                 note(f"{'watched' if side.watched else 'plain'}: {exc!r}")
             else:
@@ -679,7 +679,7 @@ def test_removal_is_reverse_of_insertion(xml: str, spec: Any, k: int) -> None:
         assert ins and all(e.op is Op.INS for e in ins)
         assert all(e.op is Op.DEL for e in dels)
         assert [e.pi for e in reversed(dels)] == [e.pi for e in ins]
-        for i, d in zip(ins, reversed(dels)):
+        for i, d in zip(ins, reversed(dels), strict=False):
             if i.pi.pt.last.axis is Axis.CHILD:
                 assert d.old is None
             else:
@@ -754,7 +754,7 @@ def test_edge_case(name: str) -> None:
             for tree, make in ((doc.tree, Maker(True)), (plain, Maker(False))):
                 try:
                     edit(tree.getroot(), make)
-                except Exception as exc:  # noqa: BLE001  (compared with the other side)
+                except Exception as exc:  # compared with the other side
                     outcomes.append(type(exc))
                 else:
                     outcomes.append(None)
@@ -878,9 +878,8 @@ def test_leaf_text_that_would_not_parse_back_is_refused(xml: str, value: Any) ->
     """As lxml's Comment() and PI() factories do: ValueError, nothing changed or reported."""
     doc = xmlevents.fromstring(xml)
     try:
-        with doc.record() as rec:
-            with pytest.raises(ValueError):
-                doc.getroot()[0].text = value
+        with doc.record() as rec, pytest.raises(ValueError):
+            doc.getroot()[0].text = value
         assert doc.tostring() == xml.encode()
         assert rec.events == []
     finally:
