@@ -8,12 +8,15 @@ blinker and pyspark live in the layers above it.
 from ._definitions import DefinitionSet, LeafSpec, OperatorSpec, ResolvedDefinition
 from ._documents import Condition, Documents
 from ._errors import (
+    ArgumentTypeError,
     ConditionError,
     DefinitionError,
     EventFormatError,
     ExpressionSyntaxError,
     GraphStateError,
+    InvalidArgumentError,
     PathSyntaxError,
+    UnknownNameError,
     XmlEventsError,
 )
 from ._events import (
@@ -45,6 +48,16 @@ from ._paths import (
     project,
 )
 from ._render import render_dot, render_text
+from ._rows import (
+    COMPOSITE_LINE,
+    COMPOSITES_TABLE,
+    ERRORS_TABLE,
+    EVENT_LINE,
+    EVENTS_TABLE,
+    VERSIONS_TABLE,
+    Column,
+    RowSchema,
+)
 from .ast import (
     AnyOf,
     Conj,
@@ -76,8 +89,9 @@ from .ast import (
 
 __all__ = [
     # errors
-    "XmlEventsError", "PathSyntaxError", "ExpressionSyntaxError", "DefinitionError",
-    "EventFormatError", "GraphStateError", "ConditionError",
+    "XmlEventsError", "InvalidArgumentError", "ArgumentTypeError", "UnknownNameError",
+    "PathSyntaxError", "ExpressionSyntaxError", "DefinitionError", "EventFormatError",
+    "GraphStateError", "ConditionError",
     # paths
     "Axis", "Kind", "Step", "PathType", "PathInstance", "contained", "ends", "intersect_lb",
     "intersect_ab", "project",
@@ -86,6 +100,9 @@ __all__ = [
     "PrimitiveEvent", "CompositeEvent", "Event", "read_events",
     # unchecked constructors, for producers that guarantee the invariants (watched documents)
     "trusted_path_instance", "trusted_primitive",
+    # rows: the columns of the JSON lines and of the replay's tables, defined once
+    "Column", "RowSchema", "EVENT_LINE", "COMPOSITE_LINE", "EVENTS_TABLE", "COMPOSITES_TABLE",
+    "ERRORS_TABLE", "VERSIONS_TABLE",
     # documents (termination conditions)
     "Documents", "Condition",
     # expressions

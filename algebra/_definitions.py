@@ -32,7 +32,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from . import ast
-from ._errors import DefinitionError
+from ._errors import ArgumentTypeError, DefinitionError, UnknownNameError
 from ._events import CompositeEventType, EventType
 from ._paths import Kind, PathType, contained, ends, intersect_lb
 
@@ -184,9 +184,10 @@ class DefinitionSet:
         return cls(parse_definitions(text, namespaces, source=source))
 
     @classmethod
-    def of(cls, *items: str | ast.Definition | Iterable[str | ast.Definition],
+    def of(cls, *items: str | ast.Definition | DefinitionSet | Iterable[str | ast.Definition],
            namespaces: Mapping[str, str] | None = None) -> DefinitionSet:
-        """Accept definitions as text (each may hold several lines), AST values, or lists."""
+        """Accept definitions as text (each may hold several lines), AST values, definition sets
+        or lists of these."""
         from ._parser import parse_definitions
 
         defs: list[ast.Definition] = []
@@ -202,7 +203,7 @@ class DefinitionSet:
                 for sub in item:
                     add(sub)
             else:
-                raise TypeError(f"expected definition text or a Definition, got {item!r}")
+                raise ArgumentTypeError(f"expected definition text or a Definition, got {item!r}")
 
         for item in items:
             add(item)
@@ -222,8 +223,8 @@ class DefinitionSet:
         try:
             return self._defs[name]
         except KeyError:
-            raise KeyError(f"no definition named {name!r}; defined: "
-                           f"{', '.join(self._order) or 'none'}") from None
+            raise UnknownNameError(f"no definition named {name!r}; defined: "
+                                   f"{', '.join(self._order) or 'none'}") from None
 
     @property
     def names(self) -> tuple[str, ...]:

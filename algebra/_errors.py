@@ -1,14 +1,25 @@
-"""The project's one error hierarchy.
+"""The root of the project's one error hierarchy, and the algebra's errors.
 
-Every error raised on bad input is an :class:`XmlEventsError`; each subclass also inherits the
-built-in exception a caller would expect (``ValueError`` for malformed text, ``RuntimeError``
-for misuse of a running engine), as hypothesis' ``InvalidArgument`` does.
+Every error xmlevents raises is an :class:`XmlEventsError`; each subclass also inherits the
+built-in exception a caller would expect (``ValueError`` for malformed text or a bad value,
+``TypeError`` for an argument of the wrong type, ``KeyError`` for an unknown name,
+``RuntimeError`` for misuse of a running engine), as hypothesis' ``InvalidArgument`` does, so
+``except ValueError`` keeps working. Each package defines its own errors in its ``_errors``
+module on top of these (``xmlevents.dom``, ``xmlevents.replay``) and exports them; the
+``xmlevents`` facade exports them all.
+
+Left as the plain built-ins, because Python's protocols ask for exactly those: the
+``AttributeError`` of a module's ``__getattr__`` and the ``KeyError`` of a mapping's
+``__getitem__``.
 """
 
 from __future__ import annotations
 
 __all__ = [
     "XmlEventsError",
+    "InvalidArgumentError",
+    "ArgumentTypeError",
+    "UnknownNameError",
     "PathSyntaxError",
     "ExpressionSyntaxError",
     "DefinitionError",
@@ -20,6 +31,22 @@ __all__ = [
 
 class XmlEventsError(Exception):
     """Base class of every error xmlevents raises on bad input or misuse."""
+
+
+class InvalidArgumentError(XmlEventsError, ValueError):
+    """An argument whose value the call cannot take; the message names it and says what to do."""
+
+
+class ArgumentTypeError(XmlEventsError, TypeError):
+    """An argument of a type the call does not take."""
+
+
+class UnknownNameError(XmlEventsError, KeyError):
+    """A name (a definition, an event tree) that is not defined; the message lists the known."""
+
+    def __str__(self) -> str:
+        # KeyError's own str() quotes its argument as a key; this is a sentence.
+        return str(self.args[0]) if self.args else ""
 
 
 def _snippet(text: str, line: int, col: int) -> str:

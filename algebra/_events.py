@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
 
-from ._errors import EventFormatError, PathSyntaxError
+from ._errors import EventFormatError, InvalidArgumentError, PathSyntaxError
 from ._paths import _PARSED, Axis, Kind, PathInstance, PathType, ends
+from ._rows import EVENT_LINE
 
 __all__ = [
     "Op",
@@ -158,11 +159,13 @@ class PrimitiveEvent:
 
     def __post_init__(self) -> None:
         if self.op is Op.ANY:
-            raise ValueError(f"PrimitiveEvent {self.id!r}: op='*' is only for event types; "
-                             "an event is an ins, upd or del")
+            raise InvalidArgumentError(
+                f"PrimitiveEvent {self.id!r}: op='*' is only for event types; "
+                "an event is an ins, upd or del")
         if not self.pi.pt.is_absolute:
-            raise ValueError(f"PrimitiveEvent {self.id!r}: path {self.pi.pt} is relative; "
-                             "events occur at absolute path instances")
+            raise InvalidArgumentError(
+                f"PrimitiveEvent {self.id!r}: path {self.pi.pt} is relative; "
+                "events occur at absolute path instances")
 
     @property
     def type(self) -> PrimitiveEventType:
@@ -189,14 +192,9 @@ class PrimitiveEvent:
         return (self,)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON-lines form of DESIGN section 6; optional fields only where set."""
-        d: dict[str, Any] = {"id": self.id, "ts": self.ts, "op": self.op.value,
-                             "path": str(self.pi.pt), "ids": list(self.pi.ids)}
-        for key in ("doc", "value", "old", "index"):
-            value = getattr(self, key)
-            if value is not None:
-                d[key] = value
-        return d
+        """The JSON-lines form of DESIGN section 6 (:data:`EVENT_LINE`): optional fields only
+        where set."""
+        return EVENT_LINE.row(self)
 
     @classmethod
     def from_dict(cls, d: Any, *, line: int | None = None, default_id: str | None = None,
@@ -382,14 +380,17 @@ class CompositeEvent:
         # Section 2.2: a composite event has a concrete name and an absolute path type, and
         # occurs at a path instance of exactly that type.
         if self.type.name is None:
-            raise ValueError(f"CompositeEvent {self.id!r}: type {self.type} has the wildcard "
-                             "name; an event's type names its definition")
+            raise InvalidArgumentError(
+                f"CompositeEvent {self.id!r}: type {self.type} has the wildcard "
+                "name; an event's type names its definition")
         if not self.type.pt.is_absolute:
-            raise ValueError(f"CompositeEvent {self.id!r}: type {self.type} has a relative "
-                             "path type; events occur at absolute ones")
+            raise InvalidArgumentError(
+                f"CompositeEvent {self.id!r}: type {self.type} has a relative "
+                "path type; events occur at absolute ones")
         if self.pi.pt != self.type.pt:
-            raise ValueError(f"CompositeEvent {self.id!r}: path instance {self.pi} does not "
-                             f"have the path type of {self.type}")
+            raise InvalidArgumentError(
+                f"CompositeEvent {self.id!r}: path instance {self.pi} does not "
+                f"have the path type of {self.type}")
 
     @property
     def start(self) -> int:
@@ -419,7 +420,10 @@ class CompositeEvent:
         return tuple(out)
 
     def to_dict(self) -> dict[str, Any]:
-        """The output line of ``xmlevents detect`` (DESIGN section 6)."""
+        """The output line of ``xmlevents detect`` (DESIGN section 6): ``COMPOSITE_LINE.row``."""
+        # Written out, not ``COMPOSITE_LINE.row(self)``: ``xmlevents detect`` calls this for
+        # every composite it prints, and the generic loop costs it ~4% (bench_engine.py's
+        # detect ratio). tests/replay/test_rows.py checks the two agree.
         d: dict[str, Any] = {"ts": self.ts, "type": self.type.name, "path": str(self.pi.pt),
                              "ids": list(self.pi.ids), "interval": list(self.interval),
                              "events": [p.id for p in self.primitives()]}
@@ -496,7 +500,7 @@ class EventReader(Iterator[PrimitiveEvent]):
         scan = _SCAN
         line: str
         for number, raw in enumerate(lines, start=1):
-            line = _decode(raw, number, source) if type(raw) is bytes else raw  # type: ignore[assignment]
+            line = _decode(raw, number, source) if type(raw) is bytes else raw  # type: ignore[assignment]  # lines of str or bytes
             # The C scanner alone, not json.loads: it halves the cost of decoding a line.
             # Anything it does not take whole (blank lines, leading space, bad JSON) goes to
             # json.loads, which words the error.
@@ -519,17 +523,17 @@ class EventReader(Iterator[PrimitiveEvent]):
                     raise EventFormatError(exc.reason, line=number, source=source) from None
                 if keep is not None and not keep(event.op, event.pi.pt):
                     event = event.ts
-            ts = event if type(event) is int else event.ts  # type: ignore[union-attr]
+            ts = event if type(event) is int else event.ts  # type: ignore[union-attr]  # `type() is` does not narrow the else branch
             if last_ts is not None and ts <= last_ts:
                 raise EventFormatError(f"ts={ts} does not come after the previous event's "
                                        f"ts={last_ts}; ticks must increase", line=number,
                                        source=source)
             self.last_ts = last_ts = ts
             if type(event) is not int:
-                yield event  # type: ignore[misc]
+                yield event  # type: ignore[misc]  # not an int: an event
 
 
-_SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+_SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # the C scanner, set by JSONDecoder.__init__
 
 
 def _decode(raw: bytes, number: int, source: str) -> str:

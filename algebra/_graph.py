@@ -29,7 +29,13 @@ from typing import Any
 from . import ast
 from ._definitions import DefinitionSet, OperatorSpec, ResolvedDefinition
 from ._documents import Documents
-from ._errors import ConditionError, DefinitionError, GraphStateError
+from ._errors import (
+    ConditionError,
+    DefinitionError,
+    GraphStateError,
+    InvalidArgumentError,
+    UnknownNameError,
+)
 from ._events import (
     CompositeEvent,
     CompositeEventType,
@@ -91,14 +97,14 @@ class EventGraph:
                  on_error: Callable[[ConditionError], Any] | None = None) -> None:
         self.definitions = _definitions(definitions)
         if semantics not in SEMANTICS:
-            raise ValueError(f"semantics={semantics!r}: use 'interval' or 'detection'")
+            raise InvalidArgumentError(f"semantics={semantics!r}: use 'interval' or 'detection'")
         try:
             ctx = ast.Context(context) if not isinstance(context, ast.Context) else context
         except ValueError:
-            raise ValueError(f"context={context!r}: use one of "
-                             f"{', '.join(c.value for c in ast.Context)}") from None
+            raise InvalidArgumentError(f"context={context!r}: use one of "
+                                       f"{', '.join(c.value for c in ast.Context)}") from None
         if not isinstance(hierarchical, bool):
-            raise ValueError(f"hierarchical={hierarchical!r}: use True or False")
+            raise InvalidArgumentError(f"hierarchical={hierarchical!r}: use True or False")
         self.options = TreeOptions(ctx, hierarchical, semantics, documents, on_error)
         self._trace = trace
         resolved = list(self.definitions.trees())
@@ -365,8 +371,12 @@ class EventGraph:
         return self.tree(name).potential()
 
     def held(self, name: str) -> list[Event]:
-        """The events the tree of definition ``name`` still stores (unconsumed events)."""
-        return self.trees[self._position[name]].held()
+        """The events the tree of definition ``name`` still stores (unconsumed events).
+
+        Raises:
+            UnknownNameError: naming the definitions that have a tree.
+        """
+        return self.tree(name).held()
 
     def tree(self, name: str) -> EventTree:
         """The event tree of definition ``name``.
@@ -377,8 +387,8 @@ class EventGraph:
         try:
             return self.trees[self._position[name]]
         except KeyError:
-            raise KeyError(f"no event tree named {name!r}; trees: "
-                           f"{', '.join(self.order) or 'none'}") from None
+            raise UnknownNameError(f"no event tree named {name!r}; trees: "
+                                   f"{', '.join(self.order) or 'none'}") from None
 
     @property
     def order(self) -> tuple[str, ...]:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, NoReturn, TypeVar
 
 from . import ast
-from ._errors import ExpressionSyntaxError, PathSyntaxError
+from ._errors import ArgumentTypeError, ExpressionSyntaxError, PathSyntaxError
 from ._events import CompositeEventType, EventType, Op
 from ._paths import PathType
 from ._tokens import LineIndex, Token, TokenType, scan
@@ -348,7 +348,7 @@ class _Parser:
 def _run(text: str, namespaces: Mapping[str, str] | None, context: str,
          action: Callable[[_Parser], T]) -> T:
     if not isinstance(text, str):
-        raise TypeError(f"text={text!r}: expected the expression text as a str")
+        raise ArgumentTypeError(f"text={text!r}: expected the expression text as a str")
     try:
         return action(_Parser(text, namespaces, context))
     except RecursionError:  # a backstop: MAX_DEPTH normally stops deep nesting first

@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from ._errors import PathSyntaxError
+from ._errors import InvalidArgumentError, PathSyntaxError
 
 __all__ = [
     "Axis",
@@ -83,9 +83,10 @@ class Step:
 
     def __post_init__(self) -> None:
         if (self.axis in _NAMELESS) != (self.name is None):
-            raise ValueError(f"Step {self.axis.value!r}: name={self.name!r}; text(), comment() "
-                             "and processing-instruction() steps have no name and element or "
-                             "attribute steps need one")
+            raise InvalidArgumentError(
+                f"Step {self.axis.value!r}: name={self.name!r}; text(), comment() "
+                "and processing-instruction() steps have no name and element or "
+                "attribute steps need one")
 
     def __str__(self) -> str:
         if self.axis in _NAMELESS:
@@ -180,10 +181,10 @@ class PathType:
         steps = tuple(self.steps)
         object.__setattr__(self, "steps", steps)
         if not steps:
-            raise ValueError("PathType: steps=(); a path type needs at least one step")
+            raise InvalidArgumentError("PathType: steps=(); a path type needs at least one step")
         for step in steps[:-1]:
             if step.axis is not Axis.CHILD:
-                raise ValueError(f"PathType: {step} can only be the last step")
+                raise InvalidArgumentError(f"PathType: {step} can only be the last step")
         # Path types key every group of the hierarchical context and name every output
         # line: hash and print them once.
         object.__setattr__(self, "_hash", hash((self.kind, steps)))
@@ -270,8 +271,9 @@ class PathInstance:
         ids = tuple(self.ids)
         object.__setattr__(self, "ids", ids)
         if len(ids) != len(self.pt.steps):
-            raise ValueError(f"PathInstance: ids={list(ids)!r} has {len(ids)} identifiers but "
-                             f"{self.pt} has {len(self.pt.steps)} steps; give one id per step")
+            raise InvalidArgumentError(
+                f"PathInstance: ids={list(ids)!r} has {len(ids)} identifiers but "
+                f"{self.pt} has {len(self.pt.steps)} steps; give one id per step")
 
     @classmethod
     def of(cls, pt: str | PathType, ids: Iterable[str]) -> PathInstance:
@@ -408,7 +410,7 @@ def intersect_ab(pt1: PathType | None, pt2: PathType | None) -> PathType | None:
     if pt1 is None or pt2 is None:
         return None
     if pt2.kind is not Kind.ABSOLUTE:
-        raise ValueError(f"intersect_ab: pt2={str(pt2)!r} must be an absolute path type")
+        raise InvalidArgumentError(f"intersect_ab: pt2={str(pt2)!r} must be an absolute path type")
     if pt1 == pt2:
         return pt2
     c = _offset(pt1, pt2)

@@ -27,7 +27,7 @@ from typing import Any
 from . import ast
 from ._contexts import Before, Group, Picks, select_any, select_disj, select_not, select_seq
 from ._definitions import LeafSpec, OperatorSpec, ResolvedDefinition
-from ._errors import ConditionError
+from ._errors import ConditionError, InvalidArgumentError
 from ._events import (
     CompositeEvent,
     CompositeEventType,
@@ -120,7 +120,7 @@ def _span(picks: tuple[Event, ...]) -> tuple[int, int]:
     for e in picks:
         if type(e) is PrimitiveEvent:
             start = end = e.ts
-        elif e.constituents:  # type: ignore[union-attr]
+        elif e.constituents:  # type: ignore[union-attr]  # a composite: `type() is` does not narrow
             start, end = e.interval
         else:
             continue
@@ -275,7 +275,7 @@ class OperatorNode:
                 bounds = self._bounds_for(pi.pt)
             if bounds is None:
                 continue
-            key: Hashable = (event.doc, pi.ids[bounds[0]:bounds[1]]) if hierarchical else event.doc  # type: ignore[index]
+            key: Hashable = (event.doc, pi.ids[bounds[0]:bounds[1]]) if hierarchical else event.doc  # type: ignore[index]  # bounds is a pair here
             if absorbs and child in absorbs and key in self.held:
                 self._absorb(self.held[key][-1], event)
                 continue
@@ -633,7 +633,7 @@ class EventTree:
 
     def __init__(self, definition: ResolvedDefinition, options: TreeOptions) -> None:
         if not isinstance(definition.root, OperatorSpec):
-            raise ValueError(f"{definition.name} is an alias and has no event tree")
+            raise InvalidArgumentError(f"{definition.name} is an alias and has no event tree")
         self.definition = definition
         self.name = definition.name
         self.leaves: list[Leaf] = []

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, TypeVar
 
+from ._errors import ArgumentTypeError, InvalidArgumentError
 from ._events import CompositeEventType, Op, PrimitiveEventType
 from ._paths import PathType
 
@@ -113,14 +114,15 @@ class Modifiers:
                 values[key] = PathType.of(value)
             elif key == "when":
                 if not isinstance(value, str) or not value.strip():
-                    raise ValueError(f"when={value!r}: give an XPath 1.0 expression as a string")
+                    raise InvalidArgumentError(
+                        f"when={value!r}: give an XPath 1.0 expression as a string")
                 values[key] = value
             elif key == "hierarchical":
                 if not isinstance(value, bool):
-                    raise ValueError(f"hierarchical={value!r}: use True or False")
+                    raise InvalidArgumentError(f"hierarchical={value!r}: use True or False")
                 values[key] = value
             else:
-                raise ValueError(f"unknown modifier {key!r}; use {', '.join(cls.KEYS)}")
+                raise InvalidArgumentError(f"unknown modifier {key!r}; use {', '.join(cls.KEYS)}")
         return cls(**values)
 
     def items(self) -> Iterator[tuple[str, Any]]:
@@ -141,7 +143,8 @@ def _enum_value(cls: type[enum.Enum], key: str, value: Any) -> Any:
         return cls(value)
     except ValueError:
         allowed = ", ".join(m.value for m in cls)
-        raise ValueError(f"{key}={value!r} is not allowed; use one of {allowed}") from None
+        raise InvalidArgumentError(
+            f"{key}={value!r} is not allowed; use one of {allowed}") from None
 
 
 NO_MODIFIERS = Modifiers()
@@ -222,7 +225,7 @@ class Ref(Expr):
 
     def __post_init__(self) -> None:
         if self.name is None and self.path is None:
-            raise ValueError("Ref: the wildcard name needs a path type, as in %(item)")
+            raise InvalidArgumentError("Ref: the wildcard name needs a path type, as in %(item)")
 
     def event_type(self, default: PathType) -> CompositeEventType:
         return CompositeEventType(self.name, self.path if self.path is not None else default)
@@ -250,10 +253,10 @@ class Operator(Expr):
         extra = Modifiers.of(**kwargs)
         for key, _ in extra.items():
             if getattr(self.mods, key) is not None:
-                raise ValueError(f"modifier {key!r} is set twice on {self.symbol}")
+                raise InvalidArgumentError(f"modifier {key!r} is set twice on {self.symbol}")
         merged = {k: v for k, v in self.mods.items()}
         merged.update(dict(extra.items()))
-        return replace(self, mods=Modifiers(**merged))  # type: ignore[type-var]
+        return replace(self, mods=Modifiers(**merged))  # type: ignore[type-var]  # replace() on an Operator subclass
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({str(self)!r})"
@@ -261,10 +264,10 @@ class Operator(Expr):
 
 def _check_children(kind: str, children: tuple[Expr, ...], least: int) -> None:
     if len(children) < least:
-        raise ValueError(f"{kind} needs at least {least} operands, got {len(children)}")
+        raise InvalidArgumentError(f"{kind} needs at least {least} operands, got {len(children)}")
     for child in children:
         if not isinstance(child, Expr):
-            raise TypeError(f"{kind}: operand {child!r} is not an expression")
+            raise ArgumentTypeError(f"{kind}: operand {child!r} is not an expression")
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -324,8 +327,9 @@ class AnyOf(Operator):
         _check_children("any", self.children, 1)
         if isinstance(self.n, bool) or not isinstance(self.n, int) or not 1 <= self.n <= len(
                 self.children):
-            raise ValueError(f"any: n={self.n!r} must be an integer from 1 to the number of "
-                             f"operands ({len(self.children)})")
+            raise InvalidArgumentError(
+                f"any: n={self.n!r} must be an integer from 1 to the number of "
+                f"operands ({len(self.children)})")
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -341,8 +345,8 @@ class Not(Operator):
         object.__setattr__(self, "children", tuple(self.children))
         _check_children("not", self.children, 3)
         if len(self.children) != 3:
-            raise ValueError(f"not takes exactly 3 operands (E1, E2, E3), got "
-                             f"{len(self.children)}")
+            raise InvalidArgumentError(f"not takes exactly 3 operands (E1, E2, E3), got "
+                                       f"{len(self.children)}")
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -358,13 +362,13 @@ class Mult(Operator):
 
     def __post_init__(self) -> None:
         if isinstance(self.low, bool) or not isinstance(self.low, int) or self.low < 0:
-            raise ValueError(f"[l,u]: l={self.low!r} must be a non-negative integer")
+            raise InvalidArgumentError(f"[l,u]: l={self.low!r} must be a non-negative integer")
         if self.high is not None and (isinstance(self.high, bool) or not isinstance(
                 self.high, int) or self.high < self.low or self.high < 1):
-            raise ValueError(f"[l,u]: u={self.high!r} must be an integer >= max(l, 1) "
-                             f"(l={self.low}), or * for no upper bound")
+            raise InvalidArgumentError(f"[l,u]: u={self.high!r} must be an integer >= max(l, 1) "
+                                       f"(l={self.low}), or * for no upper bound")
         if not isinstance(self.child, Expr):
-            raise TypeError(f"[l,u]: operand {self.child!r} is not an expression")
+            raise ArgumentTypeError(f"[l,u]: operand {self.child!r} is not an expression")
 
     @property
     def children(self) -> tuple[Expr, ...]:
@@ -394,7 +398,7 @@ def _expr(value: Expr | str) -> Expr:
         from ._parser import parse
 
         return parse(value)
-    raise TypeError(f"expected an expression or its text, got {value!r}")
+    raise ArgumentTypeError(f"expected an expression or its text, got {value!r}")
 
 
 _Chained = TypeVar("_Chained", "Conj", "Disj", "Seq")

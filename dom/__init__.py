@@ -8,7 +8,8 @@ the reporting versions of ``etree.SubElement`` and the ``strip_*`` functions int
 from ._conditions import XPathDocuments, xpath_boolean
 from ._document import Recording, WatchedDocument
 from ._elements import WatchedAttrib, WatchedComment, WatchedElement, WatchedPI
-from ._factories import XMLSyntaxError, empty, from_snapshot, fromstring, parse, wrap
+from ._errors import CascadeError, ReplayError, WatchError, WatchTypeError, XMLSyntaxError
+from ._factories import empty, from_snapshot, fromstring, parse, wrap
 from ._functions import (
     SubElement,
     cleanup_namespaces,
@@ -20,17 +21,19 @@ from ._functions import (
     strip_tags,
     uninstall,
 )
-from ._monitor import CascadeError, Monitor
+from ._monitor import Monitor
 from ._registry import declarations
-from ._replay import Replayer, ReplayError, Snapshot, hardened_parser, replay
+from ._replay import Replayer, Snapshot, hardened_parser, replay
 
 install()
 
 __all__ = [
     "parse", "fromstring", "wrap", "empty", "from_snapshot", "WatchedDocument", "Monitor",
-    "CascadeError", "XMLSyntaxError", "Recording", "Snapshot", "Replayer", "ReplayError", "replay",
+    "Recording", "Snapshot", "Replayer", "replay",
     "hardened_parser", "SubElement", "strip_attributes", "strip_elements", "strip_tags",
     "indent", "cleanup_namespaces", "install", "uninstall", "installed",
     "WatchedElement", "WatchedComment", "WatchedPI", "WatchedAttrib",
     "XPathDocuments", "xpath_boolean", "declarations",
+    # errors
+    "WatchError", "WatchTypeError", "XMLSyntaxError", "ReplayError", "CascadeError",
 ]

@@ -14,7 +14,7 @@ from typing import Any
 
 from lxml import etree
 
-from xmlevents.algebra import Condition, PathInstance
+from xmlevents.algebra import Condition, InvalidArgumentError, PathInstance
 
 __all__ = ["XPathDocuments", "xpath_boolean"]
 
@@ -67,7 +67,7 @@ class XPathDocuments:
             xpath = etree.XPath(expression, namespaces=self.namespaces, smart_strings=False)
             xpath(_PROBE)
         except etree.XPathError as exc:
-            raise ValueError(f"{exc} (lxml)") from None
+            raise InvalidArgumentError(f"{exc} (lxml)") from None
 
         def test(node: Any) -> bool:
             return xpath_boolean(xpath(node))

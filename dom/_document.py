@@ -13,6 +13,7 @@ from lxml import etree
 from xmlevents.algebra import CompositeEvent, DefinitionSet, EventType, PrimitiveEvent
 
 from . import _ops
+from ._errors import ReplayError, WatchError, WatchTypeError
 from ._monitor import Monitor
 from ._registry import ATTR, NODE, NODES, TEXT
 from ._replay import Snapshot, replay, take_snapshot
@@ -74,15 +75,15 @@ class WatchedDocument:
     def _adopt(self, root: Any, ids: list[str]) -> None:
         """Register the tree with given ids, one per node in insertion order (a snapshot's)."""
         supply = iter(ids)
-        self.new_id = supply.__next__  # type: ignore[method-assign]
+        self.new_id = supply.__next__  # type: ignore[method-assign]  # ids from the snapshot, not new ones
         try:
             _ops.ins_tree(self, root, None, -1, False)
         except StopIteration:
-            raise ValueError(f"{len(ids)} ids for a document with more nodes") from None
+            raise ReplayError(f"{len(ids)} ids for a document with more nodes") from None
         finally:
             del self.new_id
         if next(supply, None) is not None:
-            raise ValueError(f"{len(ids)} ids for a document with fewer nodes")
+            raise ReplayError(f"{len(ids)} ids for a document with fewer nodes")
         # New ids go on after the highest of the form n<number>, never reusing one.
         self._count = max((int(i[1:]) for i in ids if i[:1] == "n" and i[1:].isdigit()),
                           default=0)
@@ -127,11 +128,11 @@ class WatchedDocument:
             ValueError: if ``element`` has a parent or belongs to a watched document.
         """
         if not isinstance(element, _ops.WATCHED):
-            raise TypeError(f"{element!r} is not an element of xmlevents' classes; build it "
-                            "with lxml.etree after importing xmlevents, or copy it")
+            raise WatchTypeError(f"{element!r} is not an element of xmlevents' classes; build it "
+                                 "with lxml.etree after importing xmlevents, or copy it")
         el: Any = element
         if el.getparent() is not None or el in NODES:
-            raise ValueError("the new root must be an element with no parent, watched by no "
+            raise WatchError("the new root must be an element with no parent, watched by no "
                              "document")
         _ops.settle()
         _ops.begin()
@@ -146,7 +147,8 @@ class WatchedDocument:
 
     def tostring(self, **options: Any) -> bytes:
         """``etree.tostring`` of the document's tree."""
-        return etree.tostring(self.tree, **options)  # type: ignore[no-any-return]
+        out: bytes = etree.tostring(self.tree, **options)
+        return out
 
     # --- subscriptions (on the monitor, for this document) ----------------------------------
 
@@ -212,8 +214,8 @@ class WatchedDocument:
             if kind == NODE:
                 return rec.id
             if kind == ATTR:
-                return rec.attrs[name][0]  # type: ignore[index]
-            return (rec.text_id if kind == TEXT else rec.tail_id)  # type: ignore[return-value]
+                return rec.attrs[name][0]  # type: ignore[index]  # an attribute has a name
+            return (rec.text_id if kind == TEXT else rec.tail_id)  # type: ignore[return-value]  # a text or tail the snapshot holds has an id
 
         return take_snapshot(self.tree, True, ident)
 

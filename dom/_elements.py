@@ -15,6 +15,7 @@ from typing import Any
 from lxml import etree
 
 from . import _ops
+from ._errors import WatchError
 from ._ops import (
     begin,
     end,
@@ -32,14 +33,14 @@ __all__ = ["WatchedElement", "WatchedComment", "WatchedPI", "WatchedAttrib"]
 _E = etree._Element
 _C = etree._Comment
 _P = etree._ProcessingInstruction
-_text_get, _text_set = _E.text.__get__, _E.text.__set__  # type: ignore[attr-defined]
-_tail_get, _tail_set = _E.tail.__get__, _E.tail.__set__  # type: ignore[attr-defined]
-_tag_get, _tag_set = _E.tag.__get__, _E.tag.__set__  # type: ignore[attr-defined]
-_attrib = _E.attrib.__get__  # type: ignore[attr-defined]
-_ctext_get, _ctext_set = _C.text.__get__, _C.text.__set__  # type: ignore[attr-defined]
-_ptext_get, _ptext_set = _P.text.__get__, _P.text.__set__  # type: ignore[attr-defined]
-_target_get, _target_set = _P.target.__get__, _P.target.__set__  # type: ignore[attr-defined]
-_base_get = _E.base.__get__  # type: ignore[attr-defined]
+_text_get, _text_set = _E.text.__get__, _E.text.__set__  # type: ignore[attr-defined]  # lxml's descriptors; the stubs show properties
+_tail_get, _tail_set = _E.tail.__get__, _E.tail.__set__  # type: ignore[attr-defined]  # lxml's descriptors
+_tag_get, _tag_set = _E.tag.__get__, _E.tag.__set__  # type: ignore[attr-defined]  # lxml's descriptors
+_attrib = _E.attrib.__get__
+_ctext_get, _ctext_set = _C.text.__get__, _C.text.__set__  # type: ignore[attr-defined]  # lxml's descriptors
+_ptext_get, _ptext_set = _P.text.__get__, _P.text.__set__  # type: ignore[attr-defined]  # lxml's descriptors
+_target_get, _target_set = _P.target.__get__, _P.target.__set__  # type: ignore[attr-defined]  # lxml's descriptors
+_base_get = _E.base.__get__
 _XML_BASE = "{http://www.w3.org/XML/1998/namespace}base"
 
 
@@ -57,7 +58,7 @@ def _set_tail(self: Any, value: Any) -> None:
     if _E.getparent(self) is None:
         if value is None:
             return
-        raise ValueError("the root element's tail lies outside the watched document (only "
+        raise WatchError("the root element's tail lies outside the watched document (only "
                          "what is inside the root element is reported); it cannot be set")
     begin()
     try:
@@ -91,7 +92,7 @@ def _set_tag(self: Any, value: Any) -> None:
 
 def _refused(e: Any) -> None:
     if e in NODES:
-        raise ValueError("nodes before or after the root element (the prolog and epilog) lie "
+        raise WatchError("nodes before or after the root element (the prolog and epilog) lie "
                          "outside the watched document; insert inside the root instead")
 
 
@@ -122,11 +123,12 @@ class WatchedElement(etree.ElementBase):
             s.in_init = False
 
     @property
-    def attrib(self) -> WatchedAttrib:  # type: ignore[override]
+    def attrib(self) -> WatchedAttrib:  # type: ignore[override]  # a reporting view
         return WatchedAttrib(self)
 
     def _get_base(self) -> str | None:
-        return _base_get(self)
+        base: str | None = _base_get(self)
+        return base
 
     def _set_base(self, value: str | None) -> None:
         if value is None:
@@ -134,7 +136,7 @@ class WatchedElement(etree.ElementBase):
         else:
             self.set(_XML_BASE, value)
 
-    base = property(_get_base, _set_base, doc=_E.base.__doc__)  # type: ignore[assignment]
+    base = property(_get_base, _set_base, doc=_E.base.__doc__)
 
     def set(self, key: Any, value: Any) -> None:
         settle()
@@ -153,7 +155,8 @@ class WatchedElement(etree.ElementBase):
     def append(self, element: Any) -> None:
         structural(self, (), [element], lambda: _E.append(self, element))
 
-    def extend(self, elements: Iterable[Any]) -> None:
+    # lxml's stubs narrow extend() by overloads to their own element classes.
+    def extend(self, elements: Iterable[Any]) -> None:  # type: ignore[override]
         items = list(elements)
         structural(self, (), items, lambda: _E.extend(self, items))
 
@@ -188,7 +191,7 @@ class WatchedElement(etree.ElementBase):
         # lxml (6.1 with libxml2 2.14) loops forever here, where its other methods raise.
         chain = [self, *self.iterancestors()]
         if any(x is a for x in items for a in chain):
-            raise ValueError("cannot put an element under itself or its own descendant")
+            raise WatchError("cannot put an element under itself or its own descendant")
         if isinstance(index, slice):
             structural(self, _E.__getitem__(self, index), items,
                        lambda: _E.__setitem__(self, index, items))
@@ -211,13 +214,13 @@ def _set_comment_text(self: Any, value: Any) -> None:
     # lxml's Comment() refuses these but its text setter does not, and then writes XML that
     # does not parse back: refuse them as the factory does, so every snapshot reparses.
     if _has(value, "--") or _has(value, "-", end=True):
-        raise ValueError("Comment may not contain '--' or end with '-'")
+        raise WatchError("Comment may not contain '--' or end with '-'")
     _set_own(self, lambda: _ctext_set(self, value))
 
 
 def _set_pi_text(self: Any, value: Any) -> None:
     if _has(value, "?>"):  # refused by lxml's PI() but not by its text setter, as above
-        raise ValueError("PI text must not contain '?>'")
+        raise WatchError("PI text must not contain '?>'")
     _set_own(self, lambda: _ptext_set(self, value))
 
 
@@ -269,10 +272,10 @@ class _Leaf:
     __slots__ = ()
 
     def addnext(self, element: Any) -> None:
-        WatchedElement.addnext(self, element)  # type: ignore[arg-type]
+        WatchedElement.addnext(self, element)  # type: ignore[arg-type]  # shared by comments and PIs
 
     def addprevious(self, element: Any) -> None:
-        WatchedElement.addprevious(self, element)  # type: ignore[arg-type]
+        WatchedElement.addprevious(self, element)  # type: ignore[arg-type]  # shared by comments and PIs
 
     def clear(self, keep_tail: bool = False) -> None:
         _clear_leaf(self, keep_tail)
@@ -310,7 +313,7 @@ class WatchedAttrib(MutableMapping[str, str]):
         self._element = element
 
     def __getitem__(self, key: Any) -> str:
-        return _attrib(self._element)[key]  # type: ignore[no-any-return]
+        return _attrib(self._element)[key]  # type: ignore[no-any-return]  # lxml's _Attrib
 
     def __setitem__(self, key: Any, value: Any) -> None:
         self._element.set(key, value)
@@ -344,26 +347,26 @@ class WatchedAttrib(MutableMapping[str, str]):
     def get(self, key: Any, default: Any = None) -> Any:
         return _attrib(self._element).get(key, default)
 
-    def keys(self) -> list[str]:  # type: ignore[override]
-        return _attrib(self._element).keys()  # type: ignore[no-any-return]
+    def keys(self) -> list[str]:  # type: ignore[override]  # lxml's lists, not views
+        return _attrib(self._element).keys()  # type: ignore[no-any-return]  # lxml's _Attrib
 
-    def values(self) -> list[str]:  # type: ignore[override]
-        return _attrib(self._element).values()  # type: ignore[no-any-return]
+    def values(self) -> list[str]:  # type: ignore[override]  # lxml's lists, not views
+        return _attrib(self._element).values()  # type: ignore[no-any-return]  # lxml's _Attrib
 
-    def items(self) -> list[tuple[str, str]]:  # type: ignore[override]
-        return _attrib(self._element).items()  # type: ignore[no-any-return]
+    def items(self) -> list[tuple[str, str]]:  # type: ignore[override]  # lxml's lists, not views
+        return _attrib(self._element).items()  # type: ignore[no-any-return]  # lxml's _Attrib
 
     def has_key(self, key: Any) -> bool:
         return key in self
 
-    def update(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+    def update(self, *args: Any, **kwargs: Any) -> None:
         begin()
         try:
             MutableMapping.update(self, *args, **kwargs)
         finally:
             end()
 
-    def pop(self, key: Any, *default: Any) -> Any:  # type: ignore[override]
+    def pop(self, key: Any, *default: Any) -> Any:
         if key not in self:
             if default:
                 return default[0]

@@ -8,26 +8,16 @@ from typing import Any
 
 from lxml import etree
 
-from xmlevents.algebra import XmlEventsError
-
 from ._document import WatchedDocument
+from ._errors import ReplayError, WatchError, XMLSyntaxError
 from ._monitor import Monitor
 from ._ops import WATCHED
 from ._registry import NODES
-from ._replay import ReplayError, Snapshot, hardened_parser, load_snapshot
+from ._replay import Snapshot, hardened_parser, load_snapshot
 
-__all__ = ["parse", "fromstring", "wrap", "empty", "from_snapshot", "XMLSyntaxError"]
+__all__ = ["parse", "fromstring", "wrap", "empty", "from_snapshot"]
 
 _numbers = itertools.count(1)
-
-
-class XMLSyntaxError(XmlEventsError, ValueError):
-    """A document that is not well-formed XML: ``source``, ``line`` and ``column`` say where."""
-
-    def __init__(self, source: str, line: int | None, column: int | None, reason: str) -> None:
-        self.source, self.line, self.column, self.reason = source, line, column, reason
-        where = f"{source}:{line}:{column}" if line else source
-        super().__init__(f"{where}: {reason}")
 
 
 def _name(name: str | None, source: Any = None) -> str:
@@ -78,7 +68,9 @@ def fromstring(text: str | bytes, *, name: str | None = None, monitor: Monitor |
 
 def empty(*, name: str | None = None, monitor: Monitor | None = None) -> WatchedDocument:
     """A watched document with no root element yet; give it one with ``doc.setroot(el)``."""
-    return WatchedDocument(etree.ElementTree(), name=_name(name), monitor=monitor or Monitor())
+    # lxml allows a tree without root; its stubs do not.
+    tree = etree.ElementTree()  # type: ignore[call-overload]
+    return WatchedDocument(tree, name=_name(name), monitor=monitor or Monitor())
 
 
 def from_snapshot(snapshot: Snapshot, *, name: str | None = None,
@@ -117,10 +109,10 @@ def wrap(tree: Any, *, name: str | None = None, monitor: Monitor | None = None
         tree = tree.getroottree()
     root = tree.getroot()
     if root is None:
-        raise ValueError("the tree has no root element to watch")
+        raise WatchError("the tree has no root element to watch")
     nodes = list(root.iter())
     if any(e in NODES for e in nodes):
-        raise ValueError(f"this tree is already watched (as {NODES[root].doc.name!r} or "
+        raise WatchError(f"this tree is already watched (as {NODES[root].doc.name!r} or "
                          "part of it); close that document first")
     if not all(isinstance(e, WATCHED) for e in nodes):
         tree = etree.fromstring(etree.tostring(tree), hardened_parser()).getroottree()

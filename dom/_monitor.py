@@ -31,35 +31,25 @@ from xmlevents.algebra import (
     DefinitionSet,
     EventGraph,
     EventType,
+    GraphStateError,
+    InvalidArgumentError,
     PathInstance,
     PrimitiveEvent,
     PrimitiveEventType,
-    XmlEventsError,
     compatible,
     parse_event_type,
     trusted_primitive,
 )
 
 from ._conditions import XPathDocuments
+from ._errors import CascadeError, WatchError
 from ._ops import Raw
 from ._registry import NODES
 
-__all__ = ["Monitor", "CascadeError"]
+__all__ = ["Monitor"]
 
 Receiver = Callable[..., Any]
 _NAME = re.compile(r"[^\W\d][\w.\-]*\Z")
-
-
-class CascadeError(XmlEventsError, RuntimeError):
-    """Receivers kept changing documents for more rounds than the monitor's cascade limit.
-
-    The events of every round were fed to the graph; the callbacks of the last round were not
-    run. ``errors`` holds what receivers raised before the limit was reached.
-    """
-
-    def __init__(self, message: str, errors: list[BaseException]) -> None:
-        super().__init__(message)
-        self.errors = errors
 
 
 class _Subscription:
@@ -97,9 +87,10 @@ class Monitor:
                  hierarchical: bool = True, semantics: str = "interval",
                  namespaces: dict[str, str] | None = None, cascade_limit: int = 100) -> None:
         if cascade_limit < 1:
-            raise ValueError(f"cascade_limit={cascade_limit}: at least one round is needed")
-        self._options = {"context": context, "hierarchical": hierarchical,
-                         "semantics": semantics}
+            raise InvalidArgumentError(
+                f"cascade_limit={cascade_limit}: at least one round is needed")
+        self._options: dict[str, Any] = {"context": context, "hierarchical": hierarchical,
+                                         "semantics": semantics}
         self.namespaces = dict(namespaces or {})
         self.cascade_limit = cascade_limit
         self.documents: dict[str, Any] = {}
@@ -123,9 +114,9 @@ class Monitor:
     def watch(self, doc: Any) -> None:
         """Take ``doc`` (a :class:`WatchedDocument` being built) into this monitor."""
         if self._closed:
-            raise RuntimeError("this monitor is closed; create a new one")
+            raise GraphStateError("this monitor is closed; create a new one")
         if doc.name in self.documents:
-            raise ValueError(f"a document named {doc.name!r} is already watched by this "
+            raise WatchError(f"a document named {doc.name!r} is already watched by this "
                              "monitor; give each document its own name")
         self.documents[doc.name] = doc
 
@@ -160,7 +151,7 @@ class Monitor:
         defs = DefinitionSet.of(*before, definitions, namespaces=self.namespaces or None)
         graph = EventGraph(defs, documents=XPathDocuments(self._resolve,
                                                           namespaces=self.namespaces),
-                           **self._options)  # type: ignore[arg-type]
+                           **self._options)
         if self._ts:
             graph.advance(self._ts)
         self._definitions, self.graph = defs, graph
@@ -226,7 +217,7 @@ class Monitor:
         if self._delivering or self._batch or not self._outbox:
             return
         self._delivering = True
-        errors: list[BaseException] = []
+        errors: list[Exception] = []
         rounds = 0
         try:
             while self._outbox:
@@ -249,10 +240,10 @@ class Monitor:
         if len(errors) == 1:
             raise errors[0]
         if errors:
-            raise ExceptionGroup(f"{len(errors)} receivers raised", errors)  # type: ignore[type-var]
+            raise ExceptionGroup(f"{len(errors)} receivers raised", errors)
 
     def _call(self, doc: Any, e: PrimitiveEvent | None, raised: list[CompositeEvent],
-              errors: list[BaseException]) -> None:
+              errors: list[Exception]) -> None:
         subs = self._subscriptions.values()
         if e is not None:
             self._run(doc.mutations, doc, e, errors)
@@ -267,7 +258,7 @@ class Monitor:
             self._run(self.composites, cdoc, c, errors)
 
     @staticmethod
-    def _run(signal: Signal, doc: Any, event: Any, errors: list[BaseException]) -> None:
+    def _run(signal: Signal, doc: Any, event: Any, errors: list[Exception]) -> None:
         if not signal.receivers:
             return
         for fn in list(signal.receivers_for(doc)):
@@ -316,8 +307,9 @@ class Monitor:
 
     def release(self, doc: Any) -> None:
         """Stop watching ``doc``: its nodes lose their ids and its edits are not reported."""
-        if self.documents.get(doc.name) is doc:
-            del self.documents[doc.name]  # type: ignore[union-attr]
+        name = doc.name
+        if self.documents.get(name) is doc:
+            del self.documents[name]
         doc.release()
 
     @property

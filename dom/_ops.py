@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 from xmlevents.algebra import Axis, Op
 
+from ._errors import WatchError, WatchTypeError
 from ._registry import (
     ATTR,
     NODE,
@@ -95,7 +96,7 @@ def dispatch(raw: list[Raw]) -> None:
     for r in raw:
         m = r[0].monitor
         monitors.setdefault(id(m), (m, []))[1].append(r)
-    errors: list[BaseException] = []
+    errors: list[Exception] = []
     for m, events in monitors.values():
         try:
             m.take(events)
@@ -104,7 +105,7 @@ def dispatch(raw: list[Raw]) -> None:
     if len(errors) == 1:
         raise errors[0]
     if errors:
-        raise ExceptionGroup("receivers of several monitors raised", errors)  # type: ignore[type-var]
+        raise ExceptionGroup("receivers of several monitors raised", errors)
 
 
 def _absorb() -> None:
@@ -163,10 +164,10 @@ def ins_tree(doc: Any, el: Any, parent: Node | None, index: int, with_tail: bool
             continue
         rec = NODES[e]
         if kind is ATTR:
-            a = rec.attrs.get(name)  # type: ignore[arg-type]
+            a = rec.attrs.get(name)  # type: ignore[arg-type]  # an attribute has a name
             value = e.get(name)
             if a is None:
-                a = rec.attrs[name] = [new_id(), value]  # type: ignore[index]
+                a = rec.attrs[name] = [new_id(), value]  # type: ignore[index]  # an attribute has a name
                 quiet = False
             else:
                 a[1] = value
@@ -207,11 +208,11 @@ def remove_tree(el: Any, with_tail: bool, keep: Any = None) -> None:
                 out.append((doc, DEL, r.pi, None, r.text if type(e.tag) is not str else None,
                             None))
             elif kind is ATTR:
-                aid, old = r.attrs[name]  # type: ignore[index]
+                aid, old = r.attrs[name]
                 out.append((doc, DEL, child_pi(r.pi, Axis.ATTRIBUTE, name, aid), None, old,
                             None))
             elif kind is TEXT:
-                out.append((doc, DEL, child_pi(r.pi, Axis.TEXT, None, r.text_id), None,  # type: ignore[arg-type]
+                out.append((doc, DEL, child_pi(r.pi, Axis.TEXT, None, r.text_id), None,  # type: ignore[arg-type]  # a text reported has an id
                             r.text, None))
             else:
                 out.append((doc, DEL, tail_pi(r), None, r.tail, None))
@@ -249,7 +250,7 @@ def report_text(rec: Node, value: str | None) -> None:
     if value is None:
         rec.text_id = None
     if doc.listening():
-        _State.out.append((doc, op, child_pi(rec.pi, Axis.TEXT, None, tid), value, old,  # type: ignore[arg-type]
+        _State.out.append((doc, op, child_pi(rec.pi, Axis.TEXT, None, tid), value, old,  # type: ignore[arg-type]  # a text reported has an id
                            0 if op is INS else None))
 
 
@@ -325,13 +326,13 @@ def structural(parent: Any, removed: Iterable[Any], inserted: list[Any], call: A
         return call()  # nothing watched is involved: plain lxml
     for r in map(NODES.get, tracked):
         if r is not None and len(r.pi.ids) == 1 and r.doc.tree.getroot() is not None:
-            raise ValueError(f"this is the root element of watched document {r.doc.name!r}, "
+            raise WatchError(f"this is the root element of watched document {r.doc.name!r}, "
                              "which cannot be moved into another element; insert a copy "
                              "(copy.deepcopy) or close that document first")
     if prec is not None:
         for e in inserted:
             if not isinstance(e, WATCHED):
-                raise TypeError(
+                raise WatchTypeError(
                     f"{e!r} is a {type(e).__module__}.{type(e).__qualname__}, whose changes "
                     "xmlevents cannot see; insert a copy built with lxml.etree or "
                     "xmlevents.Element instead")

@@ -21,6 +21,8 @@ from lxml import etree
 
 from xmlevents.algebra import Axis, Kind, PathInstance, PathType, Step, trusted_path_instance
 
+from ._errors import WatchTypeError
+
 __all__ = ["Node", "NODES", "child_type", "child_pi", "tail_pi", "preorder", "node_step",
            "own_value", "declarations"]
 
@@ -99,8 +101,8 @@ def node_step(e: Any) -> tuple[Axis, str | None]:
         return Axis.COMMENT, None
     if tag is etree.PI:
         return Axis.PI, None
-    raise TypeError(f"{e!r}: entity references are not part of the watched document model; "
-                    "parse with entities resolved (the default of xmlevents.parse)")
+    raise WatchTypeError(f"{e!r}: entity references are not part of the watched document model; "
+                         "parse with entities resolved (the default of xmlevents.parse)")
 
 
 def declarations(e: Any) -> dict[str | None, str]:
@@ -119,7 +121,8 @@ def pi_value(e: Any) -> str:
     # makes); only the serialisation tells them apart, and a replay must reproduce it.
     if etree.tostring(e, with_tail=False).endswith(b" ?>"):
         return f"{e.target} "
-    return e.target
+    target: str = e.target
+    return target
 
 
 def own_value(e: Any) -> str | None:
@@ -130,7 +133,8 @@ def own_value(e: Any) -> str | None:
     if tag is etree.Comment:
         text = e.text
         if text:
-            return text  # type: ignore[no-any-return]
+            comment: str = text
+            return comment
         # lxml reads '' for a comment set to None too, which libxml2 then does not write at
         # all; None tells that apart from <!---->, for a replay to reproduce it.
         return "" if etree.tostring(e, with_tail=False) else None

@@ -16,11 +16,12 @@ from typing import Any
 
 from lxml import etree
 
-from xmlevents.algebra import Axis, Op, PrimitiveEvent, XmlEventsError
+from xmlevents.algebra import Axis, Op, PrimitiveEvent
 
+from ._errors import ReplayError
 from ._registry import ATTR, NODE, TAIL, TEXT, declarations, preorder
 
-__all__ = ["Snapshot", "Replayer", "replay", "ReplayError", "hardened_parser", "take_snapshot",
+__all__ = ["Snapshot", "Replayer", "replay", "hardened_parser", "take_snapshot",
            "load_snapshot"]
 
 
@@ -30,15 +31,12 @@ def hardened_parser(*, plain: bool = False, **options: Any) -> etree.XMLParser:
     Internal entities are expanded (libxml2 limits their amplification). With ``plain``,
     the parser builds lxml's own element classes rather than the watched ones.
     """
-    parser = etree.XMLParser(resolve_entities="internal", no_network=True, load_dtd=False,
-                             dtd_validation=False, huge_tree=False, **options)
+    parser: etree.XMLParser[Any] = etree.XMLParser(
+        resolve_entities="internal", no_network=True, load_dtd=False, dtd_validation=False,
+        huge_tree=False, **options)
     if plain:
         parser.set_element_class_lookup(etree.ElementDefaultClassLookup())
     return parser
-
-
-class ReplayError(XmlEventsError, ValueError):
-    """An event that cannot be applied to the document being replayed (named by id and tick)."""
 
 
 @dataclass(frozen=True)
@@ -128,20 +126,20 @@ class Replayer:
         axis = step.axis
         if event.op is Op.INS:
             if ident in self._at:
-                raise ValueError(f"id {ident!r} is already in the document")
+                raise ReplayError(f"id {ident!r} is already in the document")
             if axis is Axis.ATTRIBUTE:
                 owner = self._element(pi.ids[-2])
                 owner.set(step.name, event.value)
                 self._at[ident] = (ATTR, owner, step.name)
             elif axis is Axis.TEXT:
                 owner = self._element(pi.ids[-2])
-                value = event.value if event.value is not None else ""
+                text = event.value if event.value is not None else ""
                 if not event.index:
-                    owner.text = value
+                    owner.text = text
                     self._at[ident] = (TEXT, owner, None)
                 else:
                     child = owner[event.index - 1]
-                    child.tail = value
+                    child.tail = text
                     self._at[ident] = (TAIL, child, None)
             else:
                 self._at[ident] = (NODE, self._insert(event, pi.ids), None)
@@ -183,12 +181,13 @@ class Replayer:
     def _element(self, ident: str) -> Any:
         kind, e, _ = self._at[ident]
         if kind != NODE:
-            raise ValueError(f"id {ident!r} is not an element")
+            raise ReplayError(f"id {ident!r} is not an element")
         return e
 
     def _insert(self, event: PrimitiveEvent, ids: tuple[str, ...]) -> Any:
         step = event.pi.pt.last
         parent = self._element(ids[-2]) if len(ids) > 1 else None
+        new: etree._Element
         if step.axis is Axis.COMMENT:
             new = etree.Comment(event.value or None)
             if event.value is None:
@@ -198,6 +197,8 @@ class Replayer:
             new = etree.PI(target, text)
             if not space:
                 new.text = None  # no content at all: <?target?>
+        elif step.name is None:
+            raise ReplayError(f"{step} names no node to insert")
         elif parent is not None:
             # Made in place, so it uses the prefixes in scope there, as the original did.
             new = etree.SubElement(parent, step.name, nsmap=_nsmap(event.value))
@@ -206,6 +207,7 @@ class Replayer:
         else:
             new = self._parser.makeelement(step.name, nsmap=_nsmap(event.value))
         if parent is None:
+            assert step.name is not None  # an element: checked above
             dead, self._dead_root = self._dead_root, None
             if dead is not None and declarations(dead) == (_nsmap(event.value) or {}):
                 dead.tag = step.name
@@ -215,10 +217,10 @@ class Replayer:
             self.tree = etree.ElementTree(new)
             return new
         if event.index is None:
-            raise ValueError("an insertion needs the index among the parent's children")
+            raise ReplayError("an insertion needs the index among the parent's children")
         if event.index > len(parent) - (new.getparent() is parent):
-            raise IndexError(f"index {event.index} is past the parent's "
-                             f"{len(parent)} children")
+            raise ReplayError(f"index {event.index} is past the parent's "
+                              f"{len(parent)} children")
         parent.insert(event.index, new)
         return new
 
@@ -236,7 +238,8 @@ def load_snapshot(start: Snapshot, parser: Any) -> Any:
         IndexError, XMLSyntaxError: for a snapshot whose nodes are not in its XML.
     """
     if not start.xml and not start.nodes:
-        return etree.ElementTree()
+        # lxml allows a tree without root; its stubs do not.
+        return etree.ElementTree()  # type: ignore[call-overload]
     root = etree.fromstring(start.xml.encode("utf-8"), parser)
     elements = list(root.iter())
     for i, text in start.leaves:

@@ -1,42 +1,77 @@
 """Replay of document version histories into event streams, on Spark (DESIGN section 7).
 
-The pure core — :func:`edit_script` between two versions, :class:`DocumentHistory` for one
-document's versions, :func:`replay_history` for a whole table in this process — needs no
-Spark. The Spark job (:func:`replay_frames`, :func:`read_versions_df`, :func:`write_frames`)
-is imported on first use, so pyspark is only needed for it.
+The pure core — :func:`edit_script` between two versions (a list of typed actions, encoded
+for Spark by :func:`encode_script`), :class:`DocumentHistory` for one document's versions,
+:func:`replay_history` for a whole table in this process — needs no Spark. The Spark job
+(:func:`replay_frames`, :func:`read_versions_df`, :func:`write_frames`) and its schemas are
+imported on first use, so pyspark is only needed for them; the errors are not.
 """
 
 from typing import TYPE_CHECKING, Any
 
-from ._history import (
-    BadVersion,
-    DocumentHistory,
-    HistoryResult,
-    VersionResult,
-    replay_history,
+from ._actions import (
+    ACTION_TYPES,
+    Action,
+    Delete,
+    InsertComment,
+    InsertElement,
+    InsertFragment,
+    Move,
+    NodePath,
+    Rename,
+    RenameAttribute,
+    ReplaceRoot,
+    SetAttribute,
+    SetTail,
+    SetText,
+    decode_script,
+    encode_script,
 )
+from ._errors import (
+    BadVersion,
+    DiffActionError,
+    EditScriptError,
+    GitHistoryError,
+    InexactScriptError,
+    MissingXmlError,
+    ScriptFormatError,
+    ScriptPathError,
+    VersionTableError,
+)
+from ._history import DocumentHistory, HistoryResult, VersionResult, replay_history
 from ._script import DiffOptions, apply_script, c14n, digest, edit_script, parse_version, sync
-from ._tables import VersionTableError, read_versions, write_versions
+from ._tables import read_versions, write_versions
 
 __all__ = [
+    # edit scripts
     "edit_script", "apply_script", "sync", "c14n", "digest", "parse_version", "DiffOptions",
-    "DocumentHistory", "VersionResult", "BadVersion", "HistoryResult", "replay_history",
-    "read_versions", "write_versions", "VersionTableError", "git_history", "GitHistoryError",
+    "Action", "NodePath", "InsertElement", "InsertComment", "InsertFragment", "Delete", "Move",
+    "Rename", "SetText", "SetTail", "SetAttribute", "RenameAttribute", "ReplaceRoot",
+    "ACTION_TYPES", "encode_script", "decode_script",
+    # histories, tables
+    "DocumentHistory", "VersionResult", "HistoryResult", "replay_history",
+    "read_versions", "write_versions", "git_history",
+    # errors
+    "BadVersion", "MissingXmlError", "VersionTableError", "GitHistoryError", "EditScriptError",
+    "ScriptFormatError", "ScriptPathError", "DiffActionError", "InexactScriptError",
+    # Spark (imported on first use)
     "replay_frames", "diff_stage", "read_versions_df", "write_frames", "ReplayFrames",
-    "make_session",
+    "make_session", "active_session", "spark_schema",
     "EVENTS_SCHEMA", "COMPOSITES_SCHEMA", "ERRORS_SCHEMA", "VERSIONS_SCHEMA",
 ]
 
 _LAZY = {
-    "git_history": "._git", "GitHistoryError": "._git",
+    "git_history": "._git",
     "replay_frames": "._spark", "diff_stage": "._spark", "read_versions_df": "._spark",
-    "write_frames": "._spark",
+    "write_frames": "._spark", "spark_schema": "._spark",
     "ReplayFrames": "._spark", "EVENTS_SCHEMA": "._spark", "COMPOSITES_SCHEMA": "._spark",
     "ERRORS_SCHEMA": "._spark", "VERSIONS_SCHEMA": "._spark", "make_session": "._session",
+    "active_session": "._session",
 }
 
 
 def __getattr__(name: str) -> Any:
+    """The Spark job's names (and git's), imported on first use (PEP 562)."""
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'xmlevents.replay' has no attribute {name!r}")
@@ -48,9 +83,9 @@ def __getattr__(name: str) -> Any:
 
 
 if TYPE_CHECKING:
-    from ._git import GitHistoryError, git_history  # noqa: F401
-    from ._session import make_session  # noqa: F401
-    from ._spark import (  # noqa: F401
+    from ._git import git_history
+    from ._session import active_session, make_session
+    from ._spark import (
         COMPOSITES_SCHEMA,
         ERRORS_SCHEMA,
         EVENTS_SCHEMA,
@@ -59,5 +94,6 @@ if TYPE_CHECKING:
         diff_stage,
         read_versions_df,
         replay_frames,
+        spark_schema,
         write_frames,
     )

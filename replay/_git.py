@@ -11,17 +11,13 @@ import posixpath
 import re
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import PurePath
-from typing import IO, Any, Iterator
+from typing import IO, Any
 
-from xmlevents.algebra import XmlEventsError
+from ._errors import GitHistoryError
 
-__all__ = ["git_history", "GitHistoryError"]
-
-
-class GitHistoryError(XmlEventsError, ValueError):
-    """The history of a file could not be read from git: no git, no repository, a path never
-    committed, or a version whose bytes are not text in the encoding it declares."""
+__all__ = ["git_history", "decode_xml_bytes"]
 
 
 # Variables that would make git look at another repository than the one passed with -C (they

@@ -12,35 +12,31 @@ termination conditions evaluated against the document at that version. The Spark
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from lxml import etree
 
-from xmlevents.algebra import CompositeEvent, PrimitiveEvent
+from xmlevents.algebra import (
+    COMPOSITES_TABLE,
+    ERRORS_TABLE,
+    EVENTS_TABLE,
+    CompositeEvent,
+    PrimitiveEvent,
+)
 from xmlevents.dom import Monitor, Snapshot, empty, from_snapshot
 
-from ._script import Action, DiffOptions, apply_script, digest, edit_script, parse_version, sync
+from ._actions import Action
+from ._errors import BadVersion, MissingXmlError
+from ._script import DiffOptions, apply_script, digest, edit_script, parse_version, sync
 
-__all__ = ["DocumentHistory", "VersionResult", "BadVersion", "HistoryResult", "replay_history",
-           "event_row", "composite_row", "error_row", "ordered_versions"]
+__all__ = ["DocumentHistory", "VersionResult", "HistoryResult", "replay_history",
+           "replay_document", "event_row", "composite_row", "error_row", "ordered_versions",
+           "DUPLICATE"]
 
-
-class BadVersion(ValueError):
-    """A version that is not well-formed XML: skipped, the next diffed from the last good one."""
-
-    def __init__(self, doc: str, version: int, message: str, line: int | None = None,
-                 column: int | None = None) -> None:
-        self.doc, self.version, self.message = doc, version, message
-        self.line, self.column = line, column
-        where = f", line {line}, column {column}" if line is not None else ""
-        super().__init__(f"{doc} version {version}{where}: {message}")
-
-    @classmethod
-    def of(cls, doc: str, version: int, exc: etree.XMLSyntaxError) -> BadVersion:
-        line, column = exc.position if exc.position else (None, None)
-        message = exc.msg.split(", line ")[0] if exc.msg else str(exc)
-        return cls(doc, version, message, line, column)
+#: The message of a second row with the same version (in process and on Spark).
+DUPLICATE = "duplicate version: the first row is kept"
 
 
 @dataclass
@@ -53,26 +49,26 @@ class VersionResult:
     synced: int = 0  # actions added to make the replay equal the version (0: the script held)
 
 
+# The rows of the three outputs: their columns are ``xmlevents.algebra``'s EVENTS_TABLE,
+# COMPOSITES_TABLE and ERRORS_TABLE, the same the Spark schemas are made from.
+
+
 def event_row(doc: str, version: int, e: PrimitiveEvent) -> dict[str, Any]:
-    """A primitive event as a row of the ``events`` output (the Spark schema's columns)."""
-    return {"doc": doc, "version": version, "ts": e.ts, "id": e.id, "op": e.op.value,
-            "path": str(e.pi.pt), "ids": list(e.pi.ids), "kind": e.kind.value,
-            "value": e.value, "old": e.old, "index": e.index}
+    """A primitive event as a row of the ``events`` output (:data:`EVENTS_TABLE`)."""
+    return EVENTS_TABLE.row(e, doc=doc, version=version)
 
 
 def composite_row(doc: str, version: int, c: CompositeEvent) -> dict[str, Any]:
-    """A composite event as a row of the ``composites`` output."""
-    start, end = c.interval
-    return {"doc": doc, "version": version, "ts": c.ts, "type": c.type.name,
-            "path": str(c.pi.pt), "ids": list(c.pi.ids), "start": start, "end": end,
-            "events": [p.id for p in c.primitives()]}
+    """A composite event as a row of the ``composites`` output (:data:`COMPOSITES_TABLE`)."""
+    return COMPOSITES_TABLE.row(c, doc=doc, version=version)
 
 
-def error_row(doc: str, version: int | None, stage: str, message: str,
+def error_row(doc: str | None, version: int | None, stage: str, message: str,
               line: int | None = None, column: int | None = None) -> dict[str, Any]:
-    """A row of the ``errors`` output: where (document, version, line, column) and why."""
-    return {"doc": doc, "version": version, "stage": stage, "message": message,
-            "line": line, "column": column}
+    """A row of the ``errors`` output (:data:`ERRORS_TABLE`): where (document, version, line,
+    column) and why."""
+    return ERRORS_TABLE.row(None, doc=doc, version=version, stage=stage, message=message,
+                            line=line, column=column)
 
 
 class DocumentHistory:
@@ -122,6 +118,7 @@ class DocumentHistory:
 
         Raises:
             BadVersion: if ``xml`` is needed and is not well-formed (nothing is changed).
+            MissingXmlError: if ``xml`` is needed and is None.
         """
         root = self.document.getroot()
         new = None
@@ -147,7 +144,7 @@ class DocumentHistory:
 
     def _parse(self, version: int, xml: str | bytes | None) -> Any:
         if xml is None:
-            raise ValueError(f"{self.name} version {version}: no XML to replay")
+            raise MissingXmlError(f"{self.name} version {version}: no XML to replay")
         try:
             return parse_version(xml)
         except etree.XMLSyntaxError as exc:
@@ -172,8 +169,7 @@ def ordered_versions(rows: Iterable[Mapping[str, Any]]
         versions = docs.setdefault(str(row["doc"]), {})
         v = int(row["version"])
         if v in versions:
-            errors.append(error_row(str(row["doc"]), v, "input",
-                                    "duplicate version: the first row is kept"))
+            errors.append(error_row(str(row["doc"]), v, "input", DUPLICATE))
         else:
             versions[v] = row
     return {d: [vs[v] for v in sorted(vs)] for d, vs in sorted(docs.items())}, errors
@@ -211,7 +207,7 @@ def replay_document(history: DocumentHistory,
     """Feed ``(version, xml, script, expect)`` in order to ``history``, adding its rows to
     ``result``; a bad version becomes an error row and the history goes on."""
     doc = history.name
-    last = None
+    last: int | None = None
     try:
         for version, xml, script, expect in versions:
             last = version
@@ -221,7 +217,7 @@ def replay_document(history: DocumentHistory,
                 result.errors.append(error_row(doc, version, "parse", bad.message, bad.line,
                                                bad.column))
                 continue
-            except Exception as exc:  # noqa: BLE001  (one document never stops the others)
+            except Exception as exc:  # one document never stops the others
                 result.errors.append(error_row(
                     doc, version, "replay", f"{type(exc).__name__}: {exc}; the rest of this "
                     "document is not replayed"))
@@ -232,5 +228,8 @@ def replay_document(history: DocumentHistory,
             result.composites.extend(composite_row(doc, version, c) for c in r.composites)
     finally:
         closing = history.close()
+    # Composites raised by closing carry the last version (None only when there was none,
+    # and then nothing was fed that could raise one).
     end = history.version if history.version is not None else last
-    result.composites.extend(composite_row(doc, end, c) for c in closing)  # type: ignore[arg-type]
+    if end is not None:
+        result.composites.extend(composite_row(doc, end, c) for c in closing)

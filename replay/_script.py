@@ -2,29 +2,13 @@
 
 xmldiff computes the edit script; this module makes it *positional* and *checked*. xmldiff
 names nodes by XPath in its working copy of the old version as the script goes on; here each
-action is resolved there, at once, into child-index paths (``[3, 0]`` is the root's fourth
-child's first child), so applying a script needs no XPath and no namespace map, and works the
-same on a plain tree and on a watched document (where lxml's element methods report every
-change as primitive events). Applied to the old version the script must give the new one —
-equal after C14N. Where it does not (xmldiff has no processing instructions and no changes of
-a namespace URI; it drops declarations), :func:`sync` appends the actions that make it so, so
-every script this module returns is exact.
-
-Actions (JSON-ready lists; a path is a list of child indices, ``None`` deletes a value):
-
-=========================================  =================================================
-``["insert", path, pos, tag]``             xmldiff ``InsertNode``: an empty element
-``["comment", path, pos, text]``           ``InsertComment``
-``["fragment", path, pos, xml]``           a whole subtree copied from the new version
-``["delete", path]``                       ``DeleteNode`` (the node goes with its tail)
-``["move", path, target, pos]``            ``MoveNode``: one lxml call, so ids are kept
-``["rename", path, tag]``                  ``RenameNode``
-``["text", path, text]``                   ``UpdateTextIn`` (also a comment's or PI's text)
-``["tail", path, text]``                   ``UpdateTextAfter``
-``["attr", path, name, value]``            ``InsertAttrib``, ``UpdateAttrib``, ``DeleteAttrib``
-``["rename_attr", path, old, new]``        ``RenameAttrib``: the new one set, then the old deleted
-``["root", xml]``                          the root replaced (its tag, prefix or declarations)
-=========================================  =================================================
+action is resolved there, at once, into a typed action on child-index paths (:mod:`._actions`),
+so applying a script needs no XPath and no namespace map, and works the same on a plain tree
+and on a watched document (where lxml's element methods report every change as primitive
+events). Applied to the old version the script must give the new one — equal after C14N.
+Where it does not (xmldiff has no processing instructions and no changes of a namespace URI;
+it drops declarations), :func:`sync` appends the actions that make it so, so every script this
+module returns is exact.
 
 ``InsertNamespace`` and ``DeleteNamespace`` become nothing: namespace declarations are not
 nodes (DESIGN section 5); an inserted element carries the declarations it makes.
@@ -34,21 +18,36 @@ from __future__ import annotations
 
 import copy
 import hashlib
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from difflib import SequenceMatcher
-from typing import Any, Sequence
+from typing import Any
 
 from lxml import etree
 from xmldiff import actions as xa
 from xmldiff.diff import Differ
 
-from xmlevents.dom import hardened_parser
-from xmlevents.dom._registry import declarations
+from xmlevents.dom import declarations, hardened_parser
 
-__all__ = ["DiffOptions", "Action", "edit_script", "apply_action", "apply_script", "sync",
-           "digest", "parse_version"]
+from ._actions import (
+    Action,
+    Delete,
+    InsertComment,
+    InsertElement,
+    InsertFragment,
+    Move,
+    NodePath,
+    Rename,
+    RenameAttribute,
+    ReplaceRoot,
+    SetAttribute,
+    SetTail,
+    SetText,
+)
+from ._errors import DiffActionError, InexactScriptError, ScriptFormatError, ScriptPathError
 
-Action = list[Any]
+__all__ = ["DiffOptions", "edit_script", "apply_action", "apply_script", "sync", "c14n",
+           "digest", "parse_version", "path_of", "node_at"]
 
 
 @dataclass(frozen=True)
@@ -89,7 +88,7 @@ def c14n(root: Any) -> bytes:
     by. The prolog and the epilog are outside the model (DESIGN section 5)."""
     # Of a copy: lxml 6.1 (libxml2 2.14) writes xmlns="" on some elements of a root that has
     # siblings (a prolog comment), where the root alone in a document of its own is right.
-    return etree.tostring(copy.deepcopy(root), method="c14n")  # type: ignore[no-any-return]
+    return etree.tostring(copy.deepcopy(root), method="c14n")
 
 
 def digest(root: Any) -> str:
@@ -100,7 +99,7 @@ def digest(root: Any) -> str:
 # --- paths ---------------------------------------------------------------------------------
 
 
-def path_of(node: Any) -> list[int]:
+def path_of(node: Any) -> NodePath:
     """The child-index path of ``node`` from its root."""
     path: list[int] = []
     parent = node.getparent()
@@ -108,13 +107,22 @@ def path_of(node: Any) -> list[int]:
         path.append(parent.index(node))
         node, parent = parent, parent.getparent()
     path.reverse()
-    return path
+    return tuple(path)
 
 
 def node_at(root: Any, path: Sequence[int]) -> Any:
+    """The node at ``path`` under ``root``.
+
+    Raises:
+        ScriptPathError: if there is none (a script made against another state).
+    """
     node = root
-    for i in path:
-        node = node[i]
+    for depth, i in enumerate(path):
+        try:
+            node = node[i]
+        except IndexError:
+            raise ScriptPathError(f"no node at path {list(path)}: step {depth} asks for child "
+                                  f"{i} of {len(node)}") from None
     return node
 
 
@@ -123,7 +131,7 @@ def node_at(root: Any, path: Sequence[int]) -> Any:
 
 def _fragment(xml: str) -> Any:
     """A node (element, comment or PI) parsed from its serialisation, with no tail."""
-    holder = etree.fromstring(f"<_>{xml}</_>".encode("utf-8"), _PARSER)
+    holder = etree.fromstring(f"<_>{xml}</_>".encode(), _PARSER)
     node = holder[0]
     holder.remove(node)
     node.tail = None
@@ -134,61 +142,78 @@ def _element(target: Any, tag: str) -> Any:
     """A new element for ``target``: a namespace in scope there keeps its prefix; one that
     is not gets ``ns0`` (never lxml's process-wide registry, so every process agrees)."""
     uri = tag[1:].split("}", 1)[0] if tag[:1] == "{" else None
-    if uri is None or uri in target.nsmap.values():
+    if uri is None:
+        return target.makeelement(tag)
+    prefixes = [p for p, u in target.nsmap.items() if u == uri]
+    if len(prefixes) == 1:
+        # Named, not left to lxml: a prefix lxml makes up for a detached element spends one
+        # of the document's "nsN" names, so a later namespaced attribute would be declared
+        # as ns1 here and ns0 in a fresh copy of the same tree (the insertion drops this
+        # declaration, which repeats one in scope).
+        return target.makeelement(tag, nsmap={prefixes[0]: uri})
+    if prefixes:  # one URI under two prefixes: lxml picks (such documents are synced)
         return target.makeelement(tag)
     return target.makeelement(tag, nsmap={"ns0": uri})
 
 
 def apply_action(tree: Any, action: Action) -> None:
-    """Apply one action to ``tree`` (an ElementTree) with lxml's element methods."""
-    op = action[0]
-    root = tree.getroot()
-    if op == "root":
-        # Parsed as a document of its own: moving a node out of a holder would drop the
-        # declarations it repeats from the holder's scope.
-        new = etree.fromstring(action[1].encode("utf-8"), _TEXT_PARSER)
-        setroot = getattr(tree, "setroot", None)  # a watched document reports it
-        if setroot is not None:
-            setroot(new)
-        else:
-            tree._setroot(new)
-        return
-    node = node_at(root, action[1])
-    if op == "insert":
-        node.insert(action[2], _element(node, action[3]))
-    elif op == "comment":
-        node.insert(action[2], etree.Comment(action[3]))
-    elif op == "fragment":
-        node.insert(action[2], _fragment(action[3]))
-    elif op == "delete":
-        node.getparent().remove(node)
-    elif op == "move":
-        target = node_at(root, action[2])
-        pos = action[3]
-        if node.getparent() is target:
-            # lxml finds the child at ``pos`` before unlinking the node, xmldiff counts after
-            here = target.index(node)
-            if here == pos:
-                return
-            if here < pos:
-                pos += 1
-        target.insert(pos, node)
-    elif op == "rename":
-        node.tag = action[2]
-    elif op == "text":
-        node.text = action[2]
-    elif op == "tail":
-        node.tail = action[2]
-    elif op == "attr":
-        if action[3] is None:
-            del node.attrib[action[2]]
-        else:
-            node.set(action[2], action[3])
-    elif op == "rename_attr":
-        node.set(action[3], node.get(action[2]))
-        del node.attrib[action[2]]
-    else:
-        raise ValueError(f"unknown edit action {op!r}")
+    """Apply one action to ``tree`` (an ElementTree, or a watched document, which reports it
+    as events) with lxml's element methods.
+
+    Raises:
+        ScriptPathError: if a path of the action leads to no node of ``tree``.
+        ScriptFormatError: if ``action`` is not an action.
+    """
+    match action:
+        case ReplaceRoot(xml):
+            # Parsed as a document of its own: moving a node out of a holder would drop the
+            # declarations it repeats from the holder's scope.
+            new = etree.fromstring(xml.encode("utf-8"), _TEXT_PARSER)
+            setroot = getattr(tree, "setroot", None)  # a watched document reports it
+            if setroot is not None:
+                setroot(new)
+            else:
+                tree._setroot(new)
+        case InsertElement(path, pos, tag):
+            node = node_at(tree.getroot(), path)
+            node.insert(pos, _element(node, tag))
+        case InsertComment(path, pos, text):
+            node_at(tree.getroot(), path).insert(pos, etree.Comment(text))
+        case InsertFragment(path, pos, xml):
+            node_at(tree.getroot(), path).insert(pos, _fragment(xml))
+        case Delete(path):
+            node = node_at(tree.getroot(), path)
+            node.getparent().remove(node)
+        case Move(path, target_path, pos):
+            root = tree.getroot()
+            node, target = node_at(root, path), node_at(root, target_path)
+            if node.getparent() is target:
+                # lxml finds the child at ``pos`` before unlinking the node, xmldiff counts
+                # after
+                here = target.index(node)
+                if here == pos:
+                    return
+                if here < pos:
+                    pos += 1
+            target.insert(pos, node)
+        case Rename(path, tag):
+            node_at(tree.getroot(), path).tag = tag
+        case SetText(path, text):
+            node_at(tree.getroot(), path).text = text
+        case SetTail(path, text):
+            node_at(tree.getroot(), path).tail = text
+        case SetAttribute(path, name, value):
+            node = node_at(tree.getroot(), path)
+            if value is None:
+                del node.attrib[name]
+            else:
+                node.set(name, value)
+        case RenameAttribute(path, old, new_name):
+            node = node_at(tree.getroot(), path)
+            node.set(new_name, node.get(old))
+            del node.attrib[old]
+        case _:
+            raise ScriptFormatError(f"not an edit action: {action!r}")
 
 
 class _Target:
@@ -220,7 +245,7 @@ def _xmldiff_script(target: Any, new: Any, options: DiffOptions) -> list[Action]
     namespaces: dict[str, str] | None = None
     script: list[Action] = []
 
-    def at(xpath: str) -> list[int]:
+    def at(xpath: str) -> NodePath:
         nonlocal namespaces
         tree = differ.left.getroottree()
         if namespaces is None:
@@ -231,29 +256,29 @@ def _xmldiff_script(target: Any, new: Any, options: DiffOptions) -> list[Action]
     for a in differ.diff(target.getroot(), new):
         action: Action | None
         if isinstance(a, xa.InsertNode):
-            action = ["insert", at(a.target), a.position, a.tag]
+            action = InsertElement(at(a.target), a.position, a.tag)
         elif isinstance(a, xa.InsertComment):
-            action = ["comment", at(a.target), a.position, a.text]
+            action = InsertComment(at(a.target), a.position, a.text)
         elif isinstance(a, xa.DeleteNode):
-            action = ["delete", at(a.node)]
+            action = Delete(at(a.node))
         elif isinstance(a, xa.MoveNode):
-            action = ["move", at(a.node), at(a.target), a.position]
+            action = Move(at(a.node), at(a.target), a.position)
         elif isinstance(a, xa.RenameNode):
-            action = ["rename", at(a.node), a.tag]
+            action = Rename(at(a.node), a.tag)
         elif isinstance(a, xa.UpdateTextIn):
-            action = ["text", at(a.node), a.text]
+            action = SetText(at(a.node), a.text)
         elif isinstance(a, xa.UpdateTextAfter):
-            action = ["tail", at(a.node), a.text]
+            action = SetTail(at(a.node), a.text)
         elif isinstance(a, (xa.InsertAttrib, xa.UpdateAttrib)):
-            action = ["attr", at(a.node), a.name, a.value]
+            action = SetAttribute(at(a.node), a.name, a.value)
         elif isinstance(a, xa.DeleteAttrib):
-            action = ["attr", at(a.node), a.name, None]
+            action = SetAttribute(at(a.node), a.name, None)
         elif isinstance(a, xa.RenameAttrib):
-            action = ["rename_attr", at(a.node), a.oldname, a.newname]
+            action = RenameAttribute(at(a.node), a.oldname, a.newname)
         elif isinstance(a, (xa.InsertNamespace, xa.DeleteNamespace)):
             action = None  # declarations are not nodes
         else:
-            raise TypeError(f"xmldiff action {type(a).__name__} is not known")
+            raise DiffActionError(f"xmldiff action {type(a).__name__} is not known")
         if action is not None:
             apply_action(target, action)
             script.append(action)
@@ -275,7 +300,7 @@ def _key(e: Any) -> Any:
 
 
 def _xml(e: Any) -> str:
-    return etree.tostring(e, encoding="unicode", with_tail=False)  # type: ignore[no-any-return]
+    return etree.tostring(e, encoding="unicode", with_tail=False)
 
 
 def sync(tree: Any, new: Any) -> list[Action]:
@@ -290,19 +315,20 @@ def sync(tree: Any, new: Any) -> list[Action]:
 
     root = tree.getroot()
     if root is None or _key(root) != _key(new):
-        emit(["root", _xml(new)])
+        emit(ReplaceRoot(_xml(new)))
         return script
 
-    def walk(cur: Any, want: Any, path: list[int]) -> None:
+    def walk(cur: Any, want: Any, path: NodePath) -> None:
         if type(cur.tag) is not str:
             return  # comments and PIs are compared whole, by their key
-        for name in [n for n in cur.keys() if want.get(n) is None]:
-            emit(["attr", path, name, None])
+        # keys() is an element's attribute names (iterating it gives its children).
+        for name in [n for n in cur.keys() if want.get(n) is None]:  # noqa: SIM118
+            emit(SetAttribute(path, name, None))
         for name, value in want.items():
             if cur.get(name) != value:
-                emit(["attr", path, name, value])
+                emit(SetAttribute(path, name, value))
         if cur.text != want.text:
-            emit(["text", path, want.text])
+            emit(SetText(path, want.text))
         have, wanted = [_key(c) for c in cur], [_key(c) for c in want]
         if have != wanted:
             ops = SequenceMatcher(None, have, wanted, autojunk=False).get_opcodes()
@@ -310,15 +336,15 @@ def sync(tree: Any, new: Any) -> list[Action]:
                 if tag == "equal":
                     continue
                 for i in range(i2 - 1, i1 - 1, -1):
-                    emit(["delete", [*path, i]])
+                    emit(Delete((*path, i)))
                 for k, j in enumerate(range(j1, j2)):
-                    emit(["fragment", path, i1 + k, _xml(want[j])])
-        for i, (c, w) in enumerate(zip(cur, want)):
-            walk(c, w, [*path, i])
+                    emit(InsertFragment(path, i1 + k, _xml(want[j])))
+        for i, (c, w) in enumerate(zip(cur, want, strict=False)):
+            walk(c, w, (*path, i))
             if c.tail != w.tail:
-                emit(["tail", [*path, i], w.tail])
+                emit(SetTail((*path, i), w.tail))
 
-    walk(root, new, [])
+    walk(root, new, ())
     return script
 
 
@@ -337,7 +363,7 @@ def edit_script(old: Any, new: Any, options: DiffOptions | None = None) -> list[
     if not (_twins(old_root) or _twins(new_root)):
         try:
             script = _xmldiff_script(target, new_root, options or DiffOptions())
-        except Exception:  # noqa: BLE001  (any of xmldiff's failures)
+        except Exception:  # any of xmldiff's failures
             # It cannot diff these (PIs, a namespace URI changed, ...): start again from the
             # old version and let sync do it all.
             target = _Target(copy.deepcopy(old_root))
@@ -348,11 +374,11 @@ def edit_script(old: Any, new: Any, options: DiffOptions | None = None) -> list[
         if c14n(target.getroot()) != want:
             # lxml leaves out a declaration a fragment repeats from its new scope (another
             # prefix for a URI in scope): replace the root, which keeps them all.
-            action = ["root", _xml(new_root)]
+            action = ReplaceRoot(_xml(new_root))
             apply_action(target, action)
             script.append(action)
             if c14n(target.getroot()) != want:
-                raise ValueError("no edit script reproduces the new version exactly")
+                raise InexactScriptError("no edit script reproduces the new version exactly")
     return script
 
 

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
-__all__ = ["make_session"]
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["make_session", "active_session"]
 
 
 def make_session(master: str | None = None, *, app_name: str = "xmlevents replay",
-                 progress: bool = True, **conf: str) -> Any:
+                 progress: bool = True, **conf: str) -> SparkSession:
     """A SparkSession: ``master`` if given; under ``spark-submit`` the one it configured;
     otherwise an embedded ``local[*]`` session that needs no set-up.
 
@@ -40,3 +43,11 @@ def make_session(master: str | None = None, *, app_name: str = "xmlevents replay
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def active_session() -> SparkSession | None:
+    """The SparkSession already running in this process (a caller's, ``spark-submit``'s), or
+    None: the command line stops only a session it started."""
+    from pyspark.sql import SparkSession
+
+    return SparkSession.getActiveSession()

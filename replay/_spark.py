@@ -17,44 +17,75 @@ The apply stage yields one table of tagged rows, cached and split into the three
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, get_args, get_origin
 from urllib.parse import unquote, urlparse
-from typing import Any, Iterator
 
 import pandas as pd
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import DataFrame, Row, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from xmlevents.algebra import DefinitionSet
+from xmlevents.algebra import (
+    COMPOSITES_TABLE,
+    ERRORS_TABLE,
+    EVENTS_TABLE,
+    VERSIONS_TABLE,
+    ArgumentTypeError,
+    Column,
+    DefinitionSet,
+    RowSchema,
+)
 
-from ._history import DocumentHistory, HistoryResult, replay_document
+from ._actions import decode_script, encode_script
+from ._errors import BadVersion, VersionTableError
+from ._history import DUPLICATE, DocumentHistory, HistoryResult, replay_document
 from ._script import DiffOptions, digest, edit_script, parse_version
-from ._tables import VersionTableError, folder_row, json_row, table_format
+from ._tables import folder_row, json_row, table_format
 
 __all__ = ["VERSIONS_SCHEMA", "EVENTS_SCHEMA", "COMPOSITES_SCHEMA", "ERRORS_SCHEMA",
-           "ReplayFrames", "read_versions_df", "replay_frames", "diff_stage", "write_frames"]
+           "spark_schema", "ReplayFrames", "read_versions_df", "replay_frames", "diff_stage",
+           "write_frames"]
 
 _S, _L, _I = T.StringType(), T.LongType(), T.IntegerType()
-_IDS = T.ArrayType(T.StringType())
+
+
+def _spark_type(column: Column) -> T.DataType:
+    """The Spark type of a column's Python type: strings, 64- or 32-bit integers, arrays of
+    them (their items nullable, as Spark and Parquet read them back)."""
+    if get_origin(column.type) is list:
+        [item] = get_args(column.type)
+        return T.ArrayType(_spark_type(Column(column.name, item, bits=column.bits)))
+    if column.type is str:
+        return T.StringType()
+    if column.type is int:
+        return T.IntegerType() if column.bits == 32 else T.LongType()
+    raise ArgumentTypeError(f"column {column.name}: no Spark type for {column.type!r} (str, "
+                            "int and lists of them have one)")
+
+
+def spark_schema(rows: RowSchema[Any]) -> T.StructType:
+    """The Spark schema of a row form of ``xmlevents.algebra``: its columns, in order, with
+    their types and nullability."""
+    return T.StructType([T.StructField(c.name, _spark_type(c), c.nullable)
+                         for c in rows.columns])
+
+
+# The outputs (and the input): their columns are defined once, in xmlevents.algebra, with the
+# dict rows of the in-process replay.
+VERSIONS_SCHEMA = spark_schema(VERSIONS_TABLE)
+EVENTS_SCHEMA = spark_schema(EVENTS_TABLE)
+COMPOSITES_SCHEMA = spark_schema(COMPOSITES_TABLE)
+ERRORS_SCHEMA = spark_schema(ERRORS_TABLE)
 
 
 def _schema(*fields: tuple[str, T.DataType]) -> T.StructType:
+    """An internal stage's schema: every column nullable (a tagged table holds rows of several
+    shapes; a bad input row has no document)."""
     return T.StructType([T.StructField(n, t, True) for n, t in fields])
 
-
-VERSIONS_SCHEMA = _schema(("doc", _S), ("version", _L), ("xml", _S), ("commit", _S),
-                          ("time", _L))
-EVENTS_SCHEMA = _schema(("doc", _S), ("version", _L), ("ts", _L), ("id", _S), ("op", _S),
-                        ("path", _S), ("ids", _IDS), ("kind", _S), ("value", _S), ("old", _S),
-                        ("index", _I))
-COMPOSITES_SCHEMA = _schema(("doc", _S), ("version", _L), ("ts", _L), ("type", _S),
-                            ("path", _S), ("ids", _IDS), ("start", _L), ("end", _L),
-                            ("events", _IDS))
-ERRORS_SCHEMA = _schema(("doc", _S), ("version", _L), ("stage", _S), ("message", _S),
-                        ("line", _I), ("column", _I))
 
 # The apply stage's output: every column of the three, tagged by ``record``.
 _TAGGED = _schema(("record", _S), *[(f.name, f.dataType) for f in EVENTS_SCHEMA.fields],
@@ -84,6 +115,15 @@ class ReplayFrames:
             if df is not None:
                 df.unpersist()
 
+    def first_composites(self, n: int) -> list[Row]:
+        """The first ``n`` composites of each type (by document, then tick), collected: what
+        ``xmlevents replay`` prints."""
+        if n <= 0:
+            return []
+        w = Window.partitionBy("type").orderBy("doc", "ts")
+        return (self.composites.withColumn("_n", F.row_number().over(w))
+                .where(F.col("_n") <= n).orderBy("type", "doc", "ts").collect())
+
 
 # --- input ---------------------------------------------------------------------------------
 
@@ -91,7 +131,7 @@ class ReplayFrames:
 def _json_lines(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
     for b in batches:
         rows = []
-        for line, n, source in zip(b["value"], b["n"], b["source"]):
+        for line, n, source in zip(b["value"], b["n"], b["source"], strict=False):
             try:
                 row = json_row(line, f"{source}, line {n + 1}")
             except VersionTableError as exc:
@@ -106,8 +146,7 @@ _INPUT = _schema(*[(f.name, f.dataType) for f in VERSIONS_SCHEMA.fields], ("bad"
 
 
 def _bad_input(message: str) -> dict[str, Any]:
-    return {"doc": None, "version": None, "xml": None, "commit": None, "time": None,
-            "bad": message}
+    return {**dict.fromkeys(VERSIONS_TABLE.names), "bad": message}
 
 
 def _frame(rows: list[dict[str, Any]], schema: T.StructType) -> pd.DataFrame:
@@ -120,7 +159,8 @@ def _frame(rows: list[dict[str, Any]], schema: T.StructType) -> pd.DataFrame:
             df[f.name] = df[f.name].astype("Int32")
         else:  # a key missing from a row reads as NaN: Arrow wants None
             col = df[f.name].astype(object)
-            df[f.name] = col.where(col.notna(), None)
+            df[f.name] = [None if missing else v for v, missing in zip(col, col.isna(),
+                                                                        strict=True)]
     return df
 
 
@@ -150,17 +190,22 @@ def read_versions_df(spark: SparkSession, path: str) -> tuple[DataFrame, DataFra
         parsed = numbered.mapInPandas(_json_lines, _INPUT)
     good = parsed.where(F.col("bad").isNull()).drop("bad")
     bad = parsed.where(F.col("bad").isNotNull()).select(
-        F.lit(None).cast(_S).alias("doc"), F.lit(None).cast(_L).alias("version"),
-        F.lit("input").alias("stage"), F.col("bad").alias("message"),
-        F.lit(None).cast(_I).alias("line"), F.lit(None).cast(_I).alias("column"))
+        *_error_columns(stage=F.lit("input"), message=F.col("bad")))
     return good, bad
+
+
+def _error_columns(**given: Any) -> list[Any]:
+    """ERRORS_SCHEMA's columns, in order, as a select list: the ``given`` expressions, the
+    other columns null."""
+    return [(given[f.name] if f.name in given else F.lit(None)).cast(f.dataType).alias(f.name)
+            for f in ERRORS_SCHEMA.fields]
 
 
 def _folder_rows(batches: Iterator[pd.DataFrame], base: str, root: str
                  ) -> Iterator[pd.DataFrame]:
     for b in batches:
         rows = []
-        for uri, content in zip(b["path"], b["content"]):
+        for uri, content in zip(b["path"], b["content"], strict=False):
             file = unquote(urlparse(uri).path)  # Spark names files by URI
             try:
                 rows.append({**folder_row(base, file, bytes(content)), "bad": None})
@@ -175,13 +220,11 @@ def _folder_rows(batches: Iterator[pd.DataFrame], base: str, root: str
 def _check(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
     from lxml import etree
 
-    from ._history import BadVersion
-
     for b in batches:
         messages: list[str | None] = []
         lines: list[int | None] = []
         columns: list[int | None] = []
-        for doc, version, xml in zip(b["doc"], b["version"], b["xml"]):
+        for doc, version, xml in zip(b["doc"], b["version"], b["xml"], strict=False):
             try:
                 parse_version(xml)
             except etree.XMLSyntaxError as exc:
@@ -193,7 +236,8 @@ def _check(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
                 messages.append(None)
                 lines.append(None)
                 columns.append(None)
-        yield b.assign(message=messages, line=pd.array(lines, dtype="Int32"),
+        yield b.assign(message=pd.Series(messages, index=b.index, dtype=object),
+                       line=pd.array(lines, dtype="Int32"),
                        column=pd.array(columns, dtype="Int32"))
 
 
@@ -203,7 +247,7 @@ def _diff(options: DiffOptions) -> Any:
             scripts: list[str | None] = []
             expects: list[str | None] = []
             errors: list[str | None] = []
-            for old, new in zip(b["old"], b["xml"]):
+            for old, new in zip(b["old"], b["xml"], strict=False):
                 if old is None:  # a document's first good version: inserted whole
                     scripts.append(None)
                     expects.append(None)
@@ -211,10 +255,10 @@ def _diff(options: DiffOptions) -> Any:
                     continue
                 try:
                     new_root = parse_version(new)
-                    scripts.append(json.dumps(edit_script(old, new_root, options)))
+                    scripts.append(encode_script(edit_script(old, new_root, options)))
                     expects.append(digest(new_root))
                     errors.append(None)
-                except Exception as exc:  # noqa: BLE001  (the apply stage diffs it again)
+                except Exception as exc:  # the apply stage diffs it again
                     scripts.append(None)
                     expects.append(None)
                     errors.append(f"{type(exc).__name__}: {exc}")
@@ -230,9 +274,9 @@ def _apply(definitions: str | None, options: DiffOptions,
         doc = str(group["doc"].iloc[0])
         history = DocumentHistory(doc, definitions, options=options, namespaces=namespaces)
         result = HistoryResult()
-        versions = ((int(v), xml, json.loads(s) if s is not None else None, e)
+        versions = ((int(v), xml, decode_script(s) if s is not None else None, e)
                     for v, xml, s, e in zip(group["version"], group["xml"], group["script"],
-                                            group["expect"]))
+                                            group["expect"], strict=False))
         replay_document(history, versions, result)
         rows = [{"record": "version", "doc": d, "version": v} for d, v in result.replayed]
         rows += [{"record": "event", **r} for r in result.events]
@@ -255,8 +299,9 @@ def replay_frames(spark: SparkSession, versions: DataFrame, definitions: str | N
         DefinitionSet.of(definitions, namespaces=namespaces)  # refused here, before any work
     options = options or DiffOptions()
     checked, duplicates, diffed = diff_stage(spark, versions, options, partitions)
-    bad = checked.where(F.col("message").isNotNull()).select(
-        "doc", "version", F.lit("parse").alias("stage"), "message", "line", "column")
+    bad = checked.where(F.col("message").isNotNull()).select(*_error_columns(
+        doc=F.col("doc"), version=F.col("version"), stage=F.lit("parse"),
+        message=F.col("message"), line=F.col("line"), column=F.col("column")))
 
     # 3. apply: per document, in version order
     tagged = diffed.groupBy("doc").applyInPandas(
@@ -280,10 +325,9 @@ def diff_stage(spark: SparkSession, versions: DataFrame, options: DiffOptions,
     # 1. check: duplicates and versions that are not well-formed
     numbered = versions.withColumn("_k", F.row_number().over(
         Window.partitionBy("doc", "version").orderBy(F.monotonically_increasing_id())))
-    duplicates = numbered.where(F.col("_k") > 1).select(
-        "doc", "version", F.lit("input").alias("stage"),
-        F.lit("duplicate version: the first row is kept").alias("message"),
-        F.lit(None).cast(_I).alias("line"), F.lit(None).cast(_I).alias("column"))
+    duplicates = numbered.where(F.col("_k") > 1).select(*_error_columns(
+        doc=F.col("doc"), version=F.col("version"), stage=F.lit("input"),
+        message=F.lit(DUPLICATE)))
     # Cached: both the diff stage and the errors read it.
     checked = numbered.where(F.col("_k") == 1).drop("_k").repartition(n).mapInPandas(
         _check, _CHECKED).persist()

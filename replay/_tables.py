@@ -12,20 +12,20 @@ from __future__ import annotations
 import gzip
 import json
 import os
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any, Iterable, Iterator
+from typing import IO, Any
 
-from xmlevents.algebra import XmlEventsError
+from xmlevents.algebra import VERSIONS_TABLE
 
-__all__ = ["VersionTableError", "read_versions", "write_versions", "table_format",
-           "check_row", "json_row", "folder_row", "VERSION_FIELDS"]
+from ._errors import GitHistoryError, VersionTableError
 
-#: The columns of a version table; ``commit`` and ``time`` are optional.
-VERSION_FIELDS = ("doc", "version", "xml", "commit", "time")
+__all__ = ["read_versions", "write_versions", "table_format", "check_row", "json_row",
+           "folder_row", "decode_xml", "VERSION_FIELDS"]
 
-
-class VersionTableError(XmlEventsError, ValueError):
-    """A version table that cannot be read: names the file and the line or row."""
+#: The columns of a version table (``xmlevents.algebra.VERSIONS_TABLE``); ``commit`` and
+#: ``time`` are optional.
+VERSION_FIELDS = VERSIONS_TABLE.names
 
 
 def table_format(path: str | os.PathLike[str]) -> str:
@@ -101,7 +101,7 @@ def folder_row(root: str | os.PathLike[str], file: str | os.PathLike[str],
 
 def decode_xml(data: bytes, where: str) -> str:
     """XML bytes as text, in the encoding their declaration names (UTF-8 by default)."""
-    from ._git import GitHistoryError, decode_xml_bytes  # one decoder for files and git blobs
+    from ._git import decode_xml_bytes  # one decoder for files and git blobs
 
     try:
         return decode_xml_bytes(data, where)
@@ -130,7 +130,7 @@ def read_versions(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
                 if row is not None:
                     yield row
     elif kind == "parquet":
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # type: ignore[import-untyped]  # pyarrow has no types
 
         table = pq.read_table(p)
         for n, d in enumerate(table.to_pylist(), 1):
@@ -147,7 +147,7 @@ def write_versions(rows: Iterable[dict[str, Any]], path: str | os.PathLike[str])
     p = Path(path)
     opener = gzip.open if p.name.lower().endswith(".gz") else open
     count = 0
-    with opener(p, "wt", encoding="utf-8") as f:  # type: ignore[operator]
+    with opener(p, "wt", encoding="utf-8") as f:
         for row in rows:
             d = {k: row[k] for k in VERSION_FIELDS if row.get(k) is not None}
             f.write(json.dumps(d, ensure_ascii=False) + "\n")

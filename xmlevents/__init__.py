@@ -20,15 +20,25 @@ by :mod:`xmlevents.replay` (an event log onto a snapshot: ``xmlevents.dom.replay
 complete: /order[n1]/item[n2]
 """
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from xmlevents.algebra import (
+    ArgumentTypeError,
     CompositeEvent,
+    ConditionError,
+    DefinitionError,
     DefinitionSet,
+    EventFormatError,
     EventGraph,
+    ExpressionSyntaxError,
+    GraphStateError,
+    InvalidArgumentError,
     PathInstance,
+    PathSyntaxError,
     PathType,
     PrimitiveEvent,
+    UnknownNameError,
     XmlEventsError,
     parse_definitions,
 )
@@ -40,8 +50,6 @@ __all__ = [
     "wrap",
     "WatchedDocument",
     "Monitor",
-    "CascadeError",
-    "XMLSyntaxError",
     "Recording",
     "Snapshot",
     "empty",
@@ -51,7 +59,6 @@ __all__ = [
     "strip_tags",
     "indent",
     "cleanup_namespaces",
-    "XmlEventsError",
     "EventGraph",
     "DefinitionSet",
     "PathType",
@@ -60,27 +67,55 @@ __all__ = [
     "CompositeEvent",
     "parse_expression",
     "parse_definitions",
+    # every error xmlevents raises (one hierarchy, rooted at XmlEventsError)
+    "XmlEventsError",
+    "InvalidArgumentError",
+    "ArgumentTypeError",
+    "UnknownNameError",
+    "PathSyntaxError",
+    "ExpressionSyntaxError",
+    "DefinitionError",
+    "EventFormatError",
+    "GraphStateError",
+    "ConditionError",
+    "WatchError",
+    "WatchTypeError",
+    "XMLSyntaxError",
+    "ReplayError",
+    "CascadeError",
+    "BadVersion",
+    "MissingXmlError",
+    "VersionTableError",
+    "GitHistoryError",
+    "EditScriptError",
+    "ScriptFormatError",
+    "ScriptPathError",
+    "DiffActionError",
+    "InexactScriptError",
     "__version__",
 ]
 
 __version__ = "0.1.0"
 
-# The document side is imported on first use, so that the algebra (and `xmlevents detect`)
-# runs without lxml and without installing the watched classes into it (DESIGN section 1).
+# The document side and the replay are imported on first use, so that the algebra (and
+# `xmlevents detect`) runs without lxml and without installing the watched classes into it
+# (DESIGN section 1).
 _DOM = frozenset(("parse", "fromstring", "wrap", "WatchedDocument", "Monitor", "CascadeError",
                   "XMLSyntaxError", "Recording", "Snapshot", "empty", "SubElement",
                   "strip_attributes", "strip_elements", "strip_tags", "indent",
-                  "cleanup_namespaces"))
+                  "cleanup_namespaces", "WatchError", "WatchTypeError", "ReplayError"))
+_REPLAY = frozenset(("BadVersion", "MissingXmlError", "VersionTableError", "GitHistoryError",
+                     "EditScriptError", "ScriptFormatError", "ScriptPathError",
+                     "DiffActionError", "InexactScriptError"))
 
 
 def __getattr__(name: str) -> Any:
-    if name in _DOM:
-        from xmlevents import dom
-
-        value = getattr(dom, name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'xmlevents' has no attribute {name!r}")
+    if name not in _DOM and name not in _REPLAY:
+        raise AttributeError(f"module 'xmlevents' has no attribute {name!r}")
+    package = importlib.import_module("xmlevents.dom" if name in _DOM else "xmlevents.replay")
+    value = getattr(package, name)
+    globals()[name] = value
+    return value
 
 
 if TYPE_CHECKING:
@@ -88,9 +123,12 @@ if TYPE_CHECKING:
         CascadeError,
         Monitor,
         Recording,
+        ReplayError,
         Snapshot,
         SubElement,
         WatchedDocument,
+        WatchError,
+        WatchTypeError,
         XMLSyntaxError,
         cleanup_namespaces,
         empty,
@@ -101,4 +139,15 @@ if TYPE_CHECKING:
         strip_elements,
         strip_tags,
         wrap,
+    )
+    from xmlevents.replay import (
+        BadVersion,
+        DiffActionError,
+        EditScriptError,
+        GitHistoryError,
+        InexactScriptError,
+        MissingXmlError,
+        ScriptFormatError,
+        ScriptPathError,
+        VersionTableError,
     )

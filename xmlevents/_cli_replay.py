@@ -1,7 +1,8 @@
 """``xmlevents replay`` and ``xmlevents history from-git`` (issue 6, DESIGN sections 6-7).
 
 Kept apart from the other commands so that ``detect`` and ``graph`` never import lxml,
-xmldiff or pyspark: those are imported when these commands run.
+xmldiff or pyspark: those are imported (through :mod:`xmlevents.replay`, which owns pyspark)
+when these commands run.
 """
 
 from __future__ import annotations
@@ -10,13 +11,17 @@ import argparse
 import os
 import re
 import time
-from typing import Any, Callable, TextIO
+from collections.abc import Callable
+from typing import Any, TextIO
+
+from xmlevents.algebra import XmlEventsError
 
 __all__ = ["CommandError", "add_parsers", "run"]
 
 
-class CommandError(Exception):
-    """A bad input or environment, already worded for the user (exit status 1)."""
+class CommandError(XmlEventsError, ValueError):
+    """A bad input or environment, already worded for the user (exit status 1); a
+    ``ValueError`` like the other commands' failures."""
 
 
 def add_parsers(sub: Any, add_definition_options: Callable[[argparse.ArgumentParser], None]
@@ -76,7 +81,6 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO,
 
 
 def _from_git(args: argparse.Namespace, out: TextIO) -> None:
-    from xmlevents.algebra import XmlEventsError
     from xmlevents.replay import git_history, write_versions
 
     try:
@@ -116,9 +120,6 @@ class _Progress:
 def _replay(args: argparse.Namespace, out: TextIO, err: TextIO,
             definition_text: Callable[[argparse.Namespace, dict[str, str]], str | None]
             ) -> None:
-    from xmlevents.algebra import XmlEventsError
-    from xmlevents.replay import VersionTableError
-
     namespaces = _namespaces(args.namespace)
     definitions = definition_text(args, namespaces)  # checked before Spark starts
     if not os.path.exists(args.history):
@@ -127,38 +128,36 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO,
     progress("starting Spark" + (f" ({args.master})" if args.master else " (local)"))
     from xmlevents.replay import (
         DiffOptions,
+        active_session,
         make_session,
         read_versions_df,
         replay_frames,
         write_frames,
     )
 
-    from pyspark.sql import SparkSession
-
-    ours = SparkSession.getActiveSession() is None  # a caller's session is left running
+    ours = active_session() is None  # a caller's session is left running
     try:
         spark = make_session(args.master, progress=not args.quiet)
-    except Exception as exc:  # noqa: BLE001  (Java missing, a bad master URL, ...)
+    except Exception as exc:  # Java missing, a bad master URL, ...
         raise CommandError(f"cannot start Spark: {exc}") from None
     frames = None
     try:
-        try:
-            versions, unreadable = read_versions_df(spark, args.history)
-        except VersionTableError as exc:
-            raise CommandError(str(exc)) from None
+        versions, unreadable = read_versions_df(spark, args.history)  # VersionTableError
         progress(f"reading {args.history}; checking, diffing and replaying its versions")
         options = DiffOptions(fast_match=args.fast_match, uniqueattrs=(
             *DiffOptions().uniqueattrs, *args.unique_attr))
         frames = replay_frames(spark, versions, definitions, options=options,
                                namespaces=namespaces or None, partitions=args.partitions)
-        counts = frames.tagged.groupBy("record", "type").count().collect()  # runs the job
+        tagged = frames.tagged
+        assert tagged is not None  # replay_frames always returns the table it split
+        counts = tagged.groupBy("record", "type").count().collect()  # runs the job
         progress(f"writing {args.out}/events, composites, errors")
         write_frames(frames, args.out, unreadable)
         # Read back: computing them again would read the input again (duplicates, bad lines).
         error_rows = spark.read.parquet(f"{args.out}/errors").orderBy("doc", "version").collect()
-        shown = _first_composites(frames.composites, args.show)
-        documents = frames.tagged.where("record = 'version'").select("doc").distinct().count()
-    except XmlEventsError as exc:
+        shown = frames.first_composites(args.show)
+        documents = tagged.where("record = 'version'").select("doc").distinct().count()
+    except XmlEventsError as exc:  # a version table that cannot be read, ...
         raise CommandError(str(exc)) from None
     finally:
         if frames is not None:
@@ -167,17 +166,6 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO,
             spark.stop()
     seconds = progress.elapsed()
     _summary(out, args, counts, documents, error_rows, shown, seconds)
-
-
-def _first_composites(composites: Any, n: int) -> list[Any]:
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    if n <= 0:
-        return []
-    w = Window.partitionBy("type").orderBy("doc", "ts")
-    return (composites.withColumn("_n", F.row_number().over(w)).where(F.col("_n") <= n)
-            .orderBy("type", "doc", "ts").collect())
 
 
 def _summary(out: TextIO, args: argparse.Namespace, counts: list[Any], documents: int,

@@ -173,6 +173,7 @@ def run_both(expr: str, events, context: str, hierarchical: bool, semantics: str
     return got, want, held
 
 
+@pytest.mark.slow
 @settings(max_examples=400)
 @given(st.sampled_from(EXPRESSIONS), streams())
 def test_engine_agrees_with_the_naive_reference(expr, events):

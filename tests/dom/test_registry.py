@@ -94,7 +94,8 @@ def _churn(doc: Any, start: int, stop: int) -> None:
 
 
 # With events built, the run takes ~15 s (most of it under tracemalloc): marked slow.
-@pytest.mark.parametrize("listener", ["none", pytest.param("listening", marks=pytest.mark.slow)])
+@pytest.mark.slow
+@pytest.mark.parametrize("listener", ["none", "listening"])
 def test_insert_remove_churn_keeps_registry_bounded(listener: str) -> None:
     """10^5 times: put an item in and take it out again, by every API; the registry and
     ``by_id`` end where they began and the second half leaves (almost) nothing allocated."""

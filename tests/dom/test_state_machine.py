@@ -635,7 +635,8 @@ WatchedEdits.TestCase.settings = settings(
     max_examples=100, stateful_step_count=30, deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
                            HealthCheck.data_too_large])
-TestWatchedEdits = WatchedEdits.TestCase
+# The long random walk: slow (CI runs it; the fast loop keeps the properties below).
+TestWatchedEdits = pytest.mark.slow(WatchedEdits.TestCase)
 
 
 # --- plain property tests ----------------------------------------------------------------------

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from xmlevents.algebra import XmlEventsError
-from xmlevents.replay._git import GitHistoryError, decode_xml_bytes, git_history
+from xmlevents.replay import GitHistoryError, git_history
+from xmlevents.replay._git import decode_xml_bytes
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
@@ -99,6 +100,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[tuple[
 
 
 def test_one_row_per_committed_version(history: tuple[Path, list[tuple[str, int, str]]]) -> None:
+    """Every commit that has the file is one row, oldest first, with its sha, time and text."""
     root, expected = history
     rows = list(git_history(root, "conf/app.xml"))
     assert rows == [{"doc": "conf/app.xml", "version": v, "commit": sha, "time": when, "xml": xml}
@@ -106,7 +108,8 @@ def test_one_row_per_committed_version(history: tuple[Path, list[tuple[str, int,
 
 
 def test_row_fields(history: tuple[Path, list[tuple[str, int, str]]]) -> None:
-    root, expected = history
+    """Rows carry the given doc, versions from 0, full shas and the committer times."""
+    root, _expected = history
     rows = list(git_history(str(root), "conf/app.xml", doc="app-config"))
     assert [r["version"] for r in rows] == list(range(6))
     assert {r["doc"] for r in rows} == {"app-config"}
@@ -119,6 +122,7 @@ def test_row_fields(history: tuple[Path, list[tuple[str, int, str]]]) -> None:
 
 def test_deletion_is_skipped_and_recreation_is_a_version(
         history: tuple[Path, list[tuple[str, int, str]]]) -> None:
+    """A deleting commit is no version; re-creating the file with old bytes is a new one."""
     root, _ = history
     rows = list(git_history(root, "conf/app.xml"))
     deleted = git(root, "log", "--format=%H", "--diff-filter=D", "--", "conf/app.xml").split()
@@ -129,6 +133,7 @@ def test_deletion_is_skipped_and_recreation_is_a_version(
 
 
 def test_encodings(history: tuple[Path, list[tuple[str, int, str]]]) -> None:
+    """Versions are decoded as their declaration or byte order mark says; line ends are kept."""
     root, _ = history
     rows = list(git_history(root, "conf/app.xml"))
     assert rows[0]["xml"] == V1  # UTF-8 without a declaration
@@ -138,6 +143,7 @@ def test_encodings(history: tuple[Path, list[tuple[str, int, str]]]) -> None:
 
 
 def test_path_forms_and_repo_subdirectory(history: tuple[Path, list[tuple[str, int, str]]]) -> None:
+    """The path is normalised and taken from the root, even when repo is a subdirectory."""
     root, expected = history
     shas = [sha for sha, _, _ in expected]
     assert [r["commit"] for r in git_history(root, "./conf//app.xml")] == shas
@@ -147,6 +153,7 @@ def test_path_forms_and_repo_subdirectory(history: tuple[Path, list[tuple[str, i
 
 
 def test_bare_clone(history: tuple[Path, list[tuple[str, int, str]]], tmp_path: Path) -> None:
+    """A bare repository gives the same rows."""
     root, expected = history
     bare = tmp_path / "bare.git"
     subprocess.run(["git", "clone", "-q", "--bare", str(root), str(bare)], env=_env(),
@@ -156,6 +163,7 @@ def test_bare_clone(history: tuple[Path, list[tuple[str, int, str]]], tmp_path: 
 
 
 def test_names_are_literal(tmp_path: Path) -> None:
+    """A file name with glob characters names that file only."""
     repo = Repo(tmp_path / "repo")
     repo.write("data/my file[1].xml", "<a/>")
     repo.write("data/my file1.xml", "<glob-match/>")  # what [1] would match as a glob
@@ -167,6 +175,7 @@ def test_names_are_literal(tmp_path: Path) -> None:
 
 
 def test_stopping_early(history: tuple[Path, list[tuple[str, int, str]]]) -> None:
+    """Closing the iterator early ends it (and its cat-file process) cleanly."""
     root, expected = history
     rows = git_history(root, "conf/app.xml")
     assert next(rows)["commit"] == expected[0][0]
@@ -176,6 +185,7 @@ def test_stopping_early(history: tuple[Path, list[tuple[str, int, str]]]) -> Non
 def test_many_commits(tmp_path: Path) -> None:
     # Written with fast-import so the test stays quick (each commit continues the branch);
     # read back through one cat-file process.
+    """Hundreds of versions come out in order through one cat-file process."""
     root = tmp_path / "repo"
     root.mkdir()
     git(root, "init", "-q")
@@ -208,6 +218,7 @@ def _error(repo: Path, path: str, **kwargs: Any) -> str:
 
 
 def test_not_a_repository(tmp_path: Path) -> None:
+    """A folder that is not a repository is a GitHistoryError naming it and the path."""
     plain = tmp_path / "plain"
     plain.mkdir()
     message = _error(plain, "conf/app.xml")
@@ -217,11 +228,13 @@ def test_not_a_repository(tmp_path: Path) -> None:
 
 
 def test_errors_are_raised_before_iterating(tmp_path: Path) -> None:
+    """A bad repository raises at the call, before any row is asked for."""
     with pytest.raises(GitHistoryError):
         git_history(tmp_path, "conf/app.xml")
 
 
 def test_unknown_path(history: tuple[Path, list[tuple[str, int, str]]]) -> None:
+    """A path never committed is a GitHistoryError naming it and the repository."""
     root, _ = history
     message = _error(root, "conf/missing.xml")
     assert "never committed" in message and "conf/missing.xml" in message
@@ -229,22 +242,26 @@ def test_unknown_path(history: tuple[Path, list[tuple[str, int, str]]]) -> None:
 
 
 def test_empty_repository(tmp_path: Path) -> None:
+    """A repository without commits is a GitHistoryError: never committed."""
     Repo(tmp_path / "empty")
     assert "never committed" in _error(tmp_path / "empty", "conf/app.xml")
 
 
 def test_directory_is_not_a_file(history: tuple[Path, list[tuple[str, int, str]]]) -> None:
+    """A path that names a directory is a GitHistoryError: not a file."""
     root, _ = history
     assert "not a file" in _error(root, "conf")
 
 
 @pytest.mark.parametrize("path", ["", ".", "..", "../conf/app.xml", "/conf/app.xml", "a\nb"])
 def test_bad_paths(history: tuple[Path, list[tuple[str, int, str]]], path: str) -> None:
+    """Empty, absolute, escaping or multi-line paths are refused."""
     root, _ = history
     _error(root, path)
 
 
 def test_undecodable_version(tmp_path: Path) -> None:
+    """An undecodable version is an error naming commit and offset; earlier ones come out."""
     repo = Repo(tmp_path / "repo")
     repo.write("doc.xml", "<a>ok</a>")
     good, _ = repo.commit("good")
@@ -259,6 +276,7 @@ def test_undecodable_version(tmp_path: Path) -> None:
 
 
 def test_undecodable_after_bom_counts_the_bom(tmp_path: Path) -> None:
+    """The offset of a bad byte counts the byte order mark."""
     repo = Repo(tmp_path / "repo")
     repo.write("doc.xml", b"\xef\xbb\xbf<a>\xc3</a>")
     repo.commit("bad")
@@ -266,6 +284,7 @@ def test_undecodable_after_bom_counts_the_bom(tmp_path: Path) -> None:
 
 
 def test_unknown_declared_encoding(tmp_path: Path) -> None:
+    """An encoding the declaration names but Python lacks is an error naming it and the commit."""
     repo = Repo(tmp_path / "repo")
     repo.write("doc.xml", b'<?xml version="1.0" encoding="no-such-codec"?><a/>')
     sha, _ = repo.commit("bad")
@@ -275,12 +294,14 @@ def test_unknown_declared_encoding(tmp_path: Path) -> None:
 
 def test_git_missing(history: tuple[Path, list[tuple[str, int, str]]], tmp_path: Path,
                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without git on PATH the error says git is not installed."""
     root, _ = history
     monkeypatch.setenv("PATH", str(tmp_path))  # an empty directory: no git on it
     assert "git is not installed" in _error(root, "conf/app.xml")
 
 
 def test_decode_xml_bytes() -> None:
+    """Bytes decode by BOM, else declaration, else UTF-8 (also under a wrong UTF-16 label)."""
     assert decode_xml_bytes("<a>é</a>".encode(), "x") == "<a>é</a>"
     assert decode_xml_bytes(b"<?xml version='1.0' encoding='cp1252'?><a>\x80</a>", "x") == (
         "<?xml version='1.0' encoding='cp1252'?><a>\u20ac</a>")
@@ -290,3 +311,14 @@ def test_decode_xml_bytes() -> None:
         '<?xml version="1.0" encoding="UTF-16"?><a>é</a>')
     with pytest.raises(GitHistoryError, match=r"^f\.xml: not valid utf-8 at byte offset 1 "):
         decode_xml_bytes(b"<\xff", "f.xml")
+
+
+def test_git_that_cannot_run_is_a_git_history_error(
+        history: tuple[Path, list[tuple[str, int, str]]], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A git found on PATH that cannot be executed is a GitHistoryError, not an OSError."""
+    root, _ = history
+    fake = tmp_path / "git"
+    fake.write_text("not a program")  # not executable
+    monkeypatch.setattr(shutil, "which", lambda name: str(fake))
+    assert "cannot run git" in _error(root, "conf/app.xml")

@@ -11,8 +11,8 @@ import pytest
 
 pytest.importorskip("pyspark")
 
-from xmlevents._cli import main  # noqa: E402
-from xmlevents.replay import (  # noqa: E402
+from xmlevents._cli import main
+from xmlevents.replay import (
     COMPOSITES_SCHEMA,
     ERRORS_SCHEMA,
     EVENTS_SCHEMA,
@@ -23,6 +23,9 @@ from xmlevents.replay import (  # noqa: E402
     write_frames,
     write_versions,
 )
+
+# Every test here starts (or shares) a Spark session: a minute, not the fast loop's seconds.
+pytestmark = pytest.mark.slow
 
 DEFS = "ItemComplete := ins(item) ; (ins(item/price) & ins(item/quantity))"
 
@@ -65,6 +68,7 @@ def _local_rows(rows: list[dict[str, Any]], names: list[str]) -> list[dict[str, 
 
 
 def test_spark_output_equals_the_in_process_replay(spark: Any, tmp_path: Path) -> None:
+    """On Spark the events, composites and errors equal replay_history's rows."""
     rows = history_rows()
     write_versions(rows, tmp_path / "h.jsonl")
     versions, unreadable = read_versions_df(spark, str(tmp_path / "h.jsonl"))
@@ -87,6 +91,7 @@ def test_spark_output_equals_the_in_process_replay(spark: Any, tmp_path: Path) -
 
 
 def test_spark_reports_bad_versions_and_duplicates(spark: Any, tmp_path: Path) -> None:
+    """Bad versions and duplicate version numbers are error rows with their positions."""
     write_versions(history_rows(), tmp_path / "h.jsonl.gz")
     versions, _ = read_versions_df(spark, str(tmp_path / "h.jsonl.gz"))
     frames = replay_frames(spark, versions)
@@ -102,6 +107,7 @@ def test_spark_reports_bad_versions_and_duplicates(spark: Any, tmp_path: Path) -
 
 
 def test_every_input_form_gives_the_same_events(spark: Any, tmp_path: Path) -> None:
+    """JSON lines, Parquet and a folder of files give the same events."""
     rows = [r for r in history_rows() if r["xml"] != "<dup/>"]
     write_versions(rows, tmp_path / "h.jsonl")
     import pyarrow as pa
@@ -129,6 +135,7 @@ def test_every_input_form_gives_the_same_events(spark: Any, tmp_path: Path) -> N
 
 
 def test_unreadable_lines_are_named_and_the_rest_goes_on(spark: Any, tmp_path: Path) -> None:
+    """Unreadable JSON lines are errors naming their lines; the other lines are replayed."""
     path = tmp_path / "h.jsonl"
     path.write_text('{"doc": "a", "version": 0, "xml": "<a/>"}\n'
                     "not json\n"
@@ -147,6 +154,7 @@ def test_unreadable_lines_are_named_and_the_rest_goes_on(spark: Any, tmp_path: P
 
 
 def test_empty_input_gives_empty_outputs_with_the_schema(spark: Any, tmp_path: Path) -> None:
+    """An empty table writes empty outputs with the published schemas."""
     (tmp_path / "empty.jsonl").write_text("", encoding="utf-8")
     versions, unreadable = read_versions_df(spark, str(tmp_path / "empty.jsonl"))
     frames = replay_frames(spark, versions, DEFS)
@@ -163,6 +171,7 @@ def test_empty_input_gives_empty_outputs_with_the_schema(spark: Any, tmp_path: P
 
 def test_cli_replay_end_to_end(spark: Any, tmp_path: Path,
                                capsys: pytest.CaptureFixture[str]) -> None:
+    """xmlevents replay writes the outputs and prints the summary, errors and composites."""
     history = tmp_path / "h.jsonl.gz"
     write_versions(history_rows(), history)
     out = tmp_path / "out"
@@ -184,6 +193,7 @@ def test_cli_replay_end_to_end(spark: Any, tmp_path: Path,
 def test_cli_replay_refuses_bad_input_without_a_traceback(
         argv: list[str], message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
+    """Bad arguments exit with status 1 and a message, no traceback."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "h.jsonl").write_text('{"doc": "a", "version": 0, "xml": "<a/>"}\n')
     assert main(argv) == 1
@@ -192,6 +202,7 @@ def test_cli_replay_refuses_bad_input_without_a_traceback(
 
 
 def test_real_history_on_spark_equals_in_process(spark: Any) -> None:
+    """Sixty pom versions on Spark give replay_history's events."""
     data = Path(__file__).resolve().parents[2].parent / "shared" / "data" / \
         "commons-lang-pom.jsonl.gz"
     if not data.exists():

@@ -1,0 +1,111 @@
+"""One error hierarchy: every exception the library raises is an ``XmlEventsError``.
+
+Read off the sources: each ``raise Name(...)`` in the library names a class, looked up in its
+module, that must derive from :class:`xmlevents.XmlEventsError` and from a built-in exception
+(so ``except ValueError`` keeps working). The exceptions Python's protocols require are listed
+with their reason.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import importlib
+from pathlib import Path
+
+import pytest
+
+import xmlevents
+from xmlevents import XmlEventsError
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = {"xmlevents": "xmlevents", "algebra": "xmlevents.algebra", "dom": "xmlevents.dom",
+            "replay": "xmlevents.replay"}
+
+# (file, exception): the protocol asks for exactly this built-in.
+PROTOCOL = {
+    ("xmlevents/__init__.py", "AttributeError"): "a module's __getattr__",
+    ("replay/__init__.py", "AttributeError"): "a module's __getattr__",
+    ("dom/_elements.py", "KeyError"): "the attributes mapping's __getitem__/__delitem__",
+    ("dom/_monitor.py", "ExceptionGroup"): "the receivers' own exceptions, grouped",
+    ("dom/_ops.py", "ExceptionGroup"): "the receivers' own exceptions, grouped",
+    ("algebra/_tree.py", "NotImplementedError"): "unreachable: a new operator kind unhandled",
+}
+
+
+def _raises() -> list[tuple[str, str, str, int]]:
+    """(file, module, class name, line) of every ``raise Name(...)`` in the library.
+
+    ``raise make(...)`` with ``make`` a function of the same file that builds the exception
+    counts as raising the class its return annotation names.
+    """
+    found = []
+    for folder, package in PACKAGES.items():
+        for path in sorted((ROOT / folder).glob("*.py")):
+            stem = path.stem
+            module = package if stem == "__init__" else f"{package}.{stem}"
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            makers = {f.name: f.returns.id for f in ast.walk(tree)
+                      if isinstance(f, ast.FunctionDef) and isinstance(f.returns, ast.Name)}
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
+                    func = node.exc.func
+                    if isinstance(func, ast.Name):
+                        name = makers.get(func.id, func.id)
+                        found.append((str(path.relative_to(ROOT)), module, name, node.lineno))
+    return found
+
+
+def test_every_raised_class_is_an_xmlevents_error() -> None:
+    """Each class the library raises derives from XmlEventsError and a built-in."""
+    wrong = []
+    for file, module, name, line in _raises():
+        if (file, name) in PROTOCOL:
+            continue
+        namespace = vars(importlib.import_module(module))
+        cls = namespace.get(name, getattr(builtins, name, None))
+        if not (isinstance(cls, type) and issubclass(cls, XmlEventsError)):
+            wrong.append(f"{file}:{line}: raise {name}")
+        elif not any(issubclass(cls, b) for b in (ValueError, TypeError, KeyError,
+                                                   RuntimeError, OSError, LookupError)):
+            wrong.append(f"{file}:{line}: {name} inherits no built-in exception")
+    assert wrong == []
+
+
+def test_the_scan_finds_raises() -> None:
+    """The scan sees the library's raise statements (it is not vacuously empty)."""
+    names = {name for _, _, name, _ in _raises()}
+    assert {"InvalidArgumentError", "WatchError", "DefinitionError"} <= names
+
+
+def test_the_facade_exports_every_error() -> None:
+    """Every XmlEventsError subclass a package exports is exported by xmlevents too."""
+    import xmlevents.dom
+    import xmlevents.replay
+
+    for package in (xmlevents.algebra, xmlevents.dom, xmlevents.replay):
+        for name in package.__all__:
+            value = getattr(package, name)
+            if isinstance(value, type) and issubclass(value, XmlEventsError):
+                assert name in xmlevents.__all__, f"{package.__name__}.{name}"
+                assert getattr(xmlevents, name) is value
+
+
+@pytest.mark.parametrize(("call", "builtin"), [
+    (lambda: xmlevents.EventGraph("E := ins(a) ; ins(a/b)", context="nope"), ValueError),
+    (lambda: xmlevents.EventGraph("E := ins(a) ; ins(a/b)").held("F"), KeyError),
+    (lambda: xmlevents.parse_expression(3), TypeError),  # type: ignore[arg-type]  # on purpose
+    (lambda: xmlevents.Monitor(cascade_limit=0), ValueError),
+])
+def test_errors_are_both_kinds(call: object, builtin: type[Exception]) -> None:
+    """A misuse raises an XmlEventsError that is also the built-in a caller expects."""
+    with pytest.raises(XmlEventsError) as info:
+        call()  # type: ignore[operator]  # the parametrized callables
+    assert isinstance(info.value, builtin)
+
+
+def test_unknown_name_reads_as_a_sentence() -> None:
+    """An unknown tree name's message is not quoted as KeyError's str() would quote a key."""
+    with pytest.raises(KeyError) as info:
+        xmlevents.EventGraph("E := ins(a) ; ins(a/b)").held("F")
+    assert str(info.value).startswith("no event tree named 'F'")
