@@ -46,8 +46,10 @@ from ._events import (
     PrimitiveEventType,
     compatible,
 )
+from ._multiplicity import WATCH, MultNode
+from ._operator import SEMANTICS, TreeOptions
 from ._paths import PathType
-from ._tree import SEMANTICS, WATCH, EventTree, Leaf, MultNode, TreeOptions
+from ._tree import EventTree, Leaf
 
 __all__ = ["EventGraph"]
 

@@ -37,7 +37,7 @@ from po_stream import EVENTS_PER_ITEM, events, events_per_item
 
 from xmlevents._cli import main as cli_main
 from xmlevents.algebra import EventGraph, PrimitiveEvent
-from xmlevents.algebra._tree import MultNode  # white-box: the bench counts multiplicity runs
+from xmlevents.algebra._multiplicity import MultNode  # white-box: the bench counts runs
 
 DEFINITION = "Ei := ins(item) ; (ins(item/price) & ins(item/quantity))"
 

@@ -29,7 +29,7 @@ PROTOCOL = {
     ("dom/_elements.py", "KeyError"): "the attributes mapping's __getitem__/__delitem__",
     ("dom/_monitor.py", "ExceptionGroup"): "the receivers' own exceptions, grouped",
     ("dom/_ops.py", "ExceptionGroup"): "the receivers' own exceptions, grouped",
-    ("algebra/_tree.py", "NotImplementedError"): "unreachable: a new operator kind unhandled",
+    ("algebra/_operator.py", "NotImplementedError"): "unreachable: a new operator kind unhandled",
 }
 
 

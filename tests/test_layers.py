@@ -128,3 +128,30 @@ def test_a_violation_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, s
     monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
     found = _violations()
     assert len(found) == 1 and expected in found[0], found
+
+
+# Inside the algebra: model, then language, then engine (docs/architecture.md).
+ALGEBRA_LAYERS = {
+    "model": {"_errors", "_paths", "_events", "_rows"},
+    "language": {"_tokens", "_parser", "ast", "_printer", "_definitions"},
+    "engine": {"_grouping", "_contexts", "_termination", "_operator", "_multiplicity", "_tree",
+               "_graph", "_documents", "_render"},
+}
+
+
+def test_the_algebra_is_model_then_language_then_engine() -> None:
+    """An algebra module imports only modules of its own layer or the layers below it."""
+    rank = {m: i for i, layer in enumerate(ALGEBRA_LAYERS.values()) for m in layer}
+    folder = ROOT / "algebra"
+    found = sorted(p.stem for p in folder.glob("*.py") if p.stem != "__init__")
+    assert set(found) == set(rank), "a new algebra module must join a layer here"
+    wrong = []
+    for stem in found:
+        path = folder / f"{stem}.py"
+        for line, name, names in _imports(path, f"xmlevents.algebra.{stem}"):
+            targets = ([n for n in names if n in rank] if name == "xmlevents.algebra"
+                       else [name.rsplit(".", 1)[1]] if name.startswith("xmlevents.algebra.")
+                       else [])
+            wrong += [f"algebra/{stem}.py:{line} imports {t}" for t in targets
+                      if rank[t] > rank[stem]]
+    assert wrong == []

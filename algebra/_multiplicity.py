@@ -1,0 +1,200 @@
+"""The multiplicity operator ×[l,u] with integrative semantics (seed 000, section 3.2).
+
+Per path instance of its path type, the l-th child event raises a composite event; each
+further one raises a composite integrating the previous one's constituents while that one is
+*unconsumed*, and the previous one is *waived*: taken back from wherever it is stored.
+Integration starts over when ``u`` is reached or the integrating event was consumed. With
+``l = 0`` the creation of a path instance of the node's path type raises a composite without
+constituents (Example 16), and an event at that instance raises a new one when the last one
+was consumed (rule (iv) of processTree, section 4). The Snoop context plays no part.
+
+The bookkeeping lives here and nowhere else: a :class:`_Run` per path instance (the
+integrating composite and what arrived since integration started over), and the answer to
+"is it still unconsumed?" Unconsumed means held back by this node, raised in this tick, stored
+by a consumer (the parent operator, or for a tree's root the nodes of the trees that reuse it),
+or a constituent of a potential event a consumer holds back. Consumers are asked, and waive,
+through their own methods (:meth:`~._operator.OperatorNode.unconsumed`,
+:meth:`~._operator.OperatorNode.waive`): no node edits another's lists. An event nothing
+consumes stays unconsumed, so a definition nobody reuses keeps integrating.
+
+References:
+    M. Bernauer, G. Kappel, G. Kramler. Composite Events for XML. WWW 2004, sections 3.2, 4.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import TYPE_CHECKING
+
+from . import ast
+from ._contexts import Before
+from ._definitions import OperatorSpec
+from ._events import (
+    CompositeEvent,
+    CompositeEventType,
+    Event,
+    Op,
+    PrimitiveEvent,
+    PrimitiveEventType,
+)
+from ._grouping import NULL
+from ._operator import OperatorNode, TreeOptions
+
+if TYPE_CHECKING:
+    from ._tree import EventTree
+
+__all__ = ["MultNode", "WATCH"]
+
+#: The child index of a multiplicity node's watch leaf (rule (iv): ``*(pt)`` of its own type).
+WATCH = -1
+
+# Where an unconsumed integrating composite is: held by the node itself, raised in this tick,
+# or (a consumer node, its child index).
+_OWN = "own"
+_RAISED = "raised"
+_Place = str | tuple[OperatorNode, int]
+
+
+class _Run:
+    """A multiplicity node's state for one path instance: the integrating composite event."""
+
+    __slots__ = ("cur", "tick", "waiting")
+
+    def __init__(self) -> None:
+        self.cur: CompositeEvent | None = None
+        self.tick = -1  # the tick ``cur`` was raised or held at
+        self.waiting: list[Event] = []  # child events since integration started over
+
+
+class MultNode(OperatorNode):
+    """The multiplicity operator (see the module).
+
+    ``consumers`` lists the (operator node, child index) pairs that store this node's events:
+    its parent, or for a tree's root, the leaves' parents in the trees that reuse it.
+    """
+
+    __slots__ = ("_sweep_at", "consumers", "high", "low", "runs")
+
+    def __init__(self, spec: OperatorSpec, tree: EventTree, options: TreeOptions,
+                 before: Before) -> None:
+        super().__init__(spec, tree, options, before)
+        expr = spec.expr
+        assert isinstance(expr, ast.Mult)
+        self.low = expr.low
+        self.high = expr.high
+        self.runs: dict[Hashable, _Run] = {}
+        self.consumers: list[tuple[OperatorNode, int]] = []
+        self._sweep_at = 64
+
+    def watch_type(self) -> PrimitiveEventType | None:
+        """``*(pt)``: the events a zero lower bound must see (rule (iv)), else None."""
+        return PrimitiveEventType(Op.ANY, self.pt) if self.low == 0 else None
+
+    def evaluate(self, tick: int) -> list[CompositeEvent]:
+        if len(self.runs) >= self._sweep_at:
+            self._sweep()
+        arrivals, self.pending = self.pending, []
+        raised: list[CompositeEvent] = []
+        emit = self.termination.emit
+        for child, event in arrivals:
+            key = self.grouping.key(event)
+            if key is NULL:
+                continue
+            if child == WATCH:
+                self._watch(key, event, tick, raised)
+                continue
+            run = self.runs.get(key)
+            if run is None:
+                run = self.runs[key] = _Run()
+            cur = run.cur
+            places = None
+            if cur is not None and (self.high is None or len(cur.constituents) < self.high):
+                places = self._locate(key, run, raised)
+            if places is not None:
+                assert cur is not None
+                c = self._compose(cur.constituents + (event,), tick, cur.pi)
+                run.cur, run.tick = c, tick
+                if self._waive(key, cur, c, places, raised):
+                    continue
+            else:
+                run.waiting.append(event)
+                if len(run.waiting) < self.low:
+                    continue
+                c = self._compose(tuple(run.waiting), tick)
+                run.cur, run.tick, run.waiting = c, tick, []
+            emit(c, key, raised)
+        return raised
+
+    def _sweep(self) -> None:
+        """Forget runs a fresh one would equal: integrating event consumed, nothing waiting.
+
+        Memory then follows the path instances still being built, not all there were; done
+        when the runs have doubled since the last sweep, so it costs O(1) an event. (It runs
+        before a tick's arrivals, when every consumer has taken what was raised before.)
+        """
+        for key, run in list(self.runs.items()):
+            if not run.waiting and (run.cur is None or self._locate(key, run, []) is None):
+                del self.runs[key]
+        self._sweep_at = max(64, 2 * len(self.runs))
+
+    def _watch(self, key: Hashable, event: Event, tick: int,
+               raised: list[CompositeEvent]) -> None:
+        """Rule (iv): an event at a path instance of the node's own path type (l = 0)."""
+        assert isinstance(event, PrimitiveEvent)
+        if event.op is Op.DEL:
+            self.runs.pop(key, None)
+            return
+        run = self.runs.get(key)
+        if run is None:
+            run = self.runs[key] = _Run()
+        elif run.cur is not None and self._locate(key, run, raised) is not None:
+            return  # the constraint's composite is still there to be consumed
+        ident = "" if self.termination.defers else self._tree.next_id()
+        c = CompositeEvent(ident, CompositeEventType(self.name, event.pi.pt), event.pi, (),
+                           (event.ts, event.ts), tick, event.doc)
+        run.cur, run.tick, run.waiting = c, tick, []
+        self.termination.emit(c, key, raised)
+
+    def _locate(self, key: Hashable, run: _Run, raised: list[CompositeEvent]
+                ) -> list[_Place] | None:
+        """Where ``run.cur`` is still unconsumed (see the module), or None if it was
+        consumed; an empty list when nothing consumes this node's events."""
+        cur = run.cur
+        assert cur is not None
+        if self.termination.holds(key, cur):
+            return [_OWN]
+        if run.tick == self._tree.tick and any(c is cur for c in raised):
+            return [_RAISED]
+        if not self.consumers:
+            return []
+        places: list[_Place] = [(node, index) for node, index in self.consumers
+                                if node.unconsumed(cur, index)]
+        return places or None
+
+    def _waive(self, key: Hashable, cur: CompositeEvent, c: CompositeEvent,
+               places: list[_Place], raised: list[CompositeEvent]) -> bool:
+        """Waive ``cur`` for ``c`` (section 3.2); True if ``c`` took its place in a held event.
+
+        ``cur`` leaves the lists that store it; inside a consumer's held potential event ``c``
+        replaces it, so the potential event carries the integrated constituents when raised.
+        """
+        inside = False
+        for place in places:
+            if place == _OWN:
+                self.termination.release(key, cur)
+            elif place == _RAISED:
+                raised[:] = [x for x in raised if x is not cur]
+            else:
+                assert isinstance(place, tuple)
+                node, index = place
+                inside = node.waive(cur, index, c) or inside
+        if inside and self._tree.trace is not None:
+            self._tree.trace(self, c)
+        return inside
+
+    def _raise(self, c: CompositeEvent, tick: int) -> CompositeEvent:
+        out = super()._raise(c, tick)
+        run = self.runs.get(self.grouping.key(c))
+        if run is not None and run.cur is c:
+            run.cur, run.tick = out, tick
+        return out

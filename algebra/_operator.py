@@ -1,0 +1,286 @@
+"""Operator nodes: the parts an operator is made of, and the one owner of its stored events.
+
+An operator node of an event tree (seed 000, sections 2.2-3.3) is composed, when it is built,
+of parts with one job each:
+
+* its **grouping** (:mod:`._grouping`): which child events may be combined — by projection on
+  the operator's path type in the hierarchical context, by document in the plain contexts;
+* its **Snoop context** (:mod:`._contexts`): inside one group, which *stored* events an
+  arrival combines with and which it consumes (chronicle, recent, continuous, cumulative,
+  unrestricted), one selection function per operator kind;
+* its **termination** (:mod:`._termination`): whether a detected *potential* event is raised
+  at once or *held* (modes non-local and custom, conditions), and when a held one goes.
+
+The multiplicity operator adds its integration bookkeeping (:mod:`._multiplicity`). A node
+owns its stored events: another node (a multiplicity child waiving a composite it integrated)
+asks through :meth:`OperatorNode.unconsumed` and :meth:`OperatorNode.waive`, never edits the
+node's lists.
+
+Assumptions: events arrive tick by tick with increasing ticks, and within a tick a tree is
+processed once (``processTree`` of section 4), so every operator is evaluated once a tick,
+after its children, with the events its children delivered in that tick, in arrival order.
+
+References:
+    M. Bernauer, G. Kappel, G. Kramler. Composite Events for XML. WWW 2004, sections 2.3-4.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from . import ast
+from ._contexts import Before, Group, Picks, select_any, select_disj, select_not, select_seq
+from ._definitions import OperatorSpec
+from ._errors import ConditionError
+from ._events import (
+    CompositeEvent,
+    CompositeEventType,
+    Event,
+    _composite,
+    trusted_path_instance,
+)
+from ._grouping import NULL, Grouping, grouping
+from ._paths import PathInstance, PathType, intersect_ab
+from ._termination import Holding, Immediate, Termination, compile_condition, span
+
+if TYPE_CHECKING:
+    from ._tree import EventTree
+
+__all__ = ["TreeOptions", "OperatorNode", "SEMANTICS", "before_interval", "before_detection"]
+
+
+@dataclass(frozen=True, slots=True)
+class TreeOptions:
+    """The graph-wide defaults an operator uses where its ``with`` modifiers are silent."""
+
+    context: ast.Context = ast.Context.CHRONICLE
+    hierarchical: bool = True
+    semantics: str = "interval"
+    #: Resolves path instances and compiles termination conditions (None: conditions refused).
+    documents: Any = None
+    #: Receives a failing condition's error; by default it becomes a RuntimeWarning.
+    report: Callable[[ConditionError], Any] | None = None
+
+
+def before_interval(a: Event, b: Event) -> bool:
+    """Interval-based order (section 3.1): ``a``'s interval ends before ``b``'s starts."""
+    return a.end < b.start
+
+
+def before_detection(a: Event, b: Event) -> bool:
+    """Snoop's detection-based order: ``a`` was detected at an earlier tick than ``b``."""
+    return a.ts < b.ts
+
+
+SEMANTICS: dict[str, Before] = {"interval": before_interval, "detection": before_detection}
+
+_Select = Callable[[Group, int, Event], list[Picks]]
+
+
+class OperatorNode:
+    """An operator node: its path type and its parts (see the module), chosen once.
+
+    Child events arrive in ``pending`` during a tick; :meth:`evaluate` sorts them into groups
+    (``groups``, keyed by the grouping), lets the context combine them into potential events
+    and hands those to the termination, which raises or holds them.
+    """
+
+    __slots__ = (
+        "_select",
+        "_terminators_first",
+        "_tree",
+        "_types",
+        "absorbs",
+        "context",
+        "grouping",
+        "groups",
+        "hierarchical",
+        "index",
+        "mode",
+        "name",
+        "parent",
+        "pending",
+        "pt",
+        "spec",
+        "termination",
+        "width",
+    )
+
+    def __init__(self, spec: OperatorSpec, tree: EventTree, options: TreeOptions,
+                 before: Before) -> None:
+        mods = spec.mods
+        self.spec = spec
+        self.pt: PathType = spec.pt
+        self.name = tree.name
+        self._tree = tree
+        self.context: ast.Context = mods.context or options.context
+        self.hierarchical: bool = (options.hierarchical if mods.hierarchical is None
+                                   else mods.hierarchical)
+        self.mode: ast.Mode = mods.mode or ast.Mode.EARLIEST
+        condition = (None if mods.when is None
+                     else compile_condition(options.documents, mods.when))
+        self.grouping: Grouping = grouping(self.pt, self.hierarchical)
+        self.termination: Termination = (
+            Immediate() if self.mode is ast.Mode.EARLIEST and condition is None
+            else Holding(self.mode, condition, self._raise, tree.report))
+        self.parent: OperatorNode | None = None
+        self.index = 0
+        self.width = len(spec.children)
+        self.groups: dict[Hashable, Group] = {}
+        self.pending: list[tuple[int, Event]] = []
+        self._select: _Select | None = _selector(spec.expr, self.context, before)
+        # One event can reach several leaves of a sequence. Within a tick it must end the
+        # chains that older events started before it starts its own: otherwise, in the recent
+        # context, it would replace the initiator it should pair with. (Same-tick events never
+        # precede each other, so no other context can tell the difference.)
+        self._terminators_first = isinstance(spec.expr, (ast.Seq, ast.Not))
+        # Children whose events a held potential event takes in (cumulative context): those
+        # that can terminate the operator.
+        expr = spec.expr
+        absorbs: frozenset[int] = frozenset()
+        if self.termination.defers and self.context is ast.Context.CUMULATIVE:
+            if isinstance(expr, (ast.Conj, ast.AnyOf)):
+                absorbs = frozenset(range(self.width))
+            elif isinstance(expr, (ast.Seq, ast.Not)):
+                absorbs = frozenset((self.width - 1,))
+        self.absorbs = absorbs
+        # Per path type of arriving events: the type (with the absolute path type) of the
+        # composites built from them (∩ab, section 3.1).
+        self._types: dict[PathType, CompositeEventType] = {}
+
+    @property
+    def held(self) -> dict[Hashable, Any]:
+        """The potential events the termination holds, by group."""
+        return self.termination.held
+
+    @property
+    def observes(self) -> bool:
+        """Whether it must see every primitive event while it holds potential events."""
+        return self.termination.observes
+
+    def arrive(self, child: int, event: Event) -> None:
+        self.pending.append((child, event))
+
+    def key(self, event: Event) -> Hashable:
+        """The group ``event`` belongs to, or ``NULL`` if its projection is null."""
+        return self.grouping.key(event)
+
+    # --- the one owner of its stored events ------------------------------------------------
+
+    def unconsumed(self, event: Event, child: int) -> bool:
+        """Whether this node still has ``event`` of child ``child``: stored, or a constituent
+        of a potential event it holds (a held event has consumed nothing, section 3.3)."""
+        key = self.grouping.key(event)
+        if key is NULL:
+            return False
+        group = self.groups.get(key)
+        if group is not None and any(x is event for x in group.bufs[child]):
+            return True
+        return self.termination.contains(key, event)
+
+    def waive(self, event: Event, child: int, replacement: Event) -> bool:
+        """Take ``event`` of child ``child`` out of what this node stores; in the potential
+        events it holds, ``replacement`` takes its place (section 3.2). True if one did."""
+        key = self.grouping.key(event)
+        if key is NULL:
+            return False
+        group = self.groups.get(key)
+        if group is not None:
+            buf = group.bufs[child]
+            buf[:] = [x for x in buf if x is not event]
+        return self.termination.substitute(key, event, replacement)
+
+    # --- evaluation ------------------------------------------------------------------------
+
+    def evaluate(self, tick: int) -> list[CompositeEvent]:
+        """Combine this tick's arrivals, in arrival order; return the composites raised.
+
+        Each arrival joins the group its grouping gives it; an arrival whose projection is
+        null is never combined (section 3.1).
+        """
+        arrivals, self.pending = self.pending, []
+        if self._terminators_first and len(arrivals) > 1:
+            arrivals.sort(key=lambda arrival: -arrival[0])
+        raised: list[CompositeEvent] = []
+        touched: list[tuple[Hashable, Group]] = []
+        groups = self.groups
+        select = self._select
+        assert select is not None
+        key_of = self.grouping.key
+        absorbs = self.absorbs
+        termination = self.termination
+        emit = termination.emit
+        for child, event in arrivals:
+            key = key_of(event)
+            if key is NULL:
+                continue
+            if absorbs and child in absorbs and termination.absorb(key, event):
+                continue
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = Group(self.width)
+            touched.append((key, group))
+            for picks in select(group, child, event):
+                emit(self._compose(picks, tick), key, raised)
+        for key, group in touched:
+            if group.taken is not None:
+                group.end_tick()
+            if not any(group.bufs) and key in groups:
+                del groups[key]
+        return raised
+
+    def _compose(self, picks: Picks, tick: int, pi: PathInstance | None = None
+                 ) -> CompositeEvent:
+        first = picks[0]
+        pt = first.pi.pt
+        et = self._types.get(pt)
+        if et is None:
+            abs_pt = intersect_ab(self.pt, pt)
+            assert abs_pt is not None, "arrivals with a null projection are filtered out"
+            et = self._types[pt] = CompositeEventType(self.name, abs_pt)
+        if pi is None:
+            pi = trusted_path_instance(et.pt, first.pi.ids[:len(et.pt)])
+        # A held event gets its id when it is raised, so ids follow the order raised.
+        ident = "" if self.termination.defers else self._tree.next_id()
+        return _composite(ident, et, pi, picks, span(picks), tick, first.doc)
+
+    def _raise(self, c: CompositeEvent, tick: int) -> CompositeEvent:
+        """A held potential event, let go: its id and its detection tick."""
+        return dataclasses.replace(c, id=self._tree.next_id(), ts=tick)
+
+    def observe(self, event: Any, tick: int) -> list[CompositeEvent]:
+        """Let go of held events as primitive ``event`` decides (section 3.3)."""
+        return self.termination.observe(event, tick)
+
+    def flush(self, tick: int) -> list[CompositeEvent]:
+        """Let go of every event held by non-local or custom mode; raise those that pass."""
+        return self.termination.flush(tick)
+
+    def held_events(self) -> list[Event]:
+        """Every event stored in this node's groups (for inspection and tests)."""
+        return [e for g in self.groups.values() for e in g.events()]
+
+    def potential_events(self) -> list[CompositeEvent]:
+        """The potential composite events this node holds back."""
+        return self.termination.potential()
+
+
+def _selector(expr: ast.Operator, context: ast.Context, before: Before) -> _Select | None:
+    # partial objects call in C: one Python frame less per arrival than a lambda.
+    if isinstance(expr, ast.Conj):
+        return partial(select_any, context, len(expr.children), before=before)
+    if isinstance(expr, ast.AnyOf):
+        return partial(select_any, context, expr.n, before=before)
+    if isinstance(expr, ast.Seq):
+        return partial(select_seq, context, before=before)
+    if isinstance(expr, ast.Not):
+        return partial(select_not, context, before=before)
+    if isinstance(expr, ast.Disj):
+        return partial(select_disj, context, before=before)
+    if isinstance(expr, ast.Mult):
+        return None  # a multiplicity node integrates on its own
+    raise NotImplementedError(f"{type(expr).__name__} operators are not evaluated")
