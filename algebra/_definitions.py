@@ -28,6 +28,8 @@ References:
 
 from __future__ import annotations
 
+import graphlib
+import heapq
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
@@ -188,6 +190,12 @@ class DefinitionSet:
            namespaces: Mapping[str, str] | None = None) -> DefinitionSet:
         """Accept definitions as text (each may hold several lines), AST values, definition sets
         or lists of these."""
+        return cls(cls.collect(*items, namespaces=namespaces))
+
+    @staticmethod
+    def collect(*items: str | ast.Definition | DefinitionSet | Iterable[str | ast.Definition],
+                namespaces: Mapping[str, str] | None = None) -> list[ast.Definition]:
+        """The definitions ``items`` hold, parsed but not checked (:meth:`of` checks them)."""
         from ._parser import parse_definitions
 
         defs: list[ast.Definition] = []
@@ -207,7 +215,7 @@ class DefinitionSet:
 
         for item in items:
             add(item)
-        return cls(defs)
+        return defs
 
     def __iter__(self) -> Iterator[ResolvedDefinition]:
         """The definitions in dependency order: each after the ones it depends on."""
@@ -353,34 +361,37 @@ def _dependencies(roots: Mapping[str, NodeSpec]) -> dict[str, tuple[str, ...]]:
 
 def _dependency_order(deps: Mapping[str, tuple[str, ...]], roots: Mapping[str, NodeSpec],
                       by_name: Mapping[str, ast.Definition]) -> tuple[str, ...]:
-    """Definitions ordered so that each follows those it depends on; ties by source order.
+    """Definitions ordered so that each follows those it depends on (graphlib); among those
+    ready at once, source order, so the order is the same from run to run.
 
     Raises:
         DefinitionError: for a cycle (only wildcards can still form one here: named cycles
             are caught while resolving).
     """
+    sorter = graphlib.TopologicalSorter({name: deps[name] for name in by_name})
+    try:
+        sorter.prepare()
+    except graphlib.CycleError as exc:
+        # graphlib lists each node before the one that depends on it; say it the other way,
+        # from the definition that comes first in the source.
+        ring = list(reversed(exc.args[1][:-1]))
+        first = min(range(len(ring)), key=lambda i: list(by_name).index(ring[i]))
+        cycle = ring[first:] + ring[:first] + [ring[first]]
+        d = by_name[cycle[-2]]
+        # Point at the leaf of the last definition that leads back into the cycle.
+        culprit: ast.Expr | ast.Definition = next(
+            (leaf.expr for leaf in _leaves(roots[cycle[-2]])
+             if leaf.receives(roots[cycle[-1]], cycle[-1])), d)
+        raise _error(d, culprit, "definitions depend on themselves: " + " -> ".join(cycle)
+                     ) from None
+    rank = {name: i for i, name in enumerate(by_name)}
+    ready: list[tuple[int, str]] = [(rank[n], n) for n in sorter.get_ready()]
+    heapq.heapify(ready)
     order: list[str] = []
-    placed: set[str] = set()
-    path: list[str] = []
-
-    def place(name: str) -> None:
-        if name in placed:
-            return
-        if name in path:
-            cycle = path[path.index(name):] + [name]
-            d = by_name[cycle[-2]]
-            # Point at the leaf of the last definition that leads back into the cycle.
-            culprit: ast.Expr | ast.Definition = next(
-                (leaf.expr for leaf in _leaves(roots[cycle[-2]])
-                 if leaf.receives(roots[name], name)), d)
-            raise _error(d, culprit, "definitions depend on themselves: " + " -> ".join(cycle))
-        path.append(name)
-        for dep in deps[name]:
-            place(dep)
-        path.pop()
-        placed.add(name)
+    while ready:
+        _, name = heapq.heappop(ready)
         order.append(name)
-
-    for name in by_name:
-        place(name)
+        sorter.done(name)
+        for n in sorter.get_ready():
+            heapq.heappush(ready, (rank[n], n))
     return tuple(order)

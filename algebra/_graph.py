@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from . import ast
@@ -113,7 +113,7 @@ class EventGraph:
         for d in resolved:
             _check_evaluable(d, documents)
         self.trees: list[EventTree] = [self._new_tree(d, i) for i, d in enumerate(resolved)]
-        self._position = {t.name: i for i, t in enumerate(self.trees)}
+        self._position: dict[str, int] = {}
         self._by_step: dict[object, list[Leaf]] = defaultdict(list)
         self._dispatch: dict[tuple[object, PathType], list[Leaf]] = {}
         self._observing: list[EventTree] = []
@@ -121,6 +121,64 @@ class EventGraph:
         self._subscribers: list[tuple[EventType | None, Callback]] = []
         self._last_ts: int | None = None
         self._closed = False
+
+    # --- a live graph ----------------------------------------------------------------------
+
+    def add(self, definitions: Any, *, namespaces: Mapping[str, str] | None = None
+            ) -> DefinitionSet:
+        """Add definitions while the graph runs; every existing tree keeps its state.
+
+        The new definitions may reuse the existing ones (and each other). Their trees start
+        empty: they see the events fed from now on. Returns the whole definition set.
+
+        Raises:
+            DefinitionError: a name that is already defined, or any check a definition fails
+                (section 3.1, cycles, conditions); the graph is left exactly as it was.
+            ExpressionSyntaxError: definition text that does not parse (graph unchanged).
+        """
+        added = DefinitionSet.collect(definitions, namespaces=namespaces)
+        for d in added:
+            if d.name in self.definitions:
+                raise DefinitionError(
+                    f"{d.name} is already defined; remove it first to redefine it",
+                    definition=d.name, text=d.source,
+                    line=d.pos[0] if d.pos else None, col=d.pos[1] if d.pos else None)
+        merged = DefinitionSet([r.definition for r in self.definitions] + added)
+        fresh = [merged[d.name] for d in added if not merged[d.name].is_alias]
+        for r in fresh:
+            _check_evaluable(r, self.options.documents)
+        built = {r.name: self._new_tree(r, 0) for r in fresh}  # may raise: nothing changed yet
+        by_name = {t.name: t for t in self.trees} | built
+        self.definitions = merged
+        self.trees = [by_name[r.name] for r in merged.trees()]
+        self._wire()
+        return merged
+
+    def remove(self, name: str) -> DefinitionSet:
+        """Remove definition ``name`` while the graph runs; every other tree keeps its state.
+
+        Returns the definition set left. A definition other definitions reuse — by name, or
+        through a wildcard ``%(pt)`` that receives its events — cannot be removed before them.
+
+        Raises:
+            UnknownNameError: no definition is named ``name`` (graph unchanged).
+            DefinitionError: other definitions reuse it; the message names them.
+        """
+        removed = self.definitions[name]
+        users = [d for d in self.definitions
+                 if d.name != name and (name in d.depends_on or _refers_to(d, name))]
+        if users:
+            d = removed.definition
+            names = ", ".join(u.name for u in users)
+            raise DefinitionError(
+                f"{name} is reused by {names}; remove {'it' if len(users) == 1 else 'them'} "
+                f"first", definition=name, text=d.source,
+                line=d.pos[0] if d.pos else None, col=d.pos[1] if d.pos else None)
+        self.definitions = DefinitionSet(r.definition for r in self.definitions
+                                         if r.name != name)
+        self.trees = [t for t in self.trees if t.name != name]
+        self._wire()
+        return self.definitions
 
     def _new_tree(self, d: ResolvedDefinition, position: int) -> EventTree:
         tree = EventTree(d, self.options)
@@ -131,7 +189,11 @@ class EventGraph:
         return tree
 
     def _wire(self) -> None:
-        """Index the leaves for dispatch and tell multiplicity roots who consumes their events."""
+        """Number the trees in processing order, index their leaves for dispatch, and tell
+        multiplicity roots who consumes their events (again whenever the trees change)."""
+        for i, tree in enumerate(self.trees):
+            tree.position = i
+        self._position = {t.name: i for i, t in enumerate(self.trees)}
         self._by_step.clear()
         self._dispatch.clear()
         for tree in self.trees:
@@ -401,6 +463,12 @@ class EventGraph:
         o = self.options
         return (f"EventGraph({', '.join(self.order)}; context={o.context.value}, "
                 f"hierarchical={o.hierarchical}, semantics={o.semantics})")
+
+
+def _refers_to(d: ResolvedDefinition, name: str) -> bool:
+    """Whether definition ``d`` names ``name`` (an alias is inlined, so its users do not
+    depend on it as a tree does; they still name it)."""
+    return any(isinstance(e, ast.Ref) and e.name == name for e in d.definition.expr.walk())
 
 
 def _check_evaluable(d: ResolvedDefinition, documents: Documents | None) -> None:

@@ -156,6 +156,10 @@ class WatchedDocument:
         """Add definitions to the monitor (see :meth:`Monitor.define`)."""
         return self.monitor.define(definitions)
 
+    def undefine(self, name: str) -> DefinitionSet:
+        """Remove a definition from the monitor (see :meth:`Monitor.undefine`)."""
+        return self.monitor.undefine(name)
+
     def subscribe(self, event_type: str | EventType, fn: Callable[..., Any] | None = None, *,
                   weak: bool = False) -> Any:
         """Call ``fn(doc, event=e)`` for this document's events of ``event_type``; returns

@@ -36,6 +36,7 @@ from xmlevents.algebra import (
     PathInstance,
     PrimitiveEvent,
     PrimitiveEventType,
+    UnknownNameError,
     compatible,
     parse_event_type,
     trusted_primitive,
@@ -138,24 +139,42 @@ class Monitor:
     # --- definitions and subscriptions ---------------------------------------------------
 
     def define(self, definitions: Any) -> DefinitionSet:
-        """Add definitions (text, one per line, or AST values) and rebuild the event graph.
+        """Add definitions (text, one per line, or AST values) to the live event graph.
 
-        Detection restarts: composite events partly detected before are forgotten, so define
-        everything before the edits it should see. Returns the whole definition set.
+        Every partial detection is kept: the new definitions see the edits from now on, the
+        ones defined before go on as if nothing happened (``EventGraph.add``). Returns the
+        whole definition set.
 
         Raises:
             ExpressionSyntaxError, DefinitionError: the definitions are refused and the
-                monitor keeps the ones it had.
+                monitor keeps the ones it had, with their state.
         """
-        before = [] if self._definitions is None else [self._definitions]
-        defs = DefinitionSet.of(*before, definitions, namespaces=self.namespaces or None)
-        graph = EventGraph(defs, documents=XPathDocuments(self._resolve,
-                                                          namespaces=self.namespaces),
-                           **self._options)
-        if self._ts:
-            graph.advance(self._ts)
-        self._definitions, self.graph = defs, graph
+        namespaces = self.namespaces or None
+        if self.graph is not None:
+            defs = self.graph.add(definitions, namespaces=namespaces)
+        else:
+            defs = DefinitionSet.of(definitions, namespaces=namespaces)
+            graph = EventGraph(defs, documents=XPathDocuments(self._resolve,
+                                                              namespaces=self.namespaces),
+                               **self._options)
+            if self._ts:
+                graph.advance(self._ts)
+            self.graph = graph
+        self._definitions = defs
         self.active = True
+        return defs
+
+    def undefine(self, name: str) -> DefinitionSet:
+        """Remove definition ``name`` from the live event graph; the others keep their state.
+
+        Raises:
+            UnknownNameError: no definition is named ``name``.
+            DefinitionError: other definitions reuse it (named in the message).
+        """
+        if self.graph is None:
+            raise UnknownNameError(f"no definition named {name!r}; defined: none")
+        defs = self.graph.remove(name)
+        self._definitions = defs
         return defs
 
     @property
