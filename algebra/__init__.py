@@ -58,6 +58,7 @@ from ._rows import (
     Column,
     RowSchema,
 )
+from ._window import Expired
 from .ast import (
     AnyOf,
     Conj,
@@ -85,6 +86,7 @@ from .ast import (
     seq,
     upd,
     wildcard,
+    window,
 )
 
 __all__ = [
@@ -108,9 +110,9 @@ __all__ = [
     # expressions
     "Expr", "Primitive", "Ref", "Disj", "Conj", "Seq", "AnyOf", "Not", "Mult", "Definition",
     "Mode", "Context", "Modifiers", "ins", "upd", "dele", "del_", "any_op", "ref", "wildcard",
-    "conj", "disj", "seq", "any_of", "not_", "mult",
+    "conj", "disj", "seq", "any_of", "not_", "mult", "window",
     "parse", "parse_definition", "parse_definitions", "parse_event_type",
     # definitions, engine, drawings
-    "DefinitionSet", "ResolvedDefinition", "LeafSpec", "OperatorSpec", "EventGraph",
+    "DefinitionSet", "ResolvedDefinition", "LeafSpec", "OperatorSpec", "EventGraph", "Expired",
     "render_text", "render_dot",
 ]

@@ -352,11 +352,24 @@ def _leaves(node: NodeSpec) -> Iterator[LeafSpec]:
 
 
 def _dependencies(roots: Mapping[str, NodeSpec]) -> dict[str, tuple[str, ...]]:
-    """Which trees feed each definition's leaves: named references and matching wildcards."""
-    return {name: tuple(dict.fromkeys(other for leaf in _leaves(root)
-                                      for other, oroot in roots.items()
-                                      if leaf.receives(oroot, other)))
-            for name, root in roots.items()}
+    """Which trees feed each definition's leaves: named references and matching wildcards.
+
+    A named reference is looked up; only a wildcard leaf is compared with every tree, so the
+    work grows with the definitions, not with their square (a live graph re-checks its whole
+    set on every change).
+    """
+    deps: dict[str, tuple[str, ...]] = {}
+    for name, root in roots.items():
+        found: dict[str, None] = {}
+        for leaf in _leaves(root):
+            if leaf.ref is not None:
+                if leaf.ref in roots and leaf.receives(roots[leaf.ref], leaf.ref):
+                    found[leaf.ref] = None
+            elif isinstance(leaf.et, CompositeEventType):
+                found.update((other, None) for other, oroot in roots.items()
+                             if leaf.receives(oroot, other))
+        deps[name] = tuple(found)
+    return deps
 
 
 def _dependency_order(deps: Mapping[str, tuple[str, ...]], roots: Mapping[str, NodeSpec],

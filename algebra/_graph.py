@@ -50,6 +50,7 @@ from ._multiplicity import WATCH, MultNode
 from ._operator import SEMANTICS, TreeOptions
 from ._paths import PathType
 from ._tree import EventTree, Leaf
+from ._window import Expired, Windows
 
 __all__ = ["EventGraph"]
 
@@ -78,6 +79,9 @@ class EventGraph:
             any operator node raises, not only roots (to inspect intermediate results).
         documents: resolves path instances to nodes and compiles termination conditions
             (:class:`~xmlevents.algebra.Documents`); without it, ``when=`` is refused.
+        within: the window, in ticks, of every operator that sets none (``with within=N``
+            bounds one operator and those beneath it): composites span fewer ticks, and what
+            can no longer complete inside it is dropped and reported (:meth:`subscribe_expired`).
         on_error: called with the :class:`ConditionError` of a condition that fails while it
             is evaluated (the potential event is not raised; detection goes on); by default a
             ``RuntimeWarning``.
@@ -96,7 +100,8 @@ class EventGraph:
                  hierarchical: bool = True, semantics: str = "interval",
                  trace: Callable[[str, CompositeEvent], Any] | None = None,
                  documents: Documents | None = None,
-                 on_error: Callable[[ConditionError], Any] | None = None) -> None:
+                 on_error: Callable[[ConditionError], Any] | None = None,
+                 within: int | None = None) -> None:
         self.definitions = _definitions(definitions)
         if semantics not in SEMANTICS:
             raise InvalidArgumentError(f"semantics={semantics!r}: use 'interval' or 'detection'")
@@ -107,7 +112,10 @@ class EventGraph:
                                        f"{', '.join(c.value for c in ast.Context)}") from None
         if not isinstance(hierarchical, bool):
             raise InvalidArgumentError(f"hierarchical={hierarchical!r}: use True or False")
-        self.options = TreeOptions(ctx, hierarchical, semantics, documents, on_error)
+        self._windows = Windows()
+        self.options = TreeOptions(ctx, hierarchical, semantics, documents, on_error,
+                                   None if within is None else ast.window(within),
+                                   self._windows)
         self._trace = trace
         resolved = list(self.definitions.trees())
         for d in resolved:
@@ -119,6 +127,7 @@ class EventGraph:
         self._observing: list[EventTree] = []
         self._wire()
         self._subscribers: list[tuple[EventType | None, Callback]] = []
+        self._expiry: list[Callable[[Expired], Any]] = []
         self._last_ts: int | None = None
         self._closed = False
 
@@ -176,6 +185,7 @@ class EventGraph:
                 line=d.pos[0] if d.pos else None, col=d.pos[1] if d.pos else None)
         self.definitions = DefinitionSet(r.definition for r in self.definitions
                                          if r.name != name)
+        self._windows.forget(n for t in self.trees if t.name == name for n in t.operators)
         self.trees = [t for t in self.trees if t.name != name]
         self._wire()
         return self.definitions
@@ -219,6 +229,14 @@ class EventGraph:
         Returns ``fn``.
         """
         self._subscribers.append((self._subscription_type(event_type), fn))
+        return fn
+
+    def subscribe_expired(self, fn: Callable[[Expired], Any]) -> Callable[[Expired], Any]:
+        """Call ``fn(expired)`` for every partial match a window drops (an :class:`Expired`:
+        the definition, the operator, the group and the events it had), after the tick's
+        processing, before the composites' receivers. Returns ``fn``."""
+        self._expiry.append(fn)
+        self._windows.listening = True
         return fn
 
     def _subscription_type(self, event_type: str | EventType | None) -> EventType | None:
@@ -273,6 +291,14 @@ class EventGraph:
             GraphStateError: if the graph is closed or ``ts`` does not increase.
         """
         self._tick(ts, f"tick {ts}")
+        if self._windows.heap:
+            self._windows.advance(ts)
+            self._report_expired()
+
+    def _report_expired(self) -> None:
+        for x in self._windows.take():
+            for fn in self._expiry:
+                fn(x)
 
     def _tick(self, ts: int, what: str) -> None:
         if self._closed:
@@ -298,6 +324,11 @@ class EventGraph:
         if self._closed or (last is not None and ts <= last):
             self._tick(ts, f"event {event.id!r}")
         self._last_ts = ts
+        windows = self._windows
+        heap = windows.heap
+        if heap and heap[0][0] <= ts:
+            # Before anything of the tick: what can no longer complete inside its window.
+            windows.advance(ts)
         leaves = self._dispatch.get((event.op, event.pi.pt))
         if leaves is None:
             leaves = self._leaves_for(event)
@@ -305,14 +336,20 @@ class EventGraph:
             # Rule (ii)/(iii) of processTree: nodes holding potential events see every event.
             dirty = [tree.position for tree in self._observing if tree.holding()]
             if not leaves and not dirty:
+                if windows.dropped:
+                    self._report_expired()
                 return []
             heapq.heapify(dirty)
         elif not leaves:
+            if windows.dropped:
+                self._report_expired()
             return []  # most events of a document concern no definition: keep that cheap
         else:
             dirty = []
         self._deliver(event, leaves, dirty)
         raised = self._propagate(dirty, ts, event)
+        if windows.dropped:
+            self._report_expired()
         if raised and self._subscribers:
             self._notify(raised)
         return raised
@@ -411,6 +448,7 @@ class EventGraph:
         """
         for i, tree in enumerate(self.trees):
             if (name is None and (self._closed or tree.closed)) or tree.name == name:
+                self._windows.forget(tree.operators)
                 self.trees[i] = self._new_tree(tree.definition, i)
         if name is None:
             self._closed = False

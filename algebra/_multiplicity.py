@@ -76,8 +76,8 @@ class MultNode(OperatorNode):
     __slots__ = ("_sweep_at", "consumers", "high", "low", "runs")
 
     def __init__(self, spec: OperatorSpec, tree: EventTree, options: TreeOptions,
-                 before: Before) -> None:
-        super().__init__(spec, tree, options, before)
+                 before: Before, window: int | None = None) -> None:
+        super().__init__(spec, tree, options, before, window)
         expr = spec.expr
         assert isinstance(expr, ast.Mult)
         self.low = expr.low
@@ -96,6 +96,7 @@ class MultNode(OperatorNode):
         arrivals, self.pending = self.pending, []
         raised: list[CompositeEvent] = []
         emit = self.termination.emit
+        window = self.window
         for child, event in arrivals:
             key = self.grouping.key(event)
             if key is NULL:
@@ -103,12 +104,16 @@ class MultNode(OperatorNode):
             if child == WATCH:
                 self._watch(key, event, tick, raised)
                 continue
+            if window is not None and not self._fits(key, child, event, tick):
+                continue
             run = self.runs.get(key)
             if run is None:
                 run = self.runs[key] = _Run()
             cur = run.cur
             places = None
-            if cur is not None and (self.high is None or len(cur.constituents) < self.high):
+            # Integration goes on while the integrated composite stays inside the window.
+            if cur is not None and (self.high is None or len(cur.constituents) < self.high) \
+                    and (window is None or cur.start + window > tick):
                 places = self._locate(key, run, raised)
             if places is not None:
                 assert cur is not None
@@ -124,6 +129,17 @@ class MultNode(OperatorNode):
                 run.cur, run.tick, run.waiting = c, tick, []
             emit(c, key, raised)
         return raised
+
+    def expire(self, key: Hashable, child: int, event: Event) -> bool:
+        """Drop a child event still waiting for the lower bound (its window ended)."""
+        run = self.runs.get(key)
+        if run is None:
+            return False
+        for i, x in enumerate(run.waiting):
+            if x is event:
+                del run.waiting[i]
+                return True
+        return False
 
     def _sweep(self) -> None:
         """Forget runs a fresh one would equal: integrating event consumed, nothing waiting.

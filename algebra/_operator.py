@@ -46,6 +46,7 @@ from ._events import (
 from ._grouping import NULL, Grouping, grouping
 from ._paths import PathInstance, PathType, intersect_ab
 from ._termination import Holding, Immediate, Termination, compile_condition, span
+from ._window import Expired, Windows
 
 if TYPE_CHECKING:
     from ._tree import EventTree
@@ -64,6 +65,9 @@ class TreeOptions:
     documents: Any = None
     #: Receives a failing condition's error; by default it becomes a RuntimeWarning.
     report: Callable[[ConditionError], Any] | None = None
+    #: The window of operators that set none (None: unbounded), and the graph's clock.
+    within: int | None = None
+    windows: Windows | None = None
 
 
 def before_interval(a: Event, b: Event) -> bool:
@@ -92,6 +96,7 @@ class OperatorNode:
     __slots__ = (
         "_select",
         "_terminators_first",
+        "_text",
         "_tree",
         "_types",
         "absorbs",
@@ -108,10 +113,12 @@ class OperatorNode:
         "spec",
         "termination",
         "width",
+        "window",
+        "windows",
     )
 
     def __init__(self, spec: OperatorSpec, tree: EventTree, options: TreeOptions,
-                 before: Before) -> None:
+                 before: Before, window: int | None = None) -> None:
         mods = spec.mods
         self.spec = spec
         self.pt: PathType = spec.pt
@@ -148,6 +155,11 @@ class OperatorNode:
             elif isinstance(expr, (ast.Seq, ast.Not)):
                 absorbs = frozenset((self.width - 1,))
         self.absorbs = absorbs
+        #: The window bounding this node (its own ``within``, an ancestor's, or the graph's;
+        #: the smallest), and the graph's clock that expires what it stores (_window).
+        self.window = window
+        self.windows = options.windows if window is not None else None
+        self._text: str | None = None
         # Per path type of arriving events: the type (with the absolute path type) of the
         # composites built from them (∩ab, section 3.1).
         self._types: dict[PathType, CompositeEventType] = {}
@@ -214,9 +226,12 @@ class OperatorNode:
         absorbs = self.absorbs
         termination = self.termination
         emit = termination.emit
+        window = self.window
         for child, event in arrivals:
             key = key_of(event)
             if key is NULL:
+                continue
+            if window is not None and not self._fits(key, child, event, tick):
                 continue
             if absorbs and child in absorbs and termination.absorb(key, event):
                 continue
@@ -232,6 +247,48 @@ class OperatorNode:
             if not any(group.bufs) and key in groups:
                 del groups[key]
         return raised
+
+    # --- the window ----------------------------------------------------------------------------
+
+    def _fits(self, key: Hashable, child: int, event: Event, tick: int) -> bool:
+        """Whether ``event`` may still take part in a composite inside the window; if so, the
+        clock is told when it expires (if it is stored), else it is reported dropped."""
+        assert self.window is not None and self.windows is not None
+        at = event.start + self.window
+        if at <= tick:  # a child's composite that already spans the window
+            if self.windows.listening:
+                self.windows.dropped.append(self.expired(key, [event], tick))
+            return False
+        self.windows.schedule(self, key, child, event, at)
+        return True
+
+    def expire(self, key: Hashable, child: int, event: Event) -> bool:
+        """Drop ``event`` of child ``child`` from group ``key`` (its window ended); False if
+        it is no longer stored (consumed, or never stored)."""
+        group = self.groups.get(key)
+        if group is None:
+            return False
+        buf = group.bufs[child]
+        for i, x in enumerate(buf):
+            if x is event:
+                del buf[i]
+                if not any(group.bufs):
+                    del self.groups[key]
+                return True
+        return False
+
+    def expired(self, key: Hashable, events: list[Event], tick: int) -> Expired:
+        """The report of ``events`` of group ``key`` dropped at ``tick``."""
+        first = events[0]
+        group = None
+        if isinstance(key, tuple):  # (doc, ids) of the projection: the hierarchical context
+            pt = intersect_ab(self.pt, first.pi.pt)
+            if pt is not None:  # the group's instance, absolute (∩ab, section 3.1)
+                group = trusted_path_instance(pt, first.pi.ids[:len(pt)])
+        events = sorted(events, key=lambda e: (e.start, e.end, e.ts))
+        if self._text is None:  # printed once: reports of one node repeat it
+            self._text = str(self.spec.expr)
+        return Expired(self.name, self._text, first.doc, group, tuple(events), tick)
 
     def _compose(self, picks: Picks, tick: int, pi: PathInstance | None = None
                  ) -> CompositeEvent:

@@ -82,16 +82,21 @@ class EventTree:
         self.trace: Callable[[OperatorNode, CompositeEvent], Any] | None = None
         self.report: Callable[[ConditionError], Any] = options.report or _raise_error
         before = SEMANTICS[options.semantics]
-        self.root = self._build(definition.root, options, before)
+        self.root = self._build(definition.root, options, before, options.within)
         #: Nodes that must see every primitive event while they hold potential events.
         self.observers = [n for n in self.operators if n.observes]
 
-    def _build(self, spec: OperatorSpec, options: TreeOptions, before: Before) -> OperatorNode:
+    def _build(self, spec: OperatorSpec, options: TreeOptions, before: Before,
+               bound: int | None) -> OperatorNode:
+        # A window applies to the node that sets it and to every node beneath it: the
+        # smallest of its own, its ancestors' and the graph's.
+        own = spec.mods.within
+        window = own if bound is None else bound if own is None else min(own, bound)
         cls = MultNode if isinstance(spec.expr, ast.Mult) else OperatorNode
-        node = cls(spec, self, options, before)
+        node = cls(spec, self, options, before, window)
         for i, child in enumerate(spec.children):
             if isinstance(child, OperatorSpec):
-                sub = self._build(child, options, before)
+                sub = self._build(child, options, before, window)
                 sub.parent, sub.index = node, i
                 if isinstance(sub, MultNode):
                     sub.consumers.append((node, i))

@@ -92,8 +92,12 @@ class Modifiers:
     at: PathType | None = None
     context: Context | None = None
     hierarchical: bool | None = None
+    #: The window: the operator's composites (and those of every node beneath it) span fewer
+    #: than this many ticks (issue 13).
+    within: int | None = None
 
-    KEYS: ClassVar[tuple[str, ...]] = ("mode", "when", "at", "context", "hierarchical")
+    KEYS: ClassVar[tuple[str, ...]] = ("mode", "when", "at", "context", "hierarchical",
+                                       "within")
 
     @classmethod
     def of(cls, **kwargs: Any) -> Modifiers:
@@ -121,6 +125,8 @@ class Modifiers:
                 if not isinstance(value, bool):
                     raise InvalidArgumentError(f"hierarchical={value!r}: use True or False")
                 values[key] = value
+            elif key == "within":
+                values[key] = window(value)
             else:
                 raise InvalidArgumentError(f"unknown modifier {key!r}; use {', '.join(cls.KEYS)}")
         return cls(**values)
@@ -134,6 +140,22 @@ class Modifiers:
 
     def __bool__(self) -> bool:
         return any(True for _ in self.items())
+
+
+def window(value: Any) -> int:
+    """A window's size in ticks: a positive integer.
+
+    Raises:
+        InvalidArgumentError: for anything else; a duration (``"30s"``) needs events that
+            carry a time, which they do not yet: give a number of ticks.
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    if isinstance(value, str) and value.strip()[-1:].isalpha():
+        raise InvalidArgumentError(
+            f"within={value!r}: a duration needs events that carry a time, and events carry "
+            "only ticks yet; give the window as a number of ticks (within=100)")
+    raise InvalidArgumentError(f"within={value!r}: give a positive number of ticks (within=100)")
 
 
 def _enum_value(cls: type[enum.Enum], key: str, value: Any) -> Any:

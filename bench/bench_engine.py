@@ -36,7 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from po_stream import EVENTS_PER_ITEM, events, events_per_item
 
 from xmlevents._cli import main as cli_main
-from xmlevents.algebra import EventGraph, PrimitiveEvent
+from xmlevents.algebra import EventGraph, Op, PathInstance, PrimitiveEvent
 from xmlevents.algebra._multiplicity import MultNode  # white-box: the bench counts runs
 
 DEFINITION = "Ei := ins(item) ; (ins(item/price) & ins(item/quantity))"
@@ -49,20 +49,62 @@ class Case:
     definition: str
     window: int = 20
     quantities: int = 1
+    within: int | None = None  # the graph's window (issue 13), in ticks
+    complete: bool = True  # False: items never get their quantities
 
     def graph(self) -> EventGraph:
-        return EventGraph(self.definition, context="chronicle", hierarchical=True)
+        return EventGraph(self.definition, context="chronicle", hierarchical=True,
+                          within=self.within)
 
     def events(self, size: int) -> Iterator[PrimitiveEvent]:
+        if not self.complete:
+            return incomplete_items(size)
         items = size // events_per_item(self.quantities)
         return events(items, window=self.window, quantities=self.quantities)
 
+    def describe(self) -> str:
+        shape = (f"{self.quantities} quantities an item, {self.window} items open at a time"
+                 if self.complete else "items with a price and never a quantity")
+        window = f"within={self.within}" if self.within else "no window"
+        return f"hierarchical chronicle, interval semantics; {shape}; {window}"
 
+
+def incomplete_items(size: int) -> Iterator[PrimitiveEvent]:
+    """Items inserted with a price and never a quantity: partial matches that never complete
+    (without a window every one of them is kept)."""
+    ts = 0
+    for k in range(size // 2):
+        for path, ids in (("/order/item", ("o1", f"i{k}")),
+                          ("/order/item/price", ("o1", f"i{k}", f"p{k}"))):
+            ts += 1
+            yield PrimitiveEvent(f"e{ts}", ts, Op.INS, PathInstance.of(path, ids))
+
+
+NON_LOCAL = ("Ei := ins(item) ; ((ins(item/price) & [1,*] ins(item/quantity)) "
+             "with mode=non-local)")
 CASES = [
     Case(DEFINITION),
-    Case("Ei := ins(item) ; ((ins(item/price) & [1,*] ins(item/quantity)) "
-         "with mode=non-local)", window=1, quantities=3),
+    Case(NON_LOCAL, window=1, quantities=3),
+    Case(DEFINITION, within=200),
+    Case(NON_LOCAL, window=1, quantities=3, within=200),
+    Case(DEFINITION, within=100, complete=False),
 ]
+
+
+def add_remove_latency(count: int, repeat: int) -> tuple[float, float, float]:
+    """Seconds to build a graph of ``count`` definitions, and the median seconds to add one
+    more definition to it and to remove that one again (issue 13)."""
+    text = "\n".join(f"D{k} := ins(item) ; (ins(item/p{k}) & ins(item/q{k}))"
+                     for k in range(count))
+    start = time.perf_counter()
+    graph = EventGraph(text)
+    build = time.perf_counter() - start
+    adds, removes = [], []
+    for r in range(repeat):
+        adds.append(_timed(lambda r=r: graph.add(
+            f"X{r} := D{r} & ins(item/x{r})")))
+        removes.append(_timed(lambda r=r: graph.remove(f"X{r}")))
+    return build, statistics.median(adds), statistics.median(removes)
 
 
 def time_per_event(case: Case, size: int, repeat: int) -> tuple[float, int, int]:
@@ -97,7 +139,7 @@ def peak_memory(case: Case, size: int) -> tuple[int, int]:
         feed(e)
     peak = tracemalloc.get_traced_memory()[1] - base
     tracemalloc.stop()
-    tree = graph.tree("Ei")
+    tree = graph.tree(graph.order[-1])
     runs = sum(len(n.runs) for n in tree.operators if isinstance(n, MultNode))
     return peak, len(tree.held()) + len(tree.potential()) + runs
 
@@ -136,12 +178,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sizes", default="10000,100000,1000000")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--cli-size", type=int, default=100000)
+    p.add_argument("--definitions", type=int, default=1000,
+                   help="definitions in the graph add/remove latency is measured on")
     args = p.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
 
     for case in CASES:
-        print(f"engine: {case.definition}\n  (hierarchical chronicle, interval semantics; "
-              f"{case.quantities} quantities an item, {case.window} items open at a time)")
+        print(f"engine: {case.definition}\n  ({case.describe()})")
         print(f"{'events':>10} {'raised':>9} {'events/s':>11} {'us/event':>9} {'ratio':>6} "
               f"{'peak KiB':>9} {'held':>5}")
         first = None
@@ -153,6 +196,11 @@ def main(argv: list[str] | None = None) -> int:
                   f"{per_event * 1e6:>9.2f} {per_event / first:>6.2f} {peak / 1024:>9,.0f} "
                   f"{held:>5}")
         print()
+
+    build, add, remove = add_remove_latency(args.definitions, max(args.repeat, 5))
+    print(f"live graph of {args.definitions:,} definitions: built in {build:.2f} s; add one "
+          f"{add * 1e3:.1f} ms, remove it {remove * 1e3:.1f} ms (median)")
+    print()
 
     parse, full = cli_ratio(args.cli_size, args.repeat)
     print(f"xmlevents detect on {args.cli_size:,} events: {full:.2f} s; json.loads of the "

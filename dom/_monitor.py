@@ -86,12 +86,13 @@ class Monitor:
 
     def __init__(self, definitions: Any = None, *, context: str = "chronicle",
                  hierarchical: bool = True, semantics: str = "interval",
-                 namespaces: dict[str, str] | None = None, cascade_limit: int = 100) -> None:
+                 namespaces: dict[str, str] | None = None, cascade_limit: int = 100,
+                 within: int | None = None) -> None:
         if cascade_limit < 1:
             raise InvalidArgumentError(
                 f"cascade_limit={cascade_limit}: at least one round is needed")
         self._options: dict[str, Any] = {"context": context, "hierarchical": hierarchical,
-                                         "semantics": semantics}
+                                         "semantics": semantics, "within": within}
         self.namespaces = dict(namespaces or {})
         self.cascade_limit = cascade_limit
         self.documents: dict[str, Any] = {}

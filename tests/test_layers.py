@@ -134,8 +134,8 @@ def test_a_violation_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, s
 ALGEBRA_LAYERS = {
     "model": {"_errors", "_paths", "_events", "_rows"},
     "language": {"_tokens", "_parser", "ast", "_printer", "_definitions"},
-    "engine": {"_grouping", "_contexts", "_termination", "_operator", "_multiplicity", "_tree",
-               "_graph", "_documents", "_render"},
+    "engine": {"_grouping", "_contexts", "_termination", "_window", "_operator",
+               "_multiplicity", "_tree", "_graph", "_documents", "_render"},
 }
 
 

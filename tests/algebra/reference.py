@@ -24,7 +24,10 @@ list. The rules are those of the engine's documentation, read as literally as we
 * a sequence only combines chains ``x0 < x1 < ... < terminator`` (``<`` is the semantics'
   order); only its last child's events terminate and they are never stored; an event of a
   middle child that no stored event of the previous child precedes is never stored;
-* a disjunction raises one composite per event, storing nothing.
+* a disjunction raises one composite per event, storing nothing;
+* with a window of ``N`` ticks (issue 13), a stored event that started at ``s`` is no longer
+  stored from tick ``s + N`` on, and an arriving event that started ``N`` ticks or more ago
+  is never stored or combined: every composite spans fewer than ``N`` ticks.
 
 Conventions the paper leaves open, shared with the engine so results compare exactly: "oldest"
 and "most recent" mean delivery order; within a tick a node receives the primitive event at its
@@ -142,7 +145,8 @@ class Reference:
     """Evaluates one definition naively; :meth:`feed` returns the root's composites of a tick."""
 
     def __init__(self, definition: str, *, context: str = "chronicle",
-                 hierarchical: bool = True, semantics: str = "interval") -> None:
+                 hierarchical: bool = True, semantics: str = "interval",
+                 within: int | None = None) -> None:
         assert context in CONTEXTS and semantics in ("interval", "detection")
         d = parse_definition(definition)
         self.name = d.name
@@ -152,6 +156,7 @@ class Reference:
         self.context = context
         self.hierarchical = hierarchical
         self.semantics = semantics
+        self.within = within
         self.nodes = _postorder(root)
         self.leaves = _leaves(root)
         self.primitives: list[PrimitiveEvent] = []  # the whole history, for inspection
@@ -178,6 +183,8 @@ class Reference:
     def _visible(self, node: RNode, d: Delivery, tick: int) -> bool:
         if d.seq in node.never_stored:
             return False
+        if self.within is not None and tick - _start(d.event) >= self.within:
+            return False  # its window has ended
         gone = node.consumed.get(d.seq)
         if gone is None:
             return True
@@ -309,7 +316,8 @@ class Reference:
             self._seq += 1
             d = Delivery(tick, self._seq, child, event, self._key(node, event))
             node.history.append(d)
-            if d.key is None:
+            if d.key is None or (self.within is not None
+                                 and tick - _start(event) >= self.within):
                 node.never_stored.add(d.seq)
                 continue
             if node.kind == "disj":
