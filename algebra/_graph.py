@@ -47,8 +47,8 @@ from ._events import (
     compatible,
 )
 from ._multiplicity import WATCH, MultNode
-from ._operator import SEMANTICS, TreeOptions
-from ._paths import PathType
+from ._operator import SEMANTICS, OperatorNode, TreeOptions
+from ._paths import PathInstance, PathType
 from ._tree import EventTree, Leaf
 from ._window import Expired, Windows
 
@@ -125,6 +125,7 @@ class EventGraph:
         self._by_step: dict[object, list[Leaf]] = defaultdict(list)
         self._dispatch: dict[tuple[object, PathType], list[Leaf]] = {}
         self._observing: list[EventTree] = []
+        self._droppable: dict[tuple[int, bool], list[OperatorNode]] = {}
         self._wire()
         self._subscribers: list[tuple[EventType | None, Callback]] = []
         self._expiry: list[Callable[[Expired], Any]] = []
@@ -217,6 +218,39 @@ class EventGraph:
                                   for leaf in other.leaves
                                   if leaf.index != WATCH and leaf.spec.receives(
                                       tree.definition.root, tree.name)]
+        self._droppable = _droppable(self.trees)
+
+    # --- nodes that no longer exist ---------------------------------------------------------
+
+    @property
+    def forgets(self) -> bool:
+        """Whether :meth:`forget` can drop anything (a node groups by projection)."""
+        return bool(self._droppable)
+
+    def forget(self, doc: str | None, gone: Iterable[PathInstance]) -> None:
+        """Nodes of ``doc`` that no longer exist: drop the groups keyed by them (issue 13).
+
+        ``gone`` are the path instances of nodes deleted by one operation and not re-inserted
+        by it (a move re-inserts with the same ids). Ids are never reused, so in the
+        hierarchical context such a group can never receive another event: its stored events
+        go, and so do the potential events held only by a condition (tested again only at
+        events inside the subtree: there will be none). Potential events held by the
+        non-local or custom mode are kept: they are complete and go as their mode says. An
+        operator above a node that may still raise late (non-local or custom, in its own tree
+        or in one it reuses) keeps its groups: a late composite may still arrive there.
+        """
+        if not self._droppable:
+            return
+        for pi in gone:
+            n = len(pi.ids)
+            for (k, absolute), nodes in self._droppable.items():
+                # The group of the deleted node: the projection on the node's path type that
+                # ends at it (an absolute path type projects whole instances of its length).
+                if k > n or (absolute and k != n):
+                    continue
+                key = (doc, pi.ids[n - k:])
+                for node in nodes:
+                    node.drop(key)
 
     # --- subscriptions ---------------------------------------------------------------------
 
@@ -501,6 +535,34 @@ class EventGraph:
         o = self.options
         return (f"EventGraph({', '.join(self.order)}; context={o.context.value}, "
                 f"hierarchical={o.hierarchical}, semantics={o.semantics})")
+
+
+_LATE = (ast.Mode.NON_LOCAL, ast.Mode.CUSTOM)
+
+
+def _droppable(trees: list[EventTree]) -> dict[tuple[int, bool], list[OperatorNode]]:
+    """The nodes whose groups of deleted nodes may be dropped (see :meth:`EventGraph.forget`),
+    by the length of their path type (the number of ids in a group's key) and whether it is
+    absolute."""
+    late_trees: set[str] = set()
+    for tree in trees:  # dependency order: a tree after those it reuses
+        if any(n.mode in _LATE for n in tree.operators) or any(
+                d in late_trees for d in tree.definition.depends_on):
+            late_trees.add(tree.name)
+    out: dict[tuple[int, bool], list[OperatorNode]] = {}
+    for tree in trees:
+        late_below: dict[int, bool] = {}
+        for leaf in tree.leaves:
+            if any(leaf.spec.receives(t.definition.root, t.name) for t in trees
+                   if t.name in late_trees):
+                late_below[id(leaf.parent)] = True
+        for node in tree.operators:  # post-order: children first
+            parent = node.parent
+            if parent is not None and (node.mode in _LATE or late_below.get(id(node))):
+                late_below[id(parent)] = True
+            if node.hierarchical and not late_below.get(id(node)):
+                out.setdefault((len(node.pt), node.pt.is_absolute), []).append(node)
+    return out
 
 
 def _refers_to(d: ResolvedDefinition, name: str) -> bool:

@@ -130,6 +130,10 @@ class MultNode(OperatorNode):
             emit(c, key, raised)
         return raised
 
+    def drop(self, key: Hashable) -> None:
+        super().drop(key)
+        self.runs.pop(key, None)
+
     def expire(self, key: Hashable, child: int, event: Event) -> bool:
         """Drop a child event still waiting for the lower bound (its window ended)."""
         run = self.runs.get(key)

@@ -248,6 +248,13 @@ class OperatorNode:
                 del groups[key]
         return raised
 
+    def drop(self, key: Hashable) -> None:
+        """Group ``key`` can never receive another event (its node was deleted): forget what
+        it stores, and the potential events held for it by a condition alone."""
+        self.groups.pop(key, None)
+        if self.mode is ast.Mode.EARLIEST:
+            self.termination.held.pop(key, None)
+
     # --- the window ----------------------------------------------------------------------------
 
     def _fits(self, key: Hashable, child: int, event: Event, tick: int) -> bool:

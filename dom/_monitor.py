@@ -33,6 +33,7 @@ from xmlevents.algebra import (
     EventType,
     GraphStateError,
     InvalidArgumentError,
+    Op,
     PathInstance,
     PrimitiveEvent,
     PrimitiveEventType,
@@ -51,6 +52,23 @@ __all__ = ["Monitor"]
 
 Receiver = Callable[..., Any]
 _NAME = re.compile(r"[^\W\d][\w.\-]*\Z")
+
+
+def _forget_deleted(graph: EventGraph, raw: list[Raw]) -> None:
+    """Tell the graph which nodes one operation deleted for good: deleted, and not
+    re-inserted by the same operation (a move keeps the ids), so that it drops their groups
+    (``EventGraph.forget``)."""
+    gone: dict[tuple[str, str], PathInstance] = {}
+    for doc, op, pi, _, _, _ in raw:
+        if op is Op.DEL:
+            gone[(doc.name, pi.ids[-1])] = pi
+        elif op is Op.INS and gone:
+            gone.pop((doc.name, pi.ids[-1]), None)
+    by_doc: dict[str, list[PathInstance]] = {}
+    for (name, _), pi in gone.items():
+        by_doc.setdefault(name, []).append(pi)
+    for name, pis in by_doc.items():
+        graph.forget(name, pis)
 
 
 class _Subscription:
@@ -230,6 +248,8 @@ class Monitor:
             raised = graph.feed(e) if graph is not None else []
             outbox.append((doc, e, raised))
         self._ts = ts
+        if graph is not None and graph.forgets:
+            _forget_deleted(graph, raw)
         self.deliver()
 
     def deliver(self) -> None:
