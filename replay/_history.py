@@ -78,7 +78,8 @@ class DocumentHistory:
         doc: the document's name (every event and composite carries it).
         definitions: event definitions to detect (text or a ``DefinitionSet``), or None.
         options: xmldiff settings for versions given as XML only.
-        namespaces, context, hierarchical, semantics: as for :class:`~xmlevents.dom.Monitor`.
+        namespaces, context, hierarchical, semantics, within: as for
+            :class:`~xmlevents.dom.Monitor` (``within``: the graph's window, in ticks).
         start: the version before the first to replay, with its ids (a
             :class:`~xmlevents.dom.Snapshot`, e.g. ``history.document.snapshot()`` of an
             earlier run): the next version is diffed against it and its ids carry on.
@@ -87,11 +88,12 @@ class DocumentHistory:
     def __init__(self, doc: str, definitions: Any = None, *,
                  options: DiffOptions | None = None, namespaces: dict[str, str] | None = None,
                  context: str = "chronicle", hierarchical: bool = True,
-                 semantics: str = "interval", start: Snapshot | None = None) -> None:
+                 semantics: str = "interval", start: Snapshot | None = None,
+                 within: int | None = None) -> None:
         self.name = doc
         self.options = options or DiffOptions()
         self.monitor = Monitor(definitions, namespaces=namespaces, context=context,
-                               hierarchical=hierarchical, semantics=semantics)
+                               hierarchical=hierarchical, semantics=semantics, within=within)
         self.document = (empty(name=doc, monitor=self.monitor) if start is None else
                          from_snapshot(start, name=doc, monitor=self.monitor))
         self.version: int | None = None  # the last good version replayed
@@ -189,13 +191,16 @@ class HistoryResult:
 
 def replay_history(rows: Iterable[Mapping[str, Any]], definitions: Any = None, *,
                    options: DiffOptions | None = None,
-                   namespaces: dict[str, str] | None = None) -> HistoryResult:
+                   namespaces: dict[str, str] | None = None,
+                   within: int | None = None) -> HistoryResult:
     """Replay a version table (rows with ``doc``, ``version``, ``xml``) in this process: the
-    reference the Spark job must equal, and the loop its overhead is measured against."""
+    reference the Spark job must equal, and the loop its overhead is measured against.
+    ``within`` is the graph's window in ticks (None: no window)."""
     grouped, errors = ordered_versions(rows)
     result = HistoryResult(errors=errors, documents=len(grouped))
     for doc, versions in grouped.items():
-        history = DocumentHistory(doc, definitions, options=options, namespaces=namespaces)
+        history = DocumentHistory(doc, definitions, options=options, namespaces=namespaces,
+                                  within=within)
         replay_document(history, ((int(r["version"]), r["xml"], None, None) for r in versions),
                         result)
     return result

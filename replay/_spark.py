@@ -268,11 +268,12 @@ def _diff(options: DiffOptions) -> Any:
 
 
 def _apply(definitions: str | None, options: DiffOptions,
-           namespaces: dict[str, str] | None) -> Any:
+           namespaces: dict[str, str] | None, within: int | None) -> Any:
     def run(group: pd.DataFrame) -> pd.DataFrame:
         group = group.sort_values("version")
         doc = str(group["doc"].iloc[0])
-        history = DocumentHistory(doc, definitions, options=options, namespaces=namespaces)
+        history = DocumentHistory(doc, definitions, options=options, namespaces=namespaces,
+                                  within=within)
         result = HistoryResult()
         versions = ((int(v), xml, decode_script(s) if s is not None else None, e)
                     for v, xml, s, e in zip(group["version"], group["xml"], group["script"],
@@ -289,7 +290,7 @@ def _apply(definitions: str | None, options: DiffOptions,
 def replay_frames(spark: SparkSession, versions: DataFrame, definitions: str | None = None,
                   *, options: DiffOptions | None = None,
                   namespaces: dict[str, str] | None = None,
-                  partitions: int | None = None) -> ReplayFrames:
+                  partitions: int | None = None, within: int | None = None) -> ReplayFrames:
     """The events, composites and errors of a version table (``doc``, ``version``, ``xml``).
 
     ``definitions`` is definition text (checked here first: a bad definition raises before any
@@ -305,7 +306,7 @@ def replay_frames(spark: SparkSession, versions: DataFrame, definitions: str | N
 
     # 3. apply: per document, in version order
     tagged = diffed.groupBy("doc").applyInPandas(
-        _apply(definitions, options, namespaces), _TAGGED).persist()
+        _apply(definitions, options, namespaces, within), _TAGGED).persist()
     pick = [F.col(f.name) for f in EVENTS_SCHEMA.fields]
     events = tagged.where(F.col("record") == "event").select(*pick)
     composites = tagged.where(F.col("record") == "composite").select(

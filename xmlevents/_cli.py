@@ -23,10 +23,10 @@ from xmlevents.algebra import (
     read_events,
     render_dot,
     render_text,
-    window,
 )
 
 from . import _cli_replay
+from ._cli_common import ticks
 
 __all__ = ["main", "entry"]
 
@@ -40,14 +40,6 @@ def _add_definition_options(p: argparse.ArgumentParser) -> None:
                    help="a definition 'Name := expression' (repeatable)")
     p.add_argument("--definitions", "-f", action="append", default=[], metavar="FILE",
                    help="a file of definitions, one per line, '#' comments (repeatable)")
-
-
-def _ticks(text: str) -> int:
-    """``--within``'s value: a positive number of ticks (argparse words the error)."""
-    try:
-        return window(int(text) if text.strip().lstrip("-").isdigit() else text)
-    except XmlEventsError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -71,7 +63,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="group events by hierarchy (the hierarchical context; default on)")
     detect.add_argument("--semantics", choices=["interval", "detection"], default="interval",
                         help="time semantics of sequences (default: interval)")
-    detect.add_argument("--within", type=_ticks, default=None, metavar="TICKS",
+    detect.add_argument("--within", type=ticks, default=None, metavar="TICKS",
                         help="the window of operators that set none: composites span fewer "
                              "ticks; what cannot complete inside it is dropped (default: none)")
 

@@ -16,6 +16,8 @@ from typing import Any, TextIO
 
 from xmlevents.algebra import XmlEventsError
 
+from ._cli_common import ticks
+
 __all__ = ["CommandError", "add_parsers", "run"]
 
 
@@ -52,6 +54,9 @@ def add_parsers(sub: Any, add_definition_options: Callable[[argparse.ArgumentPar
     replay.add_argument("--no-fast-match", dest="fast_match", action="store_false",
                         help="xmldiff's slower matching, without its first longest-common-"
                              "subsequence pass (default: fast match)")
+    replay.add_argument("--within", type=ticks, default=None, metavar="TICKS",
+                        help="the window of every operator that sets none, in ticks of a "
+                             "document's event stream (default: none)")
     replay.add_argument("--show", type=int, default=5, metavar="N",
                         help="composite events of each type to print (default: 5)")
     replay.add_argument("--quiet", "-q", action="store_true",
@@ -147,7 +152,8 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO,
         options = DiffOptions(fast_match=args.fast_match, uniqueattrs=(
             *DiffOptions().uniqueattrs, *args.unique_attr))
         frames = replay_frames(spark, versions, definitions, options=options,
-                               namespaces=namespaces or None, partitions=args.partitions)
+                               namespaces=namespaces or None, partitions=args.partitions,
+                               within=args.within)
         tagged = frames.tagged
         assert tagged is not None  # replay_frames always returns the table it split
         counts = tagged.groupBy("record", "type").count().collect()  # runs the job

@@ -581,3 +581,18 @@ def test_an_element_of_a_namespace_in_scope_spends_no_prefix() -> None:
         assert [(e.op, str(e.pi.pt)) for e in r.events] == [(Op.INS, f"/a/@{{{ns}}}z")]
     finally:
         history.close()
+
+
+def test_a_window_bounds_the_replayed_detection() -> None:
+    """replay_history(within=N): a dependency completed versions later than the window is
+    not detected; with a wide window it is."""
+    versions = [
+        {"doc": "po.xml", "version": 0, "xml": "<order><item/></order>"},
+        {"doc": "po.xml", "version": 1, "xml": "<order><item><price>5</price></item></order>"},
+        {"doc": "po.xml", "version": 2,
+         "xml": "<order><item><price>5</price><quantity>2</quantity></item></order>"},
+    ]
+    definition = "Ei := ins(item) ; (ins(item/price) & ins(item/quantity))"
+    assert [c["type"] for c in replay_history(versions, definition).composites] == ["Ei"]
+    assert replay_history(versions, definition, within=2).composites == []
+    assert len(replay_history(versions, definition, within=100).composites) == 1

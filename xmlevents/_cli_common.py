@@ -1,0 +1,17 @@
+"""What the command line's subcommands share: argument types."""
+
+from __future__ import annotations
+
+import argparse
+
+from xmlevents.algebra import XmlEventsError, window
+
+__all__ = ["ticks"]
+
+
+def ticks(text: str) -> int:
+    """``--within``'s value: a positive number of ticks (argparse words the error)."""
+    try:
+        return window(int(text) if text.strip().lstrip("-").isdigit() else text)
+    except XmlEventsError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
