@@ -107,6 +107,7 @@ class OperatorNode:
         "index",
         "mode",
         "name",
+        "observes",
         "parent",
         "pending",
         "pt",
@@ -134,6 +135,8 @@ class OperatorNode:
         self.termination: Termination = (
             Immediate() if self.mode is ast.Mode.EARLIEST and condition is None
             else Holding(self.mode, condition, self._raise, tree.report))
+        #: Whether it must see every primitive event while it holds potential events.
+        self.observes = self.termination.observes
         self.parent: OperatorNode | None = None
         self.index = 0
         self.width = len(spec.children)
@@ -169,10 +172,6 @@ class OperatorNode:
         """The potential events the termination holds, by group."""
         return self.termination.held
 
-    @property
-    def observes(self) -> bool:
-        """Whether it must see every primitive event while it holds potential events."""
-        return self.termination.observes
 
     def arrive(self, child: int, event: Event) -> None:
         self.pending.append((child, event))

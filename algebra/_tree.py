@@ -126,7 +126,8 @@ class EventTree:
             raised: list[CompositeEvent] | None = None
             if node.pending:
                 raised = node.evaluate(tick)
-            if node.held and event is not None and node.observes:
+            # ``observes`` first: a plain attribute, false for most nodes (held is a lookup).
+            if node.observes and event is not None and node.termination.held:
                 seen = node.observe(event, tick)
                 raised = seen if raised is None else raised + seen
             if raised:
