@@ -85,11 +85,7 @@ class ByDocument(Grouping):
     __slots__ = ()
 
     def key(self, event: Event) -> Hashable:
-        pi = event.pi
-        bounds = self.bounds.get(pi.pt, _MISSING)
-        if bounds is _MISSING:
-            bounds = self.bounds_for(pi.pt)
-        return NULL if bounds is None else event.doc
+        return NULL if self.bounds_for(event.pi.pt) is None else event.doc
 
 
 def grouping(pt: PathType, hierarchical: bool) -> Grouping:
