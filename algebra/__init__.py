@@ -65,6 +65,7 @@ from .ast import (
     Context,
     Definition,
     Disj,
+    Duration,
     Expr,
     Mode,
     Modifiers,
@@ -110,7 +111,7 @@ __all__ = [
     # expressions
     "Expr", "Primitive", "Ref", "Disj", "Conj", "Seq", "AnyOf", "Not", "Mult", "Definition",
     "Mode", "Context", "Modifiers", "ins", "upd", "dele", "del_", "any_op", "ref", "wildcard",
-    "conj", "disj", "seq", "any_of", "not_", "mult", "window",
+    "conj", "disj", "seq", "any_of", "not_", "mult", "window", "Duration",
     "parse", "parse_definition", "parse_definitions", "parse_event_type",
     # definitions, engine, drawings
     "DefinitionSet", "ResolvedDefinition", "LeafSpec", "OperatorSpec", "EventGraph", "Expired",

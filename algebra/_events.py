@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import enum
 import json
+import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from operator import attrgetter
@@ -122,7 +123,8 @@ def compatible(et1: EventType, et2: EventType) -> bool:
 
 # --- events ----------------------------------------------------------------------------------
 
-_EVENT_KEYS = ("id", "ts", "op", "path", "ids", "doc", "kind", "value", "old", "index")
+_EVENT_KEYS = ("id", "ts", "op", "path", "ids", "doc", "kind", "value", "old", "index",
+               "time")
 _EVENT_KEY_SET = frozenset(_EVENT_KEYS)
 _FAST_KEYS = frozenset(("id", "ts", "op", "path", "ids", "doc", "value", "old"))
 _CONCRETE_OPS = {"ins": Op.INS, "upd": Op.UPD, "del": Op.DEL}
@@ -142,6 +144,8 @@ class PrimitiveEvent:
         value: the node's new value (attribute value or text), where it has one.
         old: the node's old value, for updates and deletions.
         index: for insertions, the position among the parent's children.
+        time: when it happened, in seconds (a Unix time, a commit time): what windows given
+            as a duration (``within=30s``) measure; None where the stream has only ticks.
 
     >>> e = PrimitiveEvent("ep1", 3, Op.INS, PathInstance.of("/order/item/price", "oip"))
     >>> str(e.type), e.kind.value, e.interval
@@ -156,6 +160,7 @@ class PrimitiveEvent:
     value: str | None = None
     old: str | None = None
     index: int | None = None
+    time: float | None = None
 
     def __post_init__(self) -> None:
         if self.op is Op.ANY:
@@ -266,8 +271,11 @@ class PrimitiveEvent:
         actual = _KIND_OF_AXIS[pt.last.axis].value
         if kind is not None and kind != actual:
             raise fail(f"kind={kind!r} contradicts path {pt}, whose last step is an {actual}")
+        time = d.get("time")
+        if time is not None and (type(time) not in (int, float) or not math.isfinite(time)):
+            raise fail(f"time={time!r} must be a number of seconds or null")
         return cls(str(ident), ts, op, PathInstance(pt, tuple(ids)), d.get("doc"),
-                   d.get("value"), d.get("old"), index)
+                   d.get("value"), d.get("old"), index, time)
 
 
 # The reader's fast path. A detect run spends most of its time reading events, so a
@@ -277,7 +285,7 @@ _new = object.__new__
 _MISSING: Any = object()
 _set_pi = tuple(PathInstance.__dict__[f].__set__ for f in ("pt", "ids"))
 _set_event = tuple(PrimitiveEvent.__dict__[f].__set__
-                   for f in ("id", "ts", "op", "pi", "doc", "value", "old", "index"))
+                   for f in ("id", "ts", "op", "pi", "doc", "value", "old", "index", "time"))
 
 
 def trusted_path_instance(pt: PathType, ids: tuple[str, ...]) -> PathInstance:
@@ -293,12 +301,14 @@ def trusted_path_instance(pt: PathType, ids: tuple[str, ...]) -> PathInstance:
 
 
 def trusted_primitive(ident: str, ts: int, op: Op, pi: PathInstance, doc: str | None,
-               value: str | None, old: str | None, index: int | None) -> PrimitiveEvent:
+                      value: str | None, old: str | None, index: int | None,
+                      time: float | None = None) -> PrimitiveEvent:
     """A primitive event whose producer guarantees the invariants (a concrete op, an absolute
     ``pi``): the event reader's fast path, and the watched documents for every node they
     change."""
     e = _new(PrimitiveEvent)
-    set_id, set_ts, set_op, set_pi, set_doc, set_value, set_old, set_index = _set_event
+    (set_id, set_ts, set_op, set_pi, set_doc, set_value, set_old, set_index,
+     set_time) = _set_event
     set_id(e, ident)
     set_ts(e, ts)
     set_op(e, op)
@@ -307,7 +317,19 @@ def trusted_primitive(ident: str, ts: int, op: Op, pi: PathInstance, doc: str | 
     set_value(e, value)
     set_old(e, old)
     set_index(e, index)
+    set_time(e, time)
     return e
+
+
+def start_time(e: Event) -> float | None:
+    """When ``e`` began: a primitive event's time, the earliest of a composite's primitives
+    (None if one has no time; a composite without constituents does not count)."""
+    if type(e) is PrimitiveEvent:
+        return e.time
+    times = [start_time(c) for c in e.constituents]  # type: ignore[union-attr]  # a composite
+    if any(t is None for t in times):
+        return None
+    return min(times) if times else math.inf  # type: ignore[type-var]  # no None left
 
 
 def _fast_event(d: Any, default_id: str | None, default_ts: int | None, *,

@@ -126,6 +126,7 @@ class EventGraph:
         self._dispatch: dict[tuple[object, PathType], list[Leaf]] = {}
         self._observing: list[EventTree] = []
         self._droppable: dict[tuple[int, bool], list[OperatorNode]] = {}
+        self._timed = False
         self._wire()
         self._subscribers: list[tuple[EventType | None, Callback]] = []
         self._expiry: list[Callable[[Expired], Any]] = []
@@ -219,8 +220,15 @@ class EventGraph:
                                   if leaf.index != WATCH and leaf.spec.receives(
                                       tree.definition.root, tree.name)]
         self._droppable = _droppable(self.trees)
+        self._timed = any(n.duration is not None for t in self.trees for n in t.operators)
 
     # --- nodes that no longer exist ---------------------------------------------------------
+
+    @property
+    def needs_time(self) -> bool:
+        """Whether a window is given as a duration: every event fed must then carry a time,
+        and times must not decrease."""
+        return self._timed
 
     @property
     def forgets(self) -> bool:
@@ -309,7 +317,7 @@ class EventGraph:
         conditions): such an event only moves the clock (:meth:`advance`), so a reader may
         skip building it (``read_events(..., keep=graph.takes)``).
         """
-        if self._observing:
+        if self._observing or self._timed:  # every event moves the clock of event time
             return True
         leaves = self._dispatch.get((op, pt))
         if leaves is None:
@@ -328,6 +336,19 @@ class EventGraph:
         if self._windows.heap:
             self._windows.advance(ts)
             self._report_expired()
+
+    def _advance_time(self, event: PrimitiveEvent) -> None:
+        """Move the clock of event time to ``event``'s (a window given as a duration)."""
+        now = event.time
+        if now is None or now < self._windows.now:
+            d = next(t.name for t in self.trees if any(n.duration for n in t.operators))
+            problem = ("carries no time" if now is None else
+                       f"has time={now!r}, before the previous event's {self._windows.now!r}")
+            raise GraphStateError(
+                f"event {event.id!r} (ts={event.ts}) {problem}; definition {d} has a window "
+                "given as a duration, which measures the events' times: give every event a "
+                "time that does not decrease, or the window in ticks")
+        self._windows.advance_time(now, event.ts)
 
     def _report_expired(self) -> None:
         for x in self._windows.take():
@@ -363,6 +384,8 @@ class EventGraph:
         if heap and heap[0][0] <= ts:
             # Before anything of the tick: what can no longer complete inside its window.
             windows.advance(ts)
+        if self._timed:
+            self._advance_time(event)
         leaves = self._dispatch.get((event.op, event.pi.pt))
         if leaves is None:
             leaves = self._leaves_for(event)

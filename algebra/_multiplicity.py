@@ -39,6 +39,7 @@ from ._events import (
 )
 from ._grouping import NULL
 from ._operator import OperatorNode, TreeOptions
+from ._window import Bounds
 
 if TYPE_CHECKING:
     from ._tree import EventTree
@@ -76,8 +77,8 @@ class MultNode(OperatorNode):
     __slots__ = ("_sweep_at", "consumers", "high", "low", "runs")
 
     def __init__(self, spec: OperatorSpec, tree: EventTree, options: TreeOptions,
-                 before: Before, window: int | None = None) -> None:
-        super().__init__(spec, tree, options, before, window)
+                 before: Before, bounds: Bounds | None = None) -> None:
+        super().__init__(spec, tree, options, before, bounds)
         expr = spec.expr
         assert isinstance(expr, ast.Mult)
         self.low = expr.low
@@ -97,6 +98,7 @@ class MultNode(OperatorNode):
         raised: list[CompositeEvent] = []
         emit = self.termination.emit
         window = self.window
+        bounded = window is not None or self.duration is not None
         for child, event in arrivals:
             key = self.grouping.key(event)
             if key is NULL:
@@ -104,7 +106,7 @@ class MultNode(OperatorNode):
             if child == WATCH:
                 self._watch(key, event, tick, raised)
                 continue
-            if window is not None and not self._fits(key, child, event, tick):
+            if bounded and not self._fits(key, child, event, tick):
                 continue
             run = self.runs.get(key)
             if run is None:
@@ -113,7 +115,7 @@ class MultNode(OperatorNode):
             places = None
             # Integration goes on while the integrated composite stays inside the window.
             if cur is not None and (self.high is None or len(cur.constituents) < self.high) \
-                    and (window is None or cur.start + window > tick):
+                    and (not bounded or self._inside(cur, tick)):
                 places = self._locate(key, run, raised)
             if places is not None:
                 assert cur is not None

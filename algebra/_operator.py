@@ -27,6 +27,7 @@ References:
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from functools import partial
@@ -41,12 +42,14 @@ from ._events import (
     CompositeEventType,
     Event,
     _composite,
+    start_time,
     trusted_path_instance,
 )
 from ._grouping import NULL, Grouping, grouping
 from ._paths import PathInstance, PathType, intersect_ab
 from ._termination import Holding, Immediate, Termination, compile_condition, span
-from ._window import Expired, Windows
+from ._window import Bounds, Expired, Windows
+from .ast import Duration
 
 if TYPE_CHECKING:
     from ._tree import EventTree
@@ -66,7 +69,7 @@ class TreeOptions:
     #: Receives a failing condition's error; by default it becomes a RuntimeWarning.
     report: Callable[[ConditionError], Any] | None = None
     #: The window of operators that set none (None: unbounded), and the graph's clock.
-    within: int | None = None
+    within: int | Duration | None = None
     windows: Windows | None = None
 
 
@@ -101,6 +104,7 @@ class OperatorNode:
         "_types",
         "absorbs",
         "context",
+        "duration",
         "grouping",
         "groups",
         "hierarchical",
@@ -119,7 +123,7 @@ class OperatorNode:
     )
 
     def __init__(self, spec: OperatorSpec, tree: EventTree, options: TreeOptions,
-                 before: Before, window: int | None = None) -> None:
+                 before: Before, bounds: Bounds | None = None) -> None:
         mods = spec.mods
         self.spec = spec
         self.pt: PathType = spec.pt
@@ -158,10 +162,13 @@ class OperatorNode:
             elif isinstance(expr, (ast.Seq, ast.Not)):
                 absorbs = frozenset((self.width - 1,))
         self.absorbs = absorbs
-        #: The window bounding this node (its own ``within``, an ancestor's, or the graph's;
-        #: the smallest), and the graph's clock that expires what it stores (_window).
-        self.window = window
-        self.windows = options.windows if window is not None else None
+        #: The windows bounding this node (its own ``within``, an ancestor's, or the graph's;
+        #: the smallest of each kind): in ticks, in milliseconds of event time; and the
+        #: graph's clock that expires what it stores (_window).
+        self.window = bounds.ticks if bounds is not None else None
+        self.duration = bounds.ms if bounds is not None else None
+        bounded = self.window is not None or self.duration is not None
+        self.windows = options.windows if bounded else None
         self._text: str | None = None
         # Per path type of arriving events: the type (with the absolute path type) of the
         # composites built from them (∩ab, section 3.1).
@@ -225,12 +232,12 @@ class OperatorNode:
         absorbs = self.absorbs
         termination = self.termination
         emit = termination.emit
-        window = self.window
+        bounded = self.windows is not None
         for child, event in arrivals:
             key = key_of(event)
             if key is NULL:
                 continue
-            if window is not None and not self._fits(key, child, event, tick):
+            if bounded and not self._fits(key, child, event, tick):
                 continue
             if absorbs and child in absorbs and termination.absorb(key, event):
                 continue
@@ -259,13 +266,37 @@ class OperatorNode:
     def _fits(self, key: Hashable, child: int, event: Event, tick: int) -> bool:
         """Whether ``event`` may still take part in a composite inside the window; if so, the
         clock is told when it expires (if it is stored), else it is reported dropped."""
-        assert self.window is not None and self.windows is not None
-        at = event.start + self.window
-        if at <= tick:  # a child's composite that already spans the window
-            if self.windows.listening:
-                self.windows.dropped.append(self.expired(key, [event], tick))
+        windows = self.windows
+        assert windows is not None
+        if self.window is not None:
+            at = event.start + self.window
+            if at <= tick:  # a child's composite that already spans the window
+                if windows.listening:
+                    windows.dropped.append(self.expired(key, [event], tick))
+                return False
+            windows.schedule(self, key, child, event, at)
+        if self.duration is not None:
+            started = start_time(event)
+            if started is None:  # the graph refuses untimed events when a duration applies
+                return True
+            due = started + self.duration / 1000
+            if due <= windows.now:
+                if windows.listening:
+                    windows.dropped.append(self.expired(key, [event], tick))
+                return False
+            if due != math.inf:
+                windows.schedule_time(self, key, child, event, due)
+        return True
+
+    def _inside(self, c: CompositeEvent, tick: int) -> bool:
+        """Whether composite ``c`` may still grow inside the windows (multiplicity)."""
+        if self.window is not None and c.start + self.window <= tick:
             return False
-        self.windows.schedule(self, key, child, event, at)
+        if self.duration is not None:
+            started = start_time(c)
+            assert self.windows is not None
+            if started is not None and started + self.duration / 1000 <= self.windows.now:
+                return False
         return True
 
     def expire(self, key: Hashable, child: int, event: Event) -> bool:

@@ -200,16 +200,18 @@ class _Parser:
         elif key.text == "at":
             value = self._parse_path()
         elif key.text == "within":
-            number = self._expect(TokenType.NUMBER, "a number of ticks after within=, as in "
-                                  "within=100")
-            if self._at(TokenType.NAME) and self._cur.col == number.col + len(number.text):
-                unit = self._cur  # 30s: a duration
-                self._error(f"within={number.text}{unit.text}: a duration needs events that "
-                            "carry a time, and events carry only ticks yet; give a number of "
-                            "ticks", number)
+            number = self._expect(TokenType.NUMBER, "a number of ticks or a duration after "
+                                  "within=, as in within=100 or within=30s")
             if int(number.text) < 1:
-                self._error("within=0: a window holds at least one tick", number)
+                self._error(f"within={number.text}: a window holds at least one tick or "
+                            "millisecond", number)
             value = int(number.text)
+            if self._at(TokenType.NAME) and self._cur.col == number.col + len(number.text):
+                unit = self._advance()  # 30s: a duration
+                if unit.text not in ast.UNITS:
+                    self._error(f"unknown unit {unit.text!r} in within={number.text}"
+                                f"{unit.text}; use one of {', '.join(ast.UNITS)}", unit)
+                value = ast.Duration(value * ast.UNITS[unit.text])
         elif key.text == "hierarchical":
             if not (token.type is TokenType.NAME and token.text in ("true", "false")):
                 self._error(f"expected true or false after hierarchical=, got "

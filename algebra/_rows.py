@@ -73,7 +73,9 @@ class Column:
 
 
 def _is(value: Any, t: type) -> bool:
-    # bool is an int to isinstance, never to a column
+    # bool is an int to isinstance, never to a column; a float column takes ints too
+    if t is float:
+        return type(value) in (int, float)
     return type(value) is t if t in (int, bool) else isinstance(value, t)
 
 
@@ -144,6 +146,7 @@ _EVENT_DOC = Column("doc", str, nullable=True, read=attrgetter("doc"))
 _VALUE = Column("value", str, nullable=True, read=attrgetter("value"))
 _OLD = Column("old", str, nullable=True, read=attrgetter("old"))
 _INDEX = Column("index", int, nullable=True, read=attrgetter("index"), bits=32)
+_TIME = Column("time", float, nullable=True, read=attrgetter("time"))
 
 _TYPE = Column("type", str, read=lambda c: c.type.name)
 _INTERVAL = Column("interval", list[int], read=lambda c: list(c.interval))
@@ -159,7 +162,8 @@ _VERSION = Column("version", int)
 # --- rows ----------------------------------------------------------------------------------
 
 EVENT_LINE: RowSchema[PrimitiveEvent] = RowSchema(
-    "event line", (_EVENT_ID, _TS, _OP, _PATH, _IDS, _EVENT_DOC, _VALUE, _OLD, _INDEX), sparse=True)
+    "event line", (_EVENT_ID, _TS, _OP, _PATH, _IDS, _EVENT_DOC, _VALUE, _OLD, _INDEX, _TIME),
+    sparse=True)
 COMPOSITE_LINE: RowSchema[CompositeEvent] = RowSchema(
     "composite line", (_TS, _TYPE, _PATH, _IDS, _INTERVAL, _EVENTS, _EVENT_DOC), sparse=True)
 

@@ -24,6 +24,7 @@ from ._errors import ConditionError, InvalidArgumentError
 from ._events import CompositeEvent, Event, EventType, PrimitiveEvent
 from ._multiplicity import WATCH, MultNode
 from ._operator import SEMANTICS, OperatorNode, TreeOptions
+from ._window import Bounds
 
 __all__ = ["Leaf", "EventTree"]
 
@@ -82,21 +83,21 @@ class EventTree:
         self.trace: Callable[[OperatorNode, CompositeEvent], Any] | None = None
         self.report: Callable[[ConditionError], Any] = options.report or _raise_error
         before = SEMANTICS[options.semantics]
-        self.root = self._build(definition.root, options, before, options.within)
+        self.root = self._build(definition.root, options, before,
+                                Bounds().tighten(options.within))
         #: Nodes that must see every primitive event while they hold potential events.
         self.observers = [n for n in self.operators if n.observes]
 
     def _build(self, spec: OperatorSpec, options: TreeOptions, before: Before,
-               bound: int | None) -> OperatorNode:
+               bounds: Bounds) -> OperatorNode:
         # A window applies to the node that sets it and to every node beneath it: the
-        # smallest of its own, its ancestors' and the graph's.
-        own = spec.mods.within
-        window = own if bound is None else bound if own is None else min(own, bound)
+        # smallest of its own, its ancestors' and the graph's, of each kind.
+        bounds = bounds.tighten(spec.mods.within)
         cls = MultNode if isinstance(spec.expr, ast.Mult) else OperatorNode
-        node = cls(spec, self, options, before, window)
+        node = cls(spec, self, options, before, bounds)
         for i, child in enumerate(spec.children):
             if isinstance(child, OperatorSpec):
-                sub = self._build(child, options, before, window)
+                sub = self._build(child, options, before, bounds)
                 sub.parent, sub.index = node, i
                 if isinstance(sub, MultNode):
                     sub.consumers.append((node, i))

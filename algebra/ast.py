@@ -19,6 +19,7 @@ use the functions ``conj``/``disj``/``seq`` to nest explicitly.
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, TypeVar
@@ -93,8 +94,8 @@ class Modifiers:
     context: Context | None = None
     hierarchical: bool | None = None
     #: The window: the operator's composites (and those of every node beneath it) span fewer
-    #: than this many ticks (issue 13).
-    within: int | None = None
+    #: than this many ticks, or less than this :class:`Duration` of event time (issue 13).
+    within: int | Duration | None = None
 
     KEYS: ClassVar[tuple[str, ...]] = ("mode", "when", "at", "context", "hierarchical",
                                        "within")
@@ -142,20 +143,66 @@ class Modifiers:
         return any(True for _ in self.items())
 
 
-def window(value: Any) -> int:
-    """A window's size in ticks: a positive integer.
+#: Units of a duration, in milliseconds, largest first (the printer picks the largest exact).
+UNITS: dict[str, int] = {"d": 86_400_000, "h": 3_600_000, "m": 60_000, "s": 1000, "ms": 1}
+_DURATION = re.compile(r"\s*([0-9]+)\s*(ms|s|m|h|d)\s*\Z")
+
+
+@dataclass(frozen=True, slots=True)
+class Duration:
+    """A window of time (``within=30s``), in whole milliseconds: for events that carry a time.
+
+    >>> Duration.parse("90s"), str(Duration(90_000)), str(Duration(1500))
+    (Duration(ms=90000), '90s', '1500ms')
+    """
+
+    ms: int
+
+    def __post_init__(self) -> None:
+        if isinstance(self.ms, bool) or not isinstance(self.ms, int) or self.ms < 1:
+            raise InvalidArgumentError(f"Duration: ms={self.ms!r}; give a positive whole "
+                                       "number of milliseconds")
+
+    @property
+    def seconds(self) -> float:
+        return self.ms / 1000
+
+    @classmethod
+    def parse(cls, text: str) -> Duration:
+        """``<digits><unit>``, the unit one of ``ms``, ``s``, ``m``, ``h``, ``d``.
+
+        Raises:
+            InvalidArgumentError: naming the text and the units.
+        """
+        m = _DURATION.match(text)
+        if m is None or int(m.group(1)) == 0:
+            raise InvalidArgumentError(
+                f"within={text!r}: give a positive number of ticks (within=100) or a duration, "
+                f"a whole number with a unit: {', '.join(UNITS)} (within=30s)")
+        return cls(int(m.group(1)) * UNITS[m.group(2)])
+
+    def __str__(self) -> str:
+        unit = next(u for u, size in UNITS.items() if self.ms % size == 0)
+        return f"{self.ms // UNITS[unit]}{unit}"
+
+
+def window(value: Any) -> int | Duration:
+    """A window: a positive number of ticks, or a :class:`Duration` (or its text, ``"30s"``).
 
     Raises:
-        InvalidArgumentError: for anything else; a duration (``"30s"``) needs events that
-            carry a time, which they do not yet: give a number of ticks.
+        InvalidArgumentError: for anything else, saying what to give.
     """
     if isinstance(value, int) and not isinstance(value, bool) and value > 0:
         return value
-    if isinstance(value, str) and value.strip()[-1:].isalpha():
-        raise InvalidArgumentError(
-            f"within={value!r}: a duration needs events that carry a time, and events carry "
-            "only ticks yet; give the window as a number of ticks (within=100)")
-    raise InvalidArgumentError(f"within={value!r}: give a positive number of ticks (within=100)")
+    if isinstance(value, Duration):
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        if text.isdigit() and int(text) > 0:
+            return int(text)
+        return Duration.parse(text)
+    raise InvalidArgumentError(f"within={value!r}: give a positive number of ticks (within=100) "
+                               "or a duration (within=30s)")
 
 
 def _enum_value(cls: type[enum.Enum], key: str, value: Any) -> Any:

@@ -20,6 +20,7 @@ propagates from the operation that caused the delivery, once everything is deliv
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -29,6 +30,7 @@ from blinker import Signal
 from xmlevents.algebra import (
     CompositeEvent,
     DefinitionSet,
+    Duration,
     EventGraph,
     EventType,
     GraphStateError,
@@ -100,12 +102,16 @@ class Monitor:
         namespaces: prefixes that definitions and ``when=`` conditions may use.
         cascade_limit: how many rounds of receivers changing documents may follow one
             operation before :class:`CascadeError` ends the cascade.
+        within: the graph's window (ticks, or a duration such as ``"30s"``).
+        clock: the time an operation's events carry (read once per operation, and only
+            when a window is given as a duration); ``time.time`` by default.
     """
 
     def __init__(self, definitions: Any = None, *, context: str = "chronicle",
                  hierarchical: bool = True, semantics: str = "interval",
                  namespaces: dict[str, str] | None = None, cascade_limit: int = 100,
-                 within: int | None = None) -> None:
+                 within: int | Duration | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
         if cascade_limit < 1:
             raise InvalidArgumentError(
                 f"cascade_limit={cascade_limit}: at least one round is needed")
@@ -113,6 +119,8 @@ class Monitor:
                                          "semantics": semantics, "within": within}
         self.namespaces = dict(namespaces or {})
         self.cascade_limit = cascade_limit
+        #: The time events carry, read once per operation, when a window is a duration.
+        self.clock = clock
         self.documents: dict[str, Any] = {}
         self.graph: EventGraph | None = None
         self._definitions: DefinitionSet | None = None
@@ -240,9 +248,11 @@ class Monitor:
         graph = self.graph
         ts = self._ts
         outbox = self._outbox
+        # Events carry a time only where a window measures one: one reading per operation.
+        now = self.clock() if graph is not None and graph.needs_time else None
         for doc, op, pi, value, old, index in raw:
             ts += 1
-            e = trusted_primitive(f"e{ts}", ts, op, pi, doc.name, value, old, index)
+            e = trusted_primitive(f"e{ts}", ts, op, pi, doc.name, value, old, index, now)
             for log in doc.recordings:
                 log.append(e)
             raised = graph.feed(e) if graph is not None else []

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from xmlevents.algebra import XmlEventsError, window
+from xmlevents.algebra import Duration, XmlEventsError, window
 
 __all__ = ["ticks"]
 
 
-def ticks(text: str) -> int:
-    """``--within``'s value: a positive number of ticks (argparse words the error)."""
+def ticks(text: str) -> int | Duration:
+    """``--within``'s value: a positive number of ticks or a duration (``30s``); argparse
+    words the error."""
     try:
         return window(int(text) if text.strip().lstrip("-").isdigit() else text)
     except XmlEventsError as exc:

@@ -355,7 +355,7 @@ modifiers = st.builds(
     at=st.none() | path_types(),
     context=st.none() | st.sampled_from(ast.Context),
     hierarchical=st.none() | st.booleans(),
-    within=st.none() | st.integers(1, 10**6),
+    within=st.none() | st.integers(1, 10**6) | st.builds(ast.Duration, st.integers(1, 10**9)),
 )
 leaves = st.one_of(
     st.builds(Primitive, st.sampled_from(Op), path_types()),

@@ -17,6 +17,7 @@ from xmlevents.algebra import (
     EventGraph,
     Expired,
     ExpressionSyntaxError,
+    GraphStateError,
     InvalidArgumentError,
     Op,
     PathInstance,
@@ -171,14 +172,87 @@ def test_bad_windows_are_refused(within: object) -> None:
         EventGraph(EI, within=within)  # type: ignore[arg-type]  # on purpose
 
 
-def test_a_duration_is_refused_until_events_carry_a_time() -> None:
-    """within=30s (text or argument) says why it cannot be taken."""
-    with pytest.raises(InvalidArgumentError, match="carry a time"):
-        EventGraph(EI, within="30s")  # type: ignore[arg-type]  # on purpose
-    with pytest.raises(ExpressionSyntaxError, match="carry a time"):
-        EventGraph(EI + " with within=30s")
-    with pytest.raises(ExpressionSyntaxError, match="at least one tick"):
-        EventGraph(EI + " with within=0")
+@pytest.mark.parametrize("text", ["30x", "0s", "1.5s", "s", "-3s"])
+def test_bad_durations_are_refused(text: str) -> None:
+    """A duration is a positive whole number with a unit (ms, s, m, h, d)."""
+    with pytest.raises(InvalidArgumentError, match="within="):
+        EventGraph(EI, within=text)
+    with pytest.raises(ExpressionSyntaxError):
+        EventGraph(EI + f" with within={text}")
+
+
+def _timed(events: list[PrimitiveEvent], scale: float) -> list[PrimitiveEvent]:
+    """The same events, each at time ``ts * scale`` seconds."""
+    return [PrimitiveEvent(e.id, e.ts, e.op, e.pi, e.doc, e.value, e.old, e.index,
+                           e.ts * scale) for e in events]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(EXPRESSIONS), streams(), st.data())
+def test_a_duration_over_events_a_second_apart_is_the_window_in_ticks(
+        expr: str, events: list[PrimitiveEvent], data: st.DataObject) -> None:
+    """Events at time = ts seconds: within=Ns detects exactly what within=N ticks does (the
+    clock of event time and the clock of ticks agree), in every context."""
+    context = data.draw(st.sampled_from(CONTEXTS))
+    hierarchical = data.draw(st.booleans())
+    n = data.draw(st.integers(1, 8))
+    # Whole seconds and minutes: sums of such floats are exact, so the boundary is too.
+    unit, scale = data.draw(st.sampled_from([("s", 1.0), ("m", 60.0), ("h", 3600.0)]))
+    ticks = EventGraph(f"E := {expr}", context=context, hierarchical=hierarchical, within=n)
+    timed = EventGraph(f"E := ({expr}) with within={n}{unit}", context=context,
+                       hierarchical=hierarchical)
+    for a, b in zip(events, _timed(events, scale), strict=True):
+        assert Counter(ids(c) for c in ticks.feed(a)) == Counter(ids(c) for c in timed.feed(b))
+    assert len(ticks.held("E")) == len(timed.held("E"))
+
+
+def test_both_windows_apply() -> None:
+    """A node under a tick window and a duration is bounded by both."""
+    graph = EventGraph(EI + " with within=10s", within=3)
+    assert [(n.window, n.duration) for n in graph.tree("Ei").operators] == [(3, 10_000)] * 2
+    graph.feed(PrimitiveEvent("e1", 1, Op.INS, PathInstance.of("/o/item", ["o", "i"]), time=0))
+    graph.feed(PrimitiveEvent("e2", 2, Op.INS, PathInstance.of("/o/item/price", ["o", "i", "p"]),
+                              time=11))  # 11 s later: outside the duration
+    out = graph.feed(PrimitiveEvent("e3", 3, Op.INS,
+                                    PathInstance.of("/o/item/quantity", ["o", "i", "q"]), time=12))
+    assert out == []
+
+
+@pytest.mark.parametrize(("time", "says"),
+                         [(None, "carries no time"), (5.0, "before the previous")])
+def test_a_duration_needs_times_that_do_not_decrease(time: float | None, says: str) -> None:
+    """Under a duration window, an event without a time, or earlier than the last, is refused
+    with the reason."""
+    graph = EventGraph(EI + " with within=30s")
+    graph.feed(PrimitiveEvent("e1", 1, Op.INS, PathInstance.of("/o/item", ["o", "i"]), time=10))
+    with pytest.raises(GraphStateError, match=says):
+        graph.feed(PrimitiveEvent("e2", 2, Op.INS, PathInstance.of("/o/x", ["o", "x"]),
+                                  time=time))
+
+
+def test_a_watched_document_stamps_its_clock_where_a_duration_needs_it() -> None:
+    """Monitor(clock=...) gives an operation's events its time when a window is a duration;
+    an item completed too late is not detected, and is reported."""
+    import xmlevents
+
+    now = [0.0]
+    monitor = xmlevents.Monitor(clock=lambda: now[0])
+    doc = xmlevents.fromstring("<order/>", monitor=monitor)
+    doc.define(EI + " with within=1m")
+    got: list[str] = []
+    doc.subscribe("Ei", lambda d, event: got.append(str(event.pi)))
+    expired: list[Expired] = []
+    assert monitor.graph is not None
+    monitor.graph.subscribe_expired(expired.append)
+    for item_time, quantity_time in ((0.0, 30.0), (100.0, 200.0)):
+        now[0] = item_time
+        item = xmlevents.SubElement(doc.getroot(), "item")
+        xmlevents.SubElement(item, "price").text = "1"
+        now[0] = quantity_time
+        xmlevents.SubElement(item, "quantity").text = "1"
+    assert len(got) == 1
+    assert {e.time for x in expired for e in x.events} <= {100.0}
+    assert expired
 
 
 def test_detect_takes_a_window(tmp_path: object) -> None:
