@@ -38,10 +38,18 @@
    document (registry records, ids, path instances, and the proxies the registry keeps alive)
    against the Python-side size of the plain parsed tree: just its root's proxy, or every
    element's proxy if held (libxml2's own memory for the tree is not traced).
+4. Insertions under a parent that already has 10^3, 10^4, 10^5 children (``--append-sizes``),
+   in a watched document with a ``doc.mutations`` receiver, so every insertion's event carries
+   its index among the parent's children (issue 13): ``--appends`` insertions each through
+   ``append``, ``etree.SubElement``, ``extend`` of one element, ``insert(-1, x)`` and
+   ``insert(0, x)``, against raw lxml's ``append`` on a plain tree of the same size; median of
+   ``--repeat`` runs, us per insertion. Target: flat in the number of children.
 
-Run: ``python bench/bench_dom.py [--size 10000] [--ops 10000] [--repeat 5]``.
+Run: ``python bench/bench_dom.py [--size 10000] [--ops 10000] [--repeat 5]
+[--append-sizes 1000,10000,100000] [--appends 1000]``.
 Targets (issue 5): wrapped without subscriptions <= 10x raw lxml; the wrapped edits with event
-delivery >= 100x faster than snapshot + edit + xmldiff.
+delivery >= 100x faster than snapshot + edit + xmldiff; (issue 13) an insertion's cost with a
+listener independent of how many children the parent has.
 """
 
 from __future__ import annotations
@@ -389,6 +397,73 @@ def memory(size: int) -> None:
           f"{w_kept / nodes:,.0f} bytes each, proxies included)")
 
 
+# --- 4. insertions under a parent with many children ------------------------------------------
+
+APPENDS: list[tuple[str, Callable[[Any, Any], None]]] = [
+    ("append(x)", lambda parent, x: parent.append(x)),
+    ("etree.SubElement(parent, tag)", lambda parent, x: REPORTING_SUBELEMENT(parent, "c")),
+    ("extend([x])", lambda parent, x: parent.extend([x])),
+    ("insert(-1, x) (before the last child)", lambda parent, x: parent.insert(-1, x)),
+    ("insert(0, x)", lambda parent, x: parent.insert(0, x)),
+]
+
+
+PLAIN_MAKER = hardened_parser(plain=True)  # makes lxml's own elements, for raw lxml
+LXML_APPEND = etree._Element.append
+
+
+def wide(children: int) -> bytes:
+    """``<r><p><c/>...</p></r>``: a parent ``p`` with ``children`` children."""
+    return b"<r><p>" + b"<c/>" * children + b"</p></r>"
+
+
+def insertion_time(xml: bytes, appends: int, insert: Callable[[Any, Any], None] | None
+                   ) -> float:
+    """Seconds per insertion into ``p`` of a fresh document: watched with a mutations receiver
+    (``insert``), or plain lxml's ``append`` (None)."""
+    if insert is None:
+        parent = plain_root(xml)[0]
+        new = [PLAIN_MAKER.makeelement("c") for _ in range(appends)]
+        insert = LXML_APPEND
+        doc = None
+    else:
+        doc = xmlevents.fromstring(xml)
+        events: list[Any] = []
+        doc.mutations.connect(lambda d, event: events.append(event), weak=False)
+        parent = doc.getroot()[0]
+        new = [etree.Element("c") for _ in range(appends)]
+    gc.collect()
+    gc.disable()
+    try:
+        start = time.perf_counter()
+        for x in new:
+            insert(parent, x)
+        elapsed = time.perf_counter() - start
+    finally:
+        gc.enable()
+    if doc is not None:
+        assert len(events) == appends, "one insertion event an insertion"
+        doc.close()
+    return elapsed / appends
+
+
+def insertion_costs(sizes: list[int], appends: int, repeat: int) -> None:
+    print(f"4. {appends:,} insertions under a parent with N children, a doc.mutations receiver "
+          f"listening (us per insertion, median of {repeat})")
+    header = "".join(f"{'N = ' + format(n, ','):>14}" for n in sizes)
+    print(f"   {'insertion':<38}{header}")
+    rows: list[tuple[str, Callable[[Any, Any], None] | None]] = [
+        ("raw lxml append (plain tree)", None), *APPENDS]
+    for label, insert in rows:
+        cells = []
+        for n in sizes:
+            xml = wide(n)
+            per = statistics.median(insertion_time(xml, appends, insert) for _ in range(repeat))
+            cells.append(f"{per * 1e6:>14.2f}")
+        print(f"   {label:<38}{''.join(cells)}")
+    print()
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--size", type=int, default=10000,
@@ -403,6 +478,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--edits", type=int, default=10, help="edits a round in part 2 (default 10)")
     p.add_argument("--wrapped-rounds", type=int, default=100,
                    help="rounds of wrapped edits in part 2 (default 100)")
+    p.add_argument("--append-sizes", default="1000,10000,100000",
+                   help="children of the parent in part 4 (default 1000,10000,100000)")
+    p.add_argument("--appends", type=int, default=1000,
+                   help="insertions a run in part 4 (default 1000)")
     args = p.parse_args(argv)
 
     print(f"python {sys.version.split()[0]}, lxml {etree.__version__}, "
@@ -410,6 +489,8 @@ def main(argv: list[str] | None = None) -> int:
     mutation_rates(args.size, args.ops, args.repeat)
     versus_xmldiff(args.diff_size, args.edits, args.repeat, args.wrapped_rounds)
     memory(args.size)
+    print()
+    insertion_costs([int(n) for n in args.append_sizes.split(",")], args.appends, args.repeat)
     return 0
 
 

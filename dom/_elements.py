@@ -161,7 +161,7 @@ class WatchedElement(etree.ElementBase):
         structural(self, (), items, lambda: _E.extend(self, items))
 
     def insert(self, index: int, element: Any) -> None:
-        structural(self, (), [element], lambda: _E.insert(self, index, element))
+        structural(self, (), [element], lambda: _E.insert(self, index, element), at=index)
 
     def remove(self, element: Any) -> None:
         structural(self, [element], [], lambda: _E.remove(self, element))

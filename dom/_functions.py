@@ -40,7 +40,9 @@ def SubElement(parent: Any, tag: Any, attrib: Any = None, nsmap: Any = None, **e
     begin()
     try:
         e = _sub_element(parent, tag, attrib, nsmap, **extra)
-        index = len(parent) - 1 if rec.doc.listening() else -1
+        # Appended: the last child, by the count (lxml's len() walks the siblings).
+        rec.n_children += 1
+        index = rec.n_children - 1 if rec.doc.listening() else -1
         ins_tree(rec.doc, e, rec, index, True)
         return e
     finally:

@@ -34,14 +34,22 @@ class Node:
     """What the registry knows of one element, comment or processing instruction.
 
     ``attrs`` maps an attribute's name to ``[id, value]``; ``text`` and ``tail`` hold the
-    values last reported (a comment's or PI's ``text`` is its event value).
+    values last reported (a comment's or PI's ``text`` is its event value). ``n_children`` is
+    the number of its children (elements, comments and PIs: what lxml's ``len()`` counts) as
+    last reported.
     """
 
-    __slots__ = ("attrs", "doc", "id", "pi", "tail", "tail_id", "text", "text_id")
+    __slots__ = ("attrs", "doc", "id", "n_children", "pi", "tail", "tail_id", "text",
+                 "text_id")
 
     def __init__(self, doc: Any, ident: str) -> None:
         self.doc = doc
         self.id = ident
+        # Kept exact by every operation that adds or removes children (and counted again by
+        # a resync that finds changes made behind the wrapper's back), so that an insertion's
+        # index is known without lxml's len() or index(), which walk the siblings: 650 us an
+        # append under 10^5 children (see _ops.position).
+        self.n_children = 0
         self.pi: PathInstance = None  # type: ignore[assignment]  # set by the caller
         self.text_id: str | None = None
         self.text: str | None = None

@@ -107,9 +107,13 @@ def _resync(doc: Any, root: Any) -> None:
                       a[1])
                 a[1] = value
 
-    # insertions, in document order
+    # insertions, in document order; registering the tree counts every node's children again
     if (root is not None and changed) or any(_has_new(NODES[e], e) for e in stayed):
         ins_tree(doc, root, None, -1, False, stayed=set(stayed))
+    elif gone:
+        # Only removals: the nodes left lost children the counts still hold.
+        for e in stayed:
+            NODES[e].n_children = len(e)
 
 
 def _emit(out: list[Any] | None, doc: Any, op: Op, pi: Any, value: str | None,
