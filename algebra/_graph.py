@@ -101,7 +101,7 @@ class EventGraph:
                  trace: Callable[[str, CompositeEvent], Any] | None = None,
                  documents: Documents | None = None,
                  on_error: Callable[[ConditionError], Any] | None = None,
-                 within: int | None = None) -> None:
+                 within: int | ast.Duration | str | None = None) -> None:
         self.definitions = _definitions(definitions)
         if semantics not in SEMANTICS:
             raise InvalidArgumentError(f"semantics={semantics!r}: use 'interval' or 'detection'")
@@ -572,12 +572,12 @@ def _droppable(trees: list[EventTree]) -> dict[tuple[int, bool], list[OperatorNo
         if any(n.mode in _LATE for n in tree.operators) or any(
                 d in late_trees for d in tree.definition.depends_on):
             late_trees.add(tree.name)
+    late = [t for t in trees if t.name in late_trees]
     out: dict[tuple[int, bool], list[OperatorNode]] = {}
     for tree in trees:
         late_below: dict[int, bool] = {}
-        for leaf in tree.leaves:
-            if any(leaf.spec.receives(t.definition.root, t.name) for t in trees
-                   if t.name in late_trees):
+        for leaf in tree.leaves if late else ():
+            if any(leaf.spec.receives(t.definition.root, t.name) for t in late):
                 late_below[id(leaf.parent)] = True
         for node in tree.operators:  # post-order: children first
             parent = node.parent

@@ -13,8 +13,14 @@ partial matches that timed out (Flink's timed-out partial matches), e.g. to aler
 that was never completed. A composite a child raises that already spans the window is dropped
 when it arrives, and reported the same way.
 
-One :class:`Windows` clock serves a whole event graph: a heap of expiry ticks, so a tick costs
-``O(log n)`` per event that expires in it and nothing when none does.
+A window may also be a duration of event time (``within=30s``, a :class:`~.ast.Duration`):
+composites then span less than it in the events' ``time`` (seconds), and a stored event that
+started at time ``t`` is dropped when the events reach ``t + duration``. Both kinds may bound
+one operator (:class:`Bounds`).
+
+One :class:`Windows` clock serves a whole event graph: a heap of expiry ticks and one of
+expiry times, so an event costs ``O(log n)`` per stored event that expires with it and nothing
+when none does.
 """
 
 from __future__ import annotations

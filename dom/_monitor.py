@@ -104,14 +104,15 @@ class Monitor:
             operation before :class:`CascadeError` ends the cascade.
         within: the graph's window (ticks, or a duration such as ``"30s"``).
         clock: the time an operation's events carry (read once per operation, and only
-            when a window is given as a duration); ``time.time`` by default.
+            when a window is given as a duration); ``time.time`` by default (None: no time,
+            which such a window refuses).
     """
 
     def __init__(self, definitions: Any = None, *, context: str = "chronicle",
                  hierarchical: bool = True, semantics: str = "interval",
                  namespaces: dict[str, str] | None = None, cascade_limit: int = 100,
-                 within: int | Duration | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 within: int | Duration | str | None = None,
+                 clock: Callable[[], float | None] = time.time) -> None:
         if cascade_limit < 1:
             raise InvalidArgumentError(
                 f"cascade_limit={cascade_limit}: at least one round is needed")

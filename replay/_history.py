@@ -23,6 +23,7 @@ from xmlevents.algebra import (
     ERRORS_TABLE,
     EVENTS_TABLE,
     CompositeEvent,
+    Duration,
     PrimitiveEvent,
 )
 from xmlevents.dom import Monitor, Snapshot, empty, from_snapshot
@@ -89,11 +90,15 @@ class DocumentHistory:
                  options: DiffOptions | None = None, namespaces: dict[str, str] | None = None,
                  context: str = "chronicle", hierarchical: bool = True,
                  semantics: str = "interval", start: Snapshot | None = None,
-                 within: int | None = None) -> None:
+                 within: int | Duration | str | None = None) -> None:
         self.name = doc
         self.options = options or DiffOptions()
+        # A version's events happen at its time (the commit's, from the table's ``time``
+        # column): the clock a window given as a duration measures (None: no time).
+        self.time: float | None = None
         self.monitor = Monitor(definitions, namespaces=namespaces, context=context,
-                               hierarchical=hierarchical, semantics=semantics, within=within)
+                               hierarchical=hierarchical, semantics=semantics, within=within,
+                               clock=lambda: self.time)
         self.document = (empty(name=doc, monitor=self.monitor) if start is None else
                          from_snapshot(start, name=doc, monitor=self.monitor))
         self.version: int | None = None  # the last good version replayed
@@ -111,17 +116,18 @@ class DocumentHistory:
         return VersionResult(version, events, raised, synced)
 
     def advance(self, version: int, xml: str | bytes | None = None, *,
-                script: list[Action] | None = None, expect: str | None = None
-                ) -> VersionResult:
+                script: list[Action] | None = None, expect: str | None = None,
+                time: float | None = None) -> VersionResult:
         """Replay one version: from its ``xml`` (diffed here against the document as it is),
         or from a ``script`` made elsewhere against the last good version (the Spark diff
         stage) with the ``expect``-ed :func:`~._script.digest`; ``xml`` is then only read if
-        the replay does not match it.
+        the replay does not match it. Its events carry ``time`` (seconds), if given.
 
         Raises:
             BadVersion: if ``xml`` is needed and is not well-formed (nothing is changed).
             MissingXmlError: if ``xml`` is needed and is None.
         """
+        self.time = time
         root = self.document.getroot()
         new = None
         if root is None or script is None:
@@ -192,7 +198,7 @@ class HistoryResult:
 def replay_history(rows: Iterable[Mapping[str, Any]], definitions: Any = None, *,
                    options: DiffOptions | None = None,
                    namespaces: dict[str, str] | None = None,
-                   within: int | None = None) -> HistoryResult:
+                   within: int | Duration | str | None = None) -> HistoryResult:
     """Replay a version table (rows with ``doc``, ``version``, ``xml``) in this process: the
     reference the Spark job must equal, and the loop its overhead is measured against.
     ``within`` is the graph's window in ticks (None: no window)."""
@@ -201,23 +207,25 @@ def replay_history(rows: Iterable[Mapping[str, Any]], definitions: Any = None, *
     for doc, versions in grouped.items():
         history = DocumentHistory(doc, definitions, options=options, namespaces=namespaces,
                                   within=within)
-        replay_document(history, ((int(r["version"]), r["xml"], None, None) for r in versions),
+        replay_document(history, ((int(r["version"]), r["xml"], None, None, r.get("time"))
+                                   for r in versions),
                         result)
     return result
 
 
 def replay_document(history: DocumentHistory,
-                    versions: Iterable[tuple[int, Any, list[Action] | None, str | None]],
+                    versions: Iterable[tuple[int, Any, list[Action] | None, str | None,
+                                             float | None]],
                     result: HistoryResult) -> None:
-    """Feed ``(version, xml, script, expect)`` in order to ``history``, adding its rows to
+    """Feed ``(version, xml, script, expect, time)`` in order to ``history``, adding its rows to
     ``result``; a bad version becomes an error row and the history goes on."""
     doc = history.name
     last: int | None = None
     try:
-        for version, xml, script, expect in versions:
+        for version, xml, script, expect, time in versions:
             last = version
             try:
-                r = history.advance(version, xml, script=script, expect=expect)
+                r = history.advance(version, xml, script=script, expect=expect, time=time)
             except BadVersion as bad:
                 result.errors.append(error_row(doc, version, "parse", bad.message, bad.line,
                                                bad.column))

@@ -36,6 +36,7 @@ from xmlevents.algebra import (
     ArgumentTypeError,
     Column,
     DefinitionSet,
+    Duration,
     RowSchema,
 )
 
@@ -96,7 +97,7 @@ _TAGGED = _schema(("record", _S), *[(f.name, f.dataType) for f in EVENTS_SCHEMA.
 _CHECKED = _schema(*[(f.name, f.dataType) for f in VERSIONS_SCHEMA.fields], ("message", _S),
                    ("line", _I), ("column", _I))
 _DIFFED = _schema(("doc", _S), ("version", _L), ("xml", _S), ("script", _S), ("expect", _S),
-                  ("error", _S))
+                  ("error", _S), ("time", _L))
 
 
 @dataclass
@@ -263,21 +264,23 @@ def _diff(options: DiffOptions) -> Any:
                     expects.append(None)
                     errors.append(f"{type(exc).__name__}: {exc}")
             yield pd.DataFrame({"doc": b["doc"], "version": b["version"], "xml": b["xml"],
-                                "script": scripts, "expect": expects, "error": errors})
+                                "script": scripts, "expect": expects, "error": errors,
+                                "time": b["time"]})
     return run
 
 
 def _apply(definitions: str | None, options: DiffOptions,
-           namespaces: dict[str, str] | None, within: int | None) -> Any:
+           namespaces: dict[str, str] | None, within: int | Duration | str | None) -> Any:
     def run(group: pd.DataFrame) -> pd.DataFrame:
         group = group.sort_values("version")
         doc = str(group["doc"].iloc[0])
         history = DocumentHistory(doc, definitions, options=options, namespaces=namespaces,
                                   within=within)
         result = HistoryResult()
-        versions = ((int(v), xml, decode_script(s) if s is not None else None, e)
-                    for v, xml, s, e in zip(group["version"], group["xml"], group["script"],
-                                            group["expect"], strict=False))
+        versions = ((int(v), xml, decode_script(s) if s is not None else None, e,
+                     None if pd.isna(t) else float(t))
+                    for v, xml, s, e, t in zip(group["version"], group["xml"], group["script"],
+                                               group["expect"], group["time"], strict=False))
         replay_document(history, versions, result)
         rows = [{"record": "version", "doc": d, "version": v} for d, v in result.replayed]
         rows += [{"record": "event", **r} for r in result.events]
@@ -290,7 +293,8 @@ def _apply(definitions: str | None, options: DiffOptions,
 def replay_frames(spark: SparkSession, versions: DataFrame, definitions: str | None = None,
                   *, options: DiffOptions | None = None,
                   namespaces: dict[str, str] | None = None,
-                  partitions: int | None = None, within: int | None = None) -> ReplayFrames:
+                  partitions: int | None = None, within: int | Duration | str | None = None
+                  ) -> ReplayFrames:
     """The events, composites and errors of a version table (``doc``, ``version``, ``xml``).
 
     ``definitions`` is definition text (checked here first: a bad definition raises before any
@@ -334,7 +338,7 @@ def diff_stage(spark: SparkSession, versions: DataFrame, options: DiffOptions,
         _check, _CHECKED).persist()
 
     # 2. diff: consecutive good versions, in parallel across documents and pairs
-    good = checked.where(F.col("message").isNull()).select("doc", "version", "xml")
+    good = checked.where(F.col("message").isNull()).select("doc", "version", "xml", "time")
     pairs = good.withColumn("old", F.lag("xml").over(
         Window.partitionBy("doc").orderBy("version"))).repartition(n)
     return checked, duplicates, pairs.mapInPandas(_diff(options), _DIFFED)

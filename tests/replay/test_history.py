@@ -544,9 +544,9 @@ def test_a_replay_failure_stops_that_document_with_an_error_row() -> None:
     """An unexpected failure (a script whose path leads nowhere) becomes a "replay" error row
     naming it, and the rest of that document is not replayed."""
     result = HistoryResult()
-    versions = [(0, "<a/>", None, None),
-                (1, "<a/>", [Delete((5,))], digest(parse_version("<a/>"))),
-                (2, "<a><b/></a>", None, None)]
+    versions = [(0, "<a/>", None, None, None),
+                (1, "<a/>", [Delete((5,))], digest(parse_version("<a/>")), None),
+                (2, "<a><b/></a>", None, None, None)]
     replay_document(DocumentHistory("d"), versions, result)
     assert result.replayed == [("d", 0)]
     [error] = result.errors
@@ -596,3 +596,23 @@ def test_a_window_bounds_the_replayed_detection() -> None:
     assert [c["type"] for c in replay_history(versions, definition).composites] == ["Ei"]
     assert replay_history(versions, definition, within=2).composites == []
     assert len(replay_history(versions, definition, within=100).composites) == 1
+
+
+def test_a_duration_measures_the_versions_times() -> None:
+    """A window given as a duration measures the versions' times (the table's ``time``): a
+    dependency completed a day later is not detected under within=1h; versions without a time
+    are refused with the reason, as error rows."""
+    versions = [
+        {"doc": "po.xml", "version": 0, "xml": "<order><item/></order>", "time": 0},
+        {"doc": "po.xml", "version": 1, "xml": "<order><item><price>5</price></item></order>",
+         "time": 600},
+        {"doc": "po.xml", "version": 2, "time": 86_400,
+         "xml": "<order><item><price>5</price><quantity>2</quantity></item></order>"},
+    ]
+    definition = "Ei := ins(item) ; (ins(item/price) & ins(item/quantity))"
+    assert len(replay_history(versions, definition, within="2d").composites) == 1
+    assert replay_history(versions, definition, within="1h").composites == []
+    untimed = [{k: v for k, v in r.items() if k != "time"} for r in versions]
+    result = replay_history(untimed, definition, within="1h")
+    assert result.composites == []
+    assert result.errors and "carries no time" in result.errors[0]["message"]
