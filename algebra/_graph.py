@@ -403,8 +403,20 @@ class EventGraph:
             return []  # most events of a document concern no definition: keep that cheap
         else:
             dirty = []
-        self._deliver(event, leaves, dirty)
-        raised = self._propagate(dirty, ts, event)
+        if not dirty and len(leaves) == 1:
+            # The common case, one leaf of one tree: process that tree at once, without the
+            # heap of trees to visit; the trees reusing it (if any) go through _propagate.
+            leaf = leaves[0]
+            leaf.parent.pending.append((leaf.index, event))
+            raised = leaf.tree.process(ts, event)
+            if raised:
+                for c in raised:
+                    self._deliver(c, self._leaves_for(c), dirty)
+                if dirty:
+                    raised = raised + self._propagate(dirty, ts, event)
+        else:
+            self._deliver(event, leaves, dirty)
+            raised = self._propagate(dirty, ts, event)
         if windows.dropped:
             self._report_expired()
         if raised and self._subscribers:
