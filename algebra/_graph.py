@@ -79,9 +79,11 @@ class EventGraph:
             any operator node raises, not only roots (to inspect intermediate results).
         documents: resolves path instances to nodes and compiles termination conditions
             (:class:`~xmlevents.algebra.Documents`); without it, ``when=`` is refused.
-        within: the window, in ticks, of every operator that sets none (``with within=N``
-            bounds one operator and those beneath it): composites span fewer ticks, and what
-            can no longer complete inside it is dropped and reported (:meth:`subscribe_expired`).
+        within: the window of every operator that sets none (``with within=N`` bounds one
+            operator and those beneath it): a number of ticks, or a duration of event time
+            (``"30s"``, a :class:`~xmlevents.algebra.Duration`; every event then carries a
+            ``time``). Composites span less; what can no longer complete inside it is dropped
+            and reported (:meth:`subscribe_expired`).
         on_error: called with the :class:`ConditionError` of a condition that fails while it
             is evaluated (the potential event is not raised; detection goes on); by default a
             ``RuntimeWarning``.
