@@ -171,8 +171,8 @@ class OperatorNode:
         self.windows = options.windows if bounded else None
         self._text: str | None = None
         # Per path type of arriving events: the type (with the absolute path type) of the
-        # composites built from them (∩ab, section 3.1).
-        self._types: dict[PathType, CompositeEventType] = {}
+        # composites built from them (∩ab, section 3.1), and that path type's length.
+        self._types: dict[PathType, tuple[CompositeEventType, int]] = {}
 
     @property
     def held(self) -> dict[Hashable, Any]:
@@ -331,13 +331,14 @@ class OperatorNode:
                  ) -> CompositeEvent:
         first = picks[0]
         pt = first.pi.pt
-        et = self._types.get(pt)
-        if et is None:
+        found = self._types.get(pt)
+        if found is None:
             abs_pt = intersect_ab(self.pt, pt)
             assert abs_pt is not None, "arrivals with a null projection are filtered out"
-            et = self._types[pt] = CompositeEventType(self.name, abs_pt)
+            found = self._types[pt] = (CompositeEventType(self.name, abs_pt), len(abs_pt))
+        et, n = found  # n: the path type's length, kept (len() of a path type is a call)
         if pi is None:
-            pi = trusted_path_instance(et.pt, first.pi.ids[:len(et.pt)])
+            pi = trusted_path_instance(et.pt, first.pi.ids[:n])
         # A held event gets its id when it is raised, so ids follow the order raised.
         ident = "" if self.termination.defers else self._tree.next_id()
         return _composite(ident, et, pi, picks, span(picks), tick, first.doc)
