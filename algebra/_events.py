@@ -126,7 +126,7 @@ def compatible(et1: EventType, et2: EventType) -> bool:
 _EVENT_KEYS = ("id", "ts", "op", "path", "ids", "doc", "kind", "value", "old", "index",
                "time")
 _EVENT_KEY_SET = frozenset(_EVENT_KEYS)
-_FAST_KEYS = frozenset(("id", "ts", "op", "path", "ids", "doc", "value", "old"))
+_FAST_KEYS = frozenset(("id", "ts", "op", "path", "ids", "doc", "value", "old", "time"))
 _CONCRETE_OPS = {"ins": Op.INS, "upd": Op.UPD, "del": Op.DEL}
 
 
@@ -365,18 +365,20 @@ def _fast_event(d: Any, default_id: str | None, default_ts: int | None, *,
     if (type(ids) is not list or pt.kind is not Kind.ABSOLUTE or len(ids) != len(pt.steps)
             or type(ts) is not int or type(ident) is not str):
         return None
-    if optional:  # doc, value or old
-        doc, value, old = get("doc"), get("value"), get("old")
+    if optional:  # doc, value, old or time
+        doc, value, old, time = get("doc"), get("value"), get("old"), get("time")
         if ((value is not None and type(value) is not str)
                 or (old is not None and type(old) is not str)
-                or (doc is not None and type(doc) is not str)):
+                or (doc is not None and type(doc) is not str)
+                or (time is not None and (type(time) not in (int, float)
+                                          or not math.isfinite(time)))):
             return None
     else:
-        doc = value = old = None
+        doc = value = old = time = None
     if keep is not None and not keep(op, pt):
         return ts
     pi = trusted_path_instance(pt, tuple(ids))
-    return trusted_primitive(ident, ts, op, pi, doc, value, old, None)
+    return trusted_primitive(ident, ts, op, pi, doc, value, old, None, time)
 
 
 _tick_and_id = attrgetter("ts", "id")

@@ -466,10 +466,11 @@ _event_like = st.fixed_dictionaries(
                   "path": _json_values, "ids": _json_values | st.lists(
                       st.sampled_from(["a1", "b1"]), max_size=3),
                   "doc": _json_values, "value": _json_values, "old": _json_values,
-                  "index": _json_values, "kind": _json_values, "extra": _json_values})
+                  "index": _json_values, "kind": _json_values, "extra": _json_values,
+                  "time": _json_values | st.floats(allow_nan=True, allow_infinity=True)})
 
 
-_FIELDS = ["id", "ts", "op", "path", "ids", "doc", "value", "old", "index", "kind"]
+_FIELDS = ["id", "ts", "op", "path", "ids", "doc", "value", "old", "index", "kind", "time"]
 # Valid events with a field or two changed or dropped: what reaches the fast path's checks.
 _near_valid = st.builds(
     lambda base, changes, drops: {k: v for k, v in {**base, **changes}.items()
@@ -478,8 +479,8 @@ _near_valid = st.builds(
                            "op": st.sampled_from(["ins", "upd", "del"]),
                            "path": st.sampled_from(["/a", "/a/b"]),
                            "ids": st.sampled_from([["a1"], ["a1", "b1"]])}),
-    st.dictionaries(st.sampled_from(_FIELDS), _json_values | st.sampled_from(["v", "d"]),
-                    max_size=2),
+    st.dictionaries(st.sampled_from(_FIELDS), _json_values | st.sampled_from(["v", "d"])
+                    | st.floats(allow_nan=False, allow_infinity=False), max_size=2),
     st.sets(st.sampled_from(["id", "ts"]), max_size=2))
 
 
