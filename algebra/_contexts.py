@@ -35,7 +35,7 @@ from itertools import combinations, product
 from ._events import Event
 from .ast import Context
 
-__all__ = ["Group", "Before", "select_any", "select_seq", "select_not", "select_disj"]
+__all__ = ["Group", "Before", "select_any", "select_seq", "select_not", "select_disj", "remove"]
 
 Before = Callable[[Event, Event], bool]
 Picks = tuple[Event, ...]
@@ -84,11 +84,13 @@ def _store(ctx: Context, buf: list[Event], e: Event) -> None:
         buf.append(e)
 
 
-def _remove(buf: list[Event], e: Event) -> None:
+def remove(buf: list[Event], e: Event) -> bool:
+    """Take ``e`` itself (not an equal event) out of ``buf``; whether it was there."""
     for i, x in enumerate(buf):
         if x is e:
             del buf[i]
-            return
+            return True
+    return False
 
 
 def select_disj(ctx: Context, g: Group, k: int, e: Event, before: Before) -> list[Picks]:
@@ -204,7 +206,7 @@ def select_seq(ctx: Context, g: Group, k: int, e: Event, before: Before) -> list
         for x in (starts if ctx is Context.CHRONICLE else reversed(starts)):
             if before(x, e):
                 if ctx is Context.CHRONICLE:
-                    _remove(starts, x)
+                    remove(starts, x)
                 return [(x, e)]
         return []
     if ctx is Context.CHRONICLE or ctx is Context.RECENT:
@@ -215,7 +217,7 @@ def select_seq(ctx: Context, g: Group, k: int, e: Event, before: Before) -> list
         chain = found[0]
         if ctx is Context.CHRONICLE:
             for p, x in enumerate(chain[:-1]):
-                _remove(bufs[p], x)
+                remove(bufs[p], x)
         return [tuple(chain)]
     if ctx is Context.CUMULATIVE:
         selected: list[list[Event]] = [[e]]
@@ -261,7 +263,7 @@ def select_not(ctx: Context, g: Group, k: int, e: Event, before: Before) -> list
     if not ready:
         return []
     if ctx is Context.CHRONICLE:
-        _remove(starts, ready[0])
+        remove(starts, ready[0])
         return [(ready[0], e)]
     if ctx is Context.RECENT:
         return [(ready[-1], e)]

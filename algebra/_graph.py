@@ -28,10 +28,10 @@ from typing import Any
 
 from . import ast
 from ._definitions import DefinitionSet, OperatorSpec, ResolvedDefinition
+from ._definitions import _error as definition_error
 from ._documents import Documents
 from ._errors import (
     ConditionError,
-    DefinitionError,
     GraphStateError,
     InvalidArgumentError,
     UnknownNameError,
@@ -152,10 +152,8 @@ class EventGraph:
         added = DefinitionSet.collect(definitions, namespaces=namespaces)
         for d in added:
             if d.name in self.definitions:
-                raise DefinitionError(
-                    f"{d.name} is already defined; remove it first to redefine it",
-                    definition=d.name, text=d.source,
-                    line=d.pos[0] if d.pos else None, col=d.pos[1] if d.pos else None)
+                raise definition_error(
+                    d, d, f"{d.name} is already defined; remove it first to redefine it")
         merged = DefinitionSet([r.definition for r in self.definitions] + added)
         fresh = [merged[d.name] for d in added if not merged[d.name].is_alias]
         for r in fresh:
@@ -181,12 +179,11 @@ class EventGraph:
         users = [d for d in self.definitions
                  if d.name != name and (name in d.depends_on or _refers_to(d, name))]
         if users:
-            d = removed.definition
             names = ", ".join(u.name for u in users)
-            raise DefinitionError(
+            raise definition_error(
+                removed.definition, removed.definition,
                 f"{name} is reused by {names}; remove {'it' if len(users) == 1 else 'them'} "
-                f"first", definition=name, text=d.source,
-                line=d.pos[0] if d.pos else None, col=d.pos[1] if d.pos else None)
+                "first")
         self.definitions = DefinitionSet(r.definition for r in self.definitions
                                          if r.name != name)
         self._windows.forget(n for t in self.trees if t.name == name for n in t.operators)
@@ -628,8 +625,4 @@ def _check_evaluable(d: ResolvedDefinition, documents: Documents | None) -> None
             except ValueError as exc:
                 problem = f"the termination condition when={when!r} does not compile: {exc}"
         if problem:
-            where = expr.pos or d.definition.pos
-            raise DefinitionError(problem, definition=d.name, node=str(expr),
-                                  text=d.definition.source,
-                                  line=where[0] if where else None,
-                                  col=where[1] if where else None)
+            raise definition_error(d.definition, expr, problem)

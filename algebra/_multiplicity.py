@@ -27,7 +27,7 @@ from collections.abc import Hashable
 from typing import TYPE_CHECKING
 
 from . import ast
-from ._contexts import Before
+from ._contexts import Before, remove
 from ._definitions import OperatorSpec
 from ._events import (
     CompositeEvent,
@@ -97,8 +97,7 @@ class MultNode(OperatorNode):
         arrivals, self.pending = self.pending, []
         raised: list[CompositeEvent] = []
         emit = self.termination.emit
-        window = self.window
-        bounded = window is not None or self.duration is not None
+        bounded = self.windows is not None
         for child, event in arrivals:
             key = self.grouping.key(event)
             if key is NULL:
@@ -139,13 +138,7 @@ class MultNode(OperatorNode):
     def expire(self, key: Hashable, child: int, event: Event) -> bool:
         """Drop a child event still waiting for the lower bound (its window ended)."""
         run = self.runs.get(key)
-        if run is None:
-            return False
-        for i, x in enumerate(run.waiting):
-            if x is event:
-                del run.waiting[i]
-                return True
-        return False
+        return run is not None and remove(run.waiting, event)
 
     def _sweep(self) -> None:
         """Forget runs a fresh one would equal: integrating event consumed, nothing waiting.

@@ -34,7 +34,16 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from . import ast
-from ._contexts import Before, Group, Picks, select_any, select_disj, select_not, select_seq
+from ._contexts import (
+    Before,
+    Group,
+    Picks,
+    remove,
+    select_any,
+    select_disj,
+    select_not,
+    select_seq,
+)
 from ._definitions import OperatorSpec
 from ._errors import ConditionError
 from ._events import (
@@ -258,61 +267,57 @@ class OperatorNode:
         """Group ``key`` can never receive another event (its node was deleted): forget what
         it stores, and the potential events held for it by a condition alone."""
         self.groups.pop(key, None)
-        if self.mode is ast.Mode.EARLIEST:
-            self.termination.held.pop(key, None)
+        self.termination.forget(key)
 
     # --- the window ----------------------------------------------------------------------------
 
+    def _due(self, event: Event) -> float | None:
+        """The event time at which ``event`` leaves this node's duration window (None: it
+        starts at no time)."""
+        assert self.duration is not None
+        started = start_time(event)
+        # None: untimed (the graph refuses those under a duration); inf: a composite without
+        # constituents, which spans no time.
+        if started is None or started == math.inf:
+            return None
+        return started + self.duration / 1000
+
     def _fits(self, key: Hashable, child: int, event: Event, tick: int) -> bool:
-        """Whether ``event`` may still take part in a composite inside the window; if so, the
+        """Whether ``event`` may still take part in a composite inside the windows; if so, the
         clock is told when it expires (if it is stored), else it is reported dropped."""
         windows = self.windows
         assert windows is not None
-        if self.window is not None:
-            at = event.start + self.window
-            if at <= tick:  # a child's composite that already spans the window
-                if windows.listening:
-                    windows.dropped.append(self.expired(key, [event], tick))
-                return False
+        # The tick window inline: it is checked for every arrival at a windowed node.
+        at = None if self.window is None else event.start + self.window
+        due = None if self.duration is None else self._due(event)
+        if (at is not None and at <= tick) or (due is not None and due <= windows.now):
+            # a child's composite that already spans a window
+            if windows.listening:
+                windows.dropped.append(self.expired(key, [event], tick))
+            return False
+        if at is not None:
             windows.schedule(self, key, child, event, at)
-        if self.duration is not None:
-            started = start_time(event)
-            if started is None:  # the graph refuses untimed events when a duration applies
-                return True
-            due = started + self.duration / 1000
-            if due <= windows.now:
-                if windows.listening:
-                    windows.dropped.append(self.expired(key, [event], tick))
-                return False
-            if due != math.inf:
-                windows.schedule_time(self, key, child, event, due)
+        if due is not None:
+            windows.schedule_time(self, key, child, event, due)
         return True
 
     def _inside(self, c: CompositeEvent, tick: int) -> bool:
         """Whether composite ``c`` may still grow inside the windows (multiplicity)."""
-        if self.window is not None and c.start + self.window <= tick:
-            return False
-        if self.duration is not None:
-            started = start_time(c)
-            assert self.windows is not None
-            if started is not None and started + self.duration / 1000 <= self.windows.now:
-                return False
-        return True
+        assert self.windows is not None
+        at = None if self.window is None else c.start + self.window
+        due = None if self.duration is None else self._due(c)
+        return not ((at is not None and at <= tick)
+                    or (due is not None and due <= self.windows.now))
 
     def expire(self, key: Hashable, child: int, event: Event) -> bool:
         """Drop ``event`` of child ``child`` from group ``key`` (its window ended); False if
         it is no longer stored (consumed, or never stored)."""
         group = self.groups.get(key)
-        if group is None:
+        if group is None or not remove(group.bufs[child], event):
             return False
-        buf = group.bufs[child]
-        for i, x in enumerate(buf):
-            if x is event:
-                del buf[i]
-                if not any(group.bufs):
-                    del self.groups[key]
-                return True
-        return False
+        if not any(group.bufs):
+            del self.groups[key]
+        return True
 
     def expired(self, key: Hashable, events: list[Event], tick: int) -> Expired:
         """The report of ``events`` of group ``key`` dropped at ``tick``."""

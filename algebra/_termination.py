@@ -110,6 +110,10 @@ class Termination(ABC):
         """Let go of held events as ``event`` decides; return those raised."""
         return []
 
+    def forget(self, key: Hashable) -> None:
+        """Group ``key`` can never receive another event (its node was deleted)."""
+        return None  # nothing is held here
+
     def flush(self, tick: int) -> list[CompositeEvent]:
         """Let go of what the mode holds back; return those raised."""
         return []
@@ -181,6 +185,13 @@ class Holding(Termination):
 
     def emit(self, c: CompositeEvent, key: Hashable, raised: list[CompositeEvent]) -> None:
         self.held.setdefault(key, []).append(Held(c, terminated=self.mode is ast.Mode.EARLIEST))
+
+    def forget(self, key: Hashable) -> None:
+        """Potential events held only by a condition go with their group: the condition is
+        tested again only at events inside its subtree, and there will be none. Those held by
+        the non-local or custom mode are complete and go as their mode says."""
+        if self.mode is ast.Mode.EARLIEST:
+            self.held.pop(key, None)
 
     def absorb(self, key: Hashable, event: Event) -> bool:
         entries = self.held.get(key)

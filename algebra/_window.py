@@ -101,9 +101,6 @@ class Windows:
         #: What was dropped and not yet reported (:meth:`take`).
         self.dropped: list[Expired] = []
 
-    def __len__(self) -> int:
-        return len(self.heap)
-
     def schedule(self, node: OperatorNode, key: Hashable, child: int, event: Event,
                  at: int) -> None:
         """``event``, stored by ``node`` for child ``child`` in group ``key``, expires at

@@ -26,7 +26,7 @@ from xmlevents.algebra import (
 )
 
 from . import _cli_replay
-from ._cli_common import ticks
+from ._cli_common import window_argument
 
 __all__ = ["main", "entry"]
 
@@ -63,9 +63,10 @@ def _parser() -> argparse.ArgumentParser:
                         help="group events by hierarchy (the hierarchical context; default on)")
     detect.add_argument("--semantics", choices=["interval", "detection"], default="interval",
                         help="time semantics of sequences (default: interval)")
-    detect.add_argument("--within", type=ticks, default=None, metavar="TICKS",
+    detect.add_argument("--within", type=window_argument, default=None, metavar="TICKS",
                         help="the window of operators that set none: composites span fewer "
-                             "ticks; what cannot complete inside it is dropped (default: none)")
+                             "ticks, or less than a duration such as 30s of the events' time; "
+                             "what cannot complete inside it is dropped (default: none)")
 
     graph = sub.add_parser(
         "graph", help="print the event trees of definitions with their path types",

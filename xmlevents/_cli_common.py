@@ -6,10 +6,10 @@ import argparse
 
 from xmlevents.algebra import Duration, XmlEventsError, window
 
-__all__ = ["ticks"]
+__all__ = ["window_argument"]
 
 
-def ticks(text: str) -> int | Duration:
+def window_argument(text: str) -> int | Duration:
     """``--within``'s value: a positive number of ticks or a duration (``30s``); argparse
     words the error."""
     try:

@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 from xmlevents.algebra import XmlEventsError
 
-from ._cli_common import ticks
+from ._cli_common import window_argument
 
 __all__ = ["CommandError", "add_parsers", "run"]
 
@@ -54,9 +54,10 @@ def add_parsers(sub: Any, add_definition_options: Callable[[argparse.ArgumentPar
     replay.add_argument("--no-fast-match", dest="fast_match", action="store_false",
                         help="xmldiff's slower matching, without its first longest-common-"
                              "subsequence pass (default: fast match)")
-    replay.add_argument("--within", type=ticks, default=None, metavar="TICKS",
+    replay.add_argument("--within", type=window_argument, default=None, metavar="TICKS",
                         help="the window of every operator that sets none, in ticks of a "
-                             "document's event stream (default: none)")
+                             "document's event stream, or a duration such as 30d of the "
+                             "versions' times (default: none)")
     replay.add_argument("--show", type=int, default=5, metavar="N",
                         help="composite events of each type to print (default: 5)")
     replay.add_argument("--quiet", "-q", action="store_true",
