@@ -101,6 +101,10 @@ def select_disj(ctx: Context, g: Group, k: int, e: Event, before: Before) -> lis
 def select_any(ctx: Context, n: int, g: Group, k: int, e: Event,
                before: Before) -> list[Picks]:
     """Conjunction ∆ (``n`` = number of children) and Snoop's ``any(n, ...)``."""
+    if n == 1:
+        # any(1, ...): every event raises a composite on its own, in every context; none
+        # would ever be combined, so none is stored.
+        return [(e,)]
     bufs = g.bufs
     _store(ctx, bufs[k], e)
     if n == len(bufs) and ctx is not Context.CONTINUOUS and ctx is not Context.UNRESTRICTED:

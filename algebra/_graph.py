@@ -21,6 +21,7 @@ References:
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -49,8 +50,9 @@ from ._events import (
 from ._multiplicity import WATCH, MultNode
 from ._operator import SEMANTICS, OperatorNode, TreeOptions
 from ._paths import PathInstance, PathType
+from ._sharing import SharedView, Sharing
 from ._tree import EventTree, Leaf
-from ._window import Expired, Windows
+from ._window import Bounds, Expired, Windows
 
 __all__ = ["EventGraph"]
 
@@ -87,6 +89,8 @@ class EventGraph:
         on_error: called with the :class:`ConditionError` of a condition that fails while it
             is evaluated (the potential event is not raised; detection goes on); by default a
             ``RuntimeWarning``.
+        share: build an operator subtree that several definitions have once, and share it
+            (the default; results are the same either way, see :mod:`._sharing`).
 
     >>> g = EventGraph("Ei := ins(item) ; (ins(item/price) & ins(item/quantity))")
     >>> from xmlevents.algebra import PrimitiveEvent, PathInstance, Op
@@ -103,7 +107,7 @@ class EventGraph:
                  trace: Callable[[str, CompositeEvent], Any] | None = None,
                  documents: Documents | None = None,
                  on_error: Callable[[ConditionError], Any] | None = None,
-                 within: int | ast.Duration | str | None = None) -> None:
+                 within: int | ast.Duration | str | None = None, share: bool = True) -> None:
         self.definitions = _definitions(definitions)
         if semantics not in SEMANTICS:
             raise InvalidArgumentError(f"semantics={semantics!r}: use 'interval' or 'detection'")
@@ -115,14 +119,15 @@ class EventGraph:
         if not isinstance(hierarchical, bool):
             raise InvalidArgumentError(f"hierarchical={hierarchical!r}: use True or False")
         self._windows = Windows()
-        self.options = TreeOptions(ctx, hierarchical, semantics, documents, on_error,
-                                   None if within is None else ast.window(within),
-                                   self._windows)
+        options = TreeOptions(ctx, hierarchical, semantics, documents, on_error,
+                              None if within is None else ast.window(within), self._windows)
+        self._sharing = Sharing(options, self._hidden_tree) if share else None
+        self.options = dataclasses.replace(options, sharing=self._sharing)
         self._trace = trace
         resolved = list(self.definitions.trees())
         for d in resolved:
             _check_evaluable(d, documents)
-        self.trees: list[EventTree] = [self._new_tree(d, i) for i, d in enumerate(resolved)]
+        self.trees: list[EventTree] = _arrange(list(self._build(resolved).values()))
         self._position: dict[str, int] = {}
         self._by_step: dict[object, list[Leaf]] = defaultdict(list)
         self._dispatch: dict[tuple[object, PathType], list[Leaf]] = {}
@@ -158,10 +163,10 @@ class EventGraph:
         fresh = [merged[d.name] for d in added if not merged[d.name].is_alias]
         for r in fresh:
             _check_evaluable(r, self.options.documents)
-        built = {r.name: self._new_tree(r, 0) for r in fresh}  # may raise: nothing changed yet
-        by_name = {t.name: t for t in self.trees} | built
+        built = self._build(fresh)  # may raise: nothing changed yet
+        by_name = {t.name: t for t in self.trees if t.core is None} | built
         self.definitions = merged
-        self.trees = [by_name[r.name] for r in merged.trees()]
+        self.trees = _arrange([by_name[r.name] for r in merged.trees()])
         self._wire()
         return merged
 
@@ -186,24 +191,55 @@ class EventGraph:
                 "first")
         self.definitions = DefinitionSet(r.definition for r in self.definitions
                                          if r.name != name)
-        self._windows.forget(n for t in self.trees if t.name == name for n in t.operators)
-        self.trees = [t for t in self.trees if t.name != name]
+        self._retire([self.tree(name)])
         self._wire()
         return self.definitions
 
-    def _new_tree(self, d: ResolvedDefinition, position: int) -> EventTree:
+    def _build(self, resolved: list[ResolvedDefinition]) -> dict[str, EventTree]:
+        """The trees of ``resolved``, built together: they share the subtrees two of them
+        have (and the cores that store nothing yet). On an error, nothing is shared."""
+        sharing = self._sharing
+        if sharing is None:
+            return {r.name: self._new_tree(r) for r in resolved}
+        sharing.plan([r.root for r in resolved if isinstance(r.root, OperatorSpec)])
+        try:
+            built = {r.name: self._new_tree(r) for r in resolved}
+        except BaseException:
+            sharing.rollback()
+            raise
+        sharing.commit()
+        return built
+
+    def _retire(self, trees: list[EventTree], *, keep: bool = False) -> None:
+        """``trees`` go (removed, or replaced when reopened; with ``keep``, closed and kept):
+        stop their clocks, and let go of the shared subtrees only they used."""
+        gone = [] if keep else list(trees)
+        if self._sharing is not None:
+            for tree in trees:
+                gone += [core.tree for core in self._sharing.release(tree)]
+        self._windows.forget(n for t in gone for n in t.operators)
+        ids = {id(t) for t in gone}
+        self.trees = [t for t in self.trees if id(t) not in ids]
+
+    def _new_tree(self, d: ResolvedDefinition) -> EventTree:
         tree = EventTree(d, self.options)
-        tree.position = position
         trace = self._trace
         if trace is not None:
             tree.trace = lambda node, c, _name=tree.name: trace(_name, c)
         return tree
+
+    def _hidden_tree(self, d: ResolvedDefinition, bounds: Bounds) -> EventTree:
+        """The hidden tree of a shared subtree (built under its ancestors' windows)."""
+        return EventTree(d, self.options, bounds, hidden=True)
 
     def _wire(self) -> None:
         """Number the trees in processing order, index their leaves for dispatch, and tell
         multiplicity roots who consumes their events (again whenever the trees change)."""
         for i, tree in enumerate(self.trees):
             tree.position = i
+        for tree in self.trees:
+            if tree.core is not None:  # the trees sharing it are processed after it
+                tree.core.positions = sorted({v.tree.position for v in tree.core.views})
         self._position = {t.name: i for i, t in enumerate(self.trees)}
         self._by_step.clear()
         self._dispatch.clear()
@@ -407,8 +443,15 @@ class EventGraph:
             # heap of trees to visit; the trees reusing it (if any) go through _propagate.
             leaf = leaves[0]
             leaf.parent.pending.append((leaf.index, event))
-            raised = leaf.tree.process(ts, event)
-            if raised:
+            tree = leaf.tree
+            raised = tree.process(ts, event)
+            if tree.core is not None:
+                # A shared subtree: what it raised goes to the trees sharing it.
+                raised = []
+                if tree.core.moved():
+                    dirty = list(tree.core.positions)
+                    raised = self._propagate(dirty, ts, event)
+            elif raised:
                 for c in raised:
                     self._deliver(c, self._leaves_for(c), dirty)
                 if dirty:
@@ -429,12 +472,19 @@ class EventGraph:
         done = -1
         trees = self.trees
         pop = heapq.heappop
+        push = heapq.heappush
         while dirty:
             i = pop(dirty)
             if i == done:
                 continue
             done = i
-            out = trees[i].process(ts, event)
+            tree = trees[i]
+            out = tree.process(ts, event)
+            if tree.core is not None:  # a shared subtree: its views take what it raised
+                if tree.core.moved():
+                    for position in tree.core.positions:
+                        push(dirty, position)
+                continue
             if out:
                 raised += out
                 for c in out:
@@ -489,6 +539,9 @@ class EventGraph:
         if tree.closed:
             return []
         raised = tree.flush(tick)
+        if tree.core is not None:  # a shared subtree's go to its views
+            tree.core.moved()
+            return []
         for c in raised:
             self._deliver(c, self._leaves_for(c), dirty)
         return raised
@@ -505,8 +558,11 @@ class EventGraph:
         if name is None:
             self._closed = True
         else:
-            self.tree(name).closed = True
+            tree = self.tree(name)
+            tree.closed = True
             self._dispatch.clear()  # its leaves take nothing now
+            self._retire([tree], keep=True)  # nor do its shared subtrees give it anything
+            self._wire()
         return raised
 
     def open(self, name: str | None = None) -> None:
@@ -514,10 +570,12 @@ class EventGraph:
 
         Ticks must still increase across the reopening.
         """
-        for i, tree in enumerate(self.trees):
-            if (name is None and (self._closed or tree.closed)) or tree.name == name:
-                self._windows.forget(tree.operators)
-                self.trees[i] = self._new_tree(tree.definition, i)
+        reopened = [t for t in self.trees if t.core is None and (
+            (name is None and (self._closed or t.closed)) or t.name == name)]
+        self._retire(reopened)
+        by_name = ({t.name: t for t in self.trees if t.core is None}
+                   | self._build([t.definition for t in reopened]))
+        self.trees = _arrange([by_name[r.name] for r in self.definitions.trees()])
         if name is None:
             self._closed = False
         self._wire()
@@ -563,7 +621,7 @@ class EventGraph:
     @property
     def order(self) -> tuple[str, ...]:
         """The trees in processing order: each after those it depends on."""
-        return tuple(t.name for t in self.trees)
+        return tuple(t.name for t in self.trees if t.core is None)
 
     def __repr__(self) -> str:
         o = self.options
@@ -574,28 +632,53 @@ class EventGraph:
 _LATE = (ast.Mode.NON_LOCAL, ast.Mode.CUSTOM)
 
 
+def _arrange(named: list[EventTree]) -> list[EventTree]:
+    """The processing order: the definitions' trees in dependency order, each shared
+    subtree's hidden tree just before the first tree sharing it (the definitions it reuses
+    come before that tree, so before it too)."""
+    out: list[EventTree] = []
+    placed: set[int] = set()
+
+    def place(tree: EventTree) -> None:
+        for node in tree.operators:
+            if isinstance(node, SharedView) and id(node.core.tree) not in placed \
+                    and any(v is node for v in node.core.views):
+                place(node.core.tree)
+        placed.add(id(tree))
+        out.append(tree)
+
+    for tree in named:
+        place(tree)
+    return out
+
+
 def _droppable(trees: list[EventTree]) -> dict[tuple[int, bool], list[OperatorNode]]:
     """The nodes whose groups of deleted nodes may be dropped (see :meth:`EventGraph.forget`),
     by the length of their path type (the number of ids in a group's key) and whether it is
     absolute."""
     late_trees: set[str] = set()
-    for tree in trees:  # dependency order: a tree after those it reuses
-        if any(n.mode in _LATE for n in tree.operators) or any(
-                d in late_trees for d in tree.definition.depends_on):
-            late_trees.add(tree.name)
-    late = [t for t in trees if t.name in late_trees]
+    late: list[EventTree] = []
     out: dict[tuple[int, bool], list[OperatorNode]] = {}
-    for tree in trees:
+    for tree in trees:  # dependency order: a tree after those it reuses
         late_below: dict[int, bool] = {}
         for leaf in tree.leaves if late else ():
             if any(leaf.spec.receives(t.definition.root, t.name) for t in late):
                 late_below[id(leaf.parent)] = True
         for node in tree.operators:  # post-order: children first
             parent = node.parent
+            if isinstance(node, SharedView):  # stands for its hidden tree, earlier in order
+                if node.core.tree.name in late_trees and parent is not None:
+                    late_below[id(parent)] = True
+                continue
             if parent is not None and (node.mode in _LATE or late_below.get(id(node))):
                 late_below[id(parent)] = True
             if node.hierarchical and not late_below.get(id(node)):
                 out.setdefault((len(node.pt), node.pt.is_absolute), []).append(node)
+        if (any(n.mode in _LATE for n in tree.operators)
+                or any(d in late_trees for d in tree.definition.depends_on)
+                or late_below.get(id(tree.root))):
+            late_trees.add(tree.name)
+            late.append(tree)
     return out
 
 

@@ -61,6 +61,7 @@ from ._window import Bounds, Expired, Windows
 from .ast import Duration
 
 if TYPE_CHECKING:
+    from ._sharing import Sharing
     from ._tree import EventTree
 
 __all__ = ["TreeOptions", "OperatorNode", "SEMANTICS", "before_interval", "before_detection"]
@@ -80,6 +81,8 @@ class TreeOptions:
     #: The window of operators that set none (None: unbounded), and the graph's clock.
     within: int | Duration | None = None
     windows: Windows | None = None
+    #: The graph's shared subtrees (:mod:`._sharing`); None: every tree builds its own.
+    sharing: Sharing | None = None
 
 
 def before_interval(a: Event, b: Event) -> bool:
@@ -293,7 +296,7 @@ class OperatorNode:
         if (at is not None and at <= tick) or (due is not None and due <= windows.now):
             # a child's composite that already spans a window
             if windows.listening:
-                windows.dropped.append(self.expired(key, [event], tick))
+                windows.dropped += self.expired(key, [event], tick)
             return False
         if at is not None:
             windows.schedule(self, key, child, event, at)
@@ -319,8 +322,9 @@ class OperatorNode:
             del self.groups[key]
         return True
 
-    def expired(self, key: Hashable, events: list[Event], tick: int) -> Expired:
-        """The report of ``events`` of group ``key`` dropped at ``tick``."""
+    def expired(self, key: Hashable, events: list[Event], tick: int) -> list[Expired]:
+        """The report of ``events`` of group ``key`` dropped at ``tick`` (one for each
+        definition sharing the node, if it is a shared subtree's)."""
         first = events[0]
         group = None
         if isinstance(key, tuple):  # (doc, ids) of the projection: the hierarchical context
@@ -330,7 +334,9 @@ class OperatorNode:
         events = sorted(events, key=lambda e: (e.start, e.end, e.ts))
         if self._text is None:  # printed once: reports of one node repeat it
             self._text = str(self.spec.expr)
-        return Expired(self.name, self._text, first.doc, group, tuple(events), tick)
+        report = Expired(self.name, self._text, first.doc, group, tuple(events), tick)
+        core = self._tree.core
+        return [report] if core is None else core.reports(self.spec, report)
 
     def _compose(self, picks: Picks, tick: int, pi: PathInstance | None = None
                  ) -> CompositeEvent:

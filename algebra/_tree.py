@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import ast
 from ._contexts import Before
@@ -25,6 +25,9 @@ from ._events import CompositeEvent, Event, EventType, PrimitiveEvent
 from ._multiplicity import WATCH, MultNode
 from ._operator import SEMANTICS, OperatorNode, TreeOptions
 from ._window import Bounds
+
+if TYPE_CHECKING:
+    from ._sharing import Core
 
 __all__ = ["Leaf", "EventTree"]
 
@@ -50,12 +53,14 @@ class Leaf:
 class EventTree:
     """The event tree of one definition: its leaves and its operators in post-order.
 
-    ``report`` receives the :class:`ConditionError` of a condition that failed.
+    ``report`` receives the :class:`ConditionError` of a condition that failed. A *hidden*
+    tree is a shared subtree's (:mod:`._sharing`): ``bounds`` are then its ancestors' windows.
     """
 
     __slots__ = (
         "_count",
         "closed",
+        "core",
         "definition",
         "leaves",
         "name",
@@ -68,7 +73,8 @@ class EventTree:
         "trace",
     )
 
-    def __init__(self, definition: ResolvedDefinition, options: TreeOptions) -> None:
+    def __init__(self, definition: ResolvedDefinition, options: TreeOptions,
+                 bounds: Bounds | None = None, *, hidden: bool = False) -> None:
         if not isinstance(definition.root, OperatorSpec):
             raise InvalidArgumentError(f"{definition.name} is an alias and has no event tree")
         self.definition = definition
@@ -82,14 +88,22 @@ class EventTree:
         #: Called with (operator node, composite) for every composite any operator raises.
         self.trace: Callable[[OperatorNode, CompositeEvent], Any] | None = None
         self.report: Callable[[ConditionError], Any] = options.report or _raise_error
+        #: The shared core this hidden tree builds (set by the core), else None.
+        self.core: Core | None = None
         before = SEMANTICS[options.semantics]
-        self.root = self._build(definition.root, options, before,
-                                Bounds().tighten(options.within))
+        if bounds is None:
+            bounds = Bounds().tighten(options.within)
+        self.root = self._build(definition.root, options, before, bounds, not hidden)
         #: Nodes that must see every primitive event while they hold potential events.
         self.observers = [n for n in self.operators if n.observes]
 
     def _build(self, spec: OperatorSpec, options: TreeOptions, before: Before,
-               bounds: Bounds) -> OperatorNode:
+               bounds: Bounds, share: bool = True) -> OperatorNode:
+        if share and options.sharing is not None:
+            view = options.sharing.view(spec, self, before, bounds)
+            if view is not None:  # a subtree another definition has: built once
+                self.operators.append(view)
+                return view
         # A window applies to the node that sets it and to every node beneath it: the
         # smallest of its own, its ancestors' and the graph's, of each kind.
         bounds = bounds.tighten(spec.mods.within)
@@ -111,6 +125,15 @@ class EventTree:
     def next_id(self) -> str:
         self._count += 1
         return f"{self.name}#{self._count}"
+
+    @property
+    def counted(self) -> int:
+        """How many composites the tree has numbered."""
+        return self._count
+
+    def advance(self, n: int) -> None:
+        """Count ``n`` composites numbered elsewhere (a shared subtree's, :mod:`._sharing`)."""
+        self._count += n
 
     def holding(self) -> bool:
         """Whether a node that watches every event holds potential events."""

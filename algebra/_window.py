@@ -139,8 +139,8 @@ class Windows:
             _, _, node, key, child, event = pop(heap)
             if node.expire(key, child, event):
                 dropped.setdefault((id(node), key), (node, key, []))[2].append(event)
-        self.dropped += [node.expired(key, events, tick)
-                         for node, key, events in dropped.values()]
+        for node, key, events in dropped.values():
+            self.dropped += node.expired(key, events, tick)
 
     def take(self) -> list[Expired]:
         """The reports of what was dropped since the last call."""

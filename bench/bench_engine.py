@@ -112,6 +112,38 @@ def add_remove_latency(count: int, repeat: int) -> tuple[float, float, float]:
     return build, statistics.median(adds), statistics.median(removes)
 
 
+def sharing_cost(count: int, size: int, repeat: int) -> list[tuple[bool, float, int, int]]:
+    """Per sharing on and off: median seconds per event, peak traced bytes and the hidden
+    trees on a graph of ``count`` definitions that all have Example 10's conjunction
+    (``D_k := ins(item) ; (ins(item/price) & ins(item/quantity)) | ins(item/x_k)``, issue
+    13): with sharing the conjunction is evaluated once, not ``count`` times."""
+    text = "\n".join(f"D{k} := (ins(item) ; (ins(item/price) & ins(item/quantity))) "
+                     f"| ins(item/x{k})" for k in range(count))
+    stream = list(events(size // EVENTS_PER_ITEM, window=20))
+    out = []
+    for share in (True, False):
+        samples = []
+        for _ in range(repeat):
+            graph = EventGraph(text, share=share)
+            feed = graph.feed
+            gc.collect()
+            gc.disable()
+            start = time.perf_counter()
+            for e in stream:
+                feed(e)
+            samples.append((time.perf_counter() - start) / len(stream))
+            gc.enable()
+        graph = EventGraph(text, share=share)
+        tracemalloc.start()
+        base = tracemalloc.get_traced_memory()[0]
+        for e in stream:
+            graph.feed(e)
+        peak = tracemalloc.get_traced_memory()[1] - base
+        tracemalloc.stop()
+        out.append((share, statistics.median(samples), peak, len(graph.trees) - count))
+    return out
+
+
 def time_per_event(case: Case, size: int, repeat: int) -> tuple[float, int, int]:
     """Median seconds per event over ``repeat`` runs on a pre-built stream; raised count."""
     stream = list(case.events(size))
@@ -244,6 +276,14 @@ def main(argv: list[str] | None = None) -> int:
                   f"{per_event * 1e6:>9.2f} {per_event / first:>6.2f} {peak / 1024:>9,.0f} "
                   f"{held:>5}")
         print()
+
+    shared = 20
+    print(f"sharing: {shared} definitions with Example 10's tree in common, "
+          f"{sizes[0]:,} events")
+    for share, per_event, peak, hidden in sharing_cost(shared, sizes[0], args.repeat):
+        print(f"  share={share!s:<5} {1 / per_event:>11,.0f} events/s {per_event * 1e6:>8.2f} "
+              f"us/event  peak {peak / 1024:>7,.0f} KiB  shared subtrees {hidden}")
+    print()
 
     build, add, remove = add_remove_latency(args.definitions, max(args.repeat, 5))
     print(f"live graph of {args.definitions:,} definitions: built in {build:.2f} s; add one "

@@ -475,3 +475,16 @@ def test_no_warning_without_conditions():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         Run(EH_NON_LOCAL).feed("ep1", "eq1", "es1")
+
+
+@pytest.mark.parametrize("context", ["chronicle", "recent", "cumulative", "continuous",
+                                     "unrestricted"])
+def test_any_of_one_raises_every_event_on_its_own(context: str) -> None:
+    """any(1, ...) in every context: one composite an event, nothing stored (in the
+    continuous context it looped forever, found by the sharing property test)."""
+    g = EventGraph("A := any(1, ins(item/a), ins(item/b))", context=context)
+    out = [c for ts, leaf in enumerate(["a", "b", "a"], 1)
+           for c in g.feed(PrimitiveEvent(f"e{ts}", ts, Op.INS, PathInstance.of(
+               f"/o/item/{leaf}", ["o", "i", f"x{ts}"])))]
+    assert [[p.id for p in c.primitives()] for c in out] == [["e1"], ["e2"], ["e3"]]
+    assert g.held("A") == []

@@ -1,0 +1,226 @@
+"""Shared subtrees (issue 13, item 2): built once, and invisible in every result.
+
+The property: a set of definitions with common subtrees raises, tick by tick, exactly the same
+composites with sharing on and off — whole, ids and constituents included — traces the same
+intermediate composites, stores the same events, reports the same expired partial matches, and
+keeps doing so when definitions are added and removed mid-stream.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from xmlevents.algebra import (
+    CompositeEvent,
+    DefinitionError,
+    EventGraph,
+    Op,
+    PathInstance,
+    PrimitiveEvent,
+)
+
+from .test_engine_properties import streams
+
+# Subexpressions definitions have in common; some cannot be shared (a held potential event,
+# a multiplicity at the top), some carry a window or a context of their own.
+PARTS = [
+    "(ins(item/a) & ins(item/b))",
+    "(ins(item/a) ; ins(item/b))",
+    "(ins(item/a) | ins(item/c))",
+    "(ins(item/b) ; (ins(item/a) & ins(item/c)))",
+    "([1,*] ins(item/a))",
+    "((ins(item/a) & [1,2] ins(item/b)) ; ins(item/c))",
+    "((ins(item/a) & ins(item/b)) with mode=non-local)",
+    "((ins(item/b) ; ins(item/c)) with within=4)",
+    "((ins(item/a) & ins(item/c)) with context=recent)",
+    "((ins(item/a) ; ins(item/c)) with context=continuous)",
+]
+
+# How definitions use them: {0} and {1} are parts, or names of earlier definitions.
+TEMPLATES = [
+    "{0}",
+    "ins(item) ; {0}",
+    "{0} & {1}",
+    "{0} | ins(item/c)",
+    "({0} ; {1}) with context=cumulative",
+    "({0} & ins(item/c)) with within=6",
+    "({0} ; ins(item/c)) with mode=non-local",
+    "any(1, {0}, {1})",
+]
+
+
+@st.composite
+def shared_sets(draw, max_size: int = 6) -> list[tuple[str, str]]:
+    """Definitions D0.. built from common parts (and from each other), each checked."""
+    defs: list[tuple[str, str]] = []
+    for i in range(draw(st.integers(1, max_size))):
+        template = draw(st.sampled_from(TEMPLATES))
+        names = [n for n, _ in defs]
+        picks = [draw(st.sampled_from(PARTS + names)) for _ in range(2)]
+        expr = template.format(*picks)
+        try:  # some combinations have no path type (their children share no first step)
+            EventGraph(_text(defs + [(f"D{i}", expr)]), share=False)
+        except DefinitionError:
+            continue
+        defs.append((f"D{i}", expr))
+    return defs
+
+
+def _text(defs: list[tuple[str, str]]) -> str:
+    return "\n".join(f"{n} := {e}" for n, e in defs)
+
+
+class Run:
+    """A graph and everything it tells: composites per tick, traces, expired matches."""
+
+    def __init__(self, text: str, share: bool, context: str = "chronicle",
+                 within: int | None = None) -> None:
+        self.traced: list[tuple[str, CompositeEvent]] = []
+        self.graph = EventGraph(text, share=share, context=context, within=within,
+                                trace=lambda name, c: self.traced.append((name, c)))
+        self.expired: list[Counter[object]] = []
+        self._tick: Counter[object] = Counter()
+        self.graph.subscribe_expired(self._expire)
+        self.raised: list[list[CompositeEvent]] = []
+
+    def _expire(self, x: object) -> None:
+        self._tick[repr(x)] += 1
+
+    def feed(self, events: list[PrimitiveEvent]) -> None:
+        for e in events:
+            self.raised.append(self.graph.feed(e))
+            self.expired.append(self._tick)
+            self._tick = Counter()
+
+    def state(self) -> dict[str, object]:
+        g = self.graph
+        return {name: (g.held(name), g.potential(name)) for name in g.order}
+
+
+def _agree(a: Run, b: Run) -> None:
+    assert a.raised == b.raised
+    assert a.traced == b.traced
+    assert a.expired == b.expired
+    assert a.state() == b.state()
+
+
+@settings(max_examples=300, deadline=None)
+@given(shared_sets(), streams(), st.sampled_from(["chronicle", "recent", "continuous"]),
+       st.sampled_from([None, 5]))
+def test_sharing_is_invisible(defs, events, context, within):
+    """Sharing on and off: the same composites (whole: ids, names, constituents), traces,
+    stored and held events, and expiry reports, tick by tick, and the same on closing."""
+    text = _text(defs)
+    on, off = Run(text, True, context, within), Run(text, False, context, within)
+    on.feed(events)
+    off.feed(events)
+    _agree(on, off)
+    assert on.graph.close() == off.graph.close()
+
+
+@settings(max_examples=200, deadline=None)
+@given(shared_sets(), shared_sets(max_size=3), streams(), st.data())
+def test_adding_and_removing_mid_stream_with_sharing_changes_nothing(first, later, events,
+                                                                      data):
+    """Definitions added mid-stream (sharing what they can) and removed again give, for every
+    tree, what they give without sharing; the untouched trees what a graph that never changed
+    gives."""
+    later = [(f"L{n[1:]}", e) for n, e in later]
+    try:
+        EventGraph(_text(first + later), share=False)
+    except DefinitionError:
+        return  # the later ones use names the first do not define
+    at = data.draw(st.integers(0, len(events)))
+    gone = data.draw(st.sampled_from([n for n, _ in later]))
+    runs = [Run(_text(first), share) for share in (True, False)]
+    for run in runs:
+        run.feed(events[:at])
+        run.graph.add(_text(later))
+        run.feed(events[at:at + 3])
+        run.graph.remove(gone)
+        run.feed(events[at + 3:])
+    _agree(*runs)
+    still = Run(_text(first), True)
+    still.feed(events)
+    names = {n for n, _ in first}
+    for got, want in zip(runs[0].raised, still.raised, strict=True):
+        assert [c for c in got if c.type.name in names] == want
+
+
+def _ins(ts: int, path: str, ids: list[str], op: Op = Op.INS) -> PrimitiveEvent:
+    return PrimitiveEvent(f"e{ts}", ts, op, PathInstance.of(path, ids))
+
+
+TWO = """A := ins(item) ; (ins(item/a) & ins(item/b))
+B := (ins(item/a) & ins(item/b)) | ins(item/c)"""
+
+
+def _hidden(g: EventGraph) -> int:
+    """How many shared subtrees the graph runs (white-box: hidden trees have no name)."""
+    return len(g.trees) - len(g.order)
+
+
+def test_an_equal_subtree_is_built_once_and_counted_on_removal() -> None:
+    g = EventGraph(TWO)
+    assert _hidden(g) == 1 and g.order == ("A", "B")
+    g.feed(_ins(1, "/o/item", ["o", "i"]))
+    g.feed(_ins(2, "/o/item/a", ["o", "i", "a"]))
+    out = g.feed(_ins(3, "/o/item/b", ["o", "i", "b"]))
+    assert [(c.id, c.type.name) for c in out] == [("A#2", "A"), ("B#2", "B")]
+    # The intermediate composite inside A's is A's own, numbered as A's tree would.
+    inner = out[0].constituents[1]
+    assert (inner.id, inner.type.name) == ("A#1", "A")
+    g.remove("B")
+    assert _hidden(g) == 1  # A still shares... itself: the core stays while A uses it
+    g.remove("A")
+    assert _hidden(g) == 0 and len(g.trees) == 0
+    assert g.feed(_ins(4, "/o/item/a", ["o", "i", "a2"])) == []
+
+
+def test_definitions_that_differ_in_a_window_or_context_do_not_share() -> None:
+    g = EventGraph("""A := ins(item) ; (ins(item/a) & ins(item/b))
+B := ((ins(item/a) & ins(item/b)) with within=3) | ins(item/c)
+C := ((ins(item/a) & ins(item/b)) with context=recent) | ins(item/c)""")
+    assert _hidden(g) == 0
+
+
+def test_a_later_definition_shares_only_a_subtree_that_stores_nothing() -> None:
+    g = EventGraph(TWO)
+    g.feed(_ins(1, "/o/item/a", ["o", "i", "a"]))  # the shared a & b stores ep1 now
+    g.add("C := (ins(item/a) & ins(item/b)) ; ins(item/c)")
+    assert _hidden(g) == 1  # C builds its own: the core has history C must not see
+    out = g.feed(_ins(2, "/o/item/b", ["o", "i", "b"]))
+    assert sorted(c.type.name for c in out) == ["B"]  # A waits for its item, C saw no a
+    g.add("E := (ins(item/a) & ins(item/b)) ; ins(item/d)")
+    # The core stores nothing again (ea and eb combined): E shares it.
+    assert _hidden(g) == 1
+    assert len(g.tree("E").operators) == 2
+
+
+@pytest.mark.parametrize("share", [True, False])
+def test_closing_a_sharer_leaves_the_others_detecting(share: bool) -> None:
+    g = EventGraph(TWO, share=share)
+    g.close("B")
+    g.feed(_ins(1, "/o/item", ["o", "i"]))
+    g.feed(_ins(2, "/o/item/a", ["o", "i", "a"]))
+    assert [c.id for c in g.feed(_ins(3, "/o/item/b", ["o", "i", "b"]))] == ["A#2"]
+    g.open("B")
+    g.feed(_ins(4, "/o/item/a", ["o", "i", "a2"]))
+    assert [c.id for c in g.feed(_ins(5, "/o/item/b", ["o", "i", "b2"]))] == ["B#2"]
+
+
+def test_an_expired_shared_match_is_reported_to_each_definition() -> None:
+    g = EventGraph(TWO, within=3)
+    assert _hidden(g) == 1
+    reports = []
+    g.subscribe_expired(reports.append)
+    g.feed(_ins(1, "/o/item/a", ["o", "i", "a"]))
+    for ts in range(2, 6):
+        g.feed(_ins(ts, "/o/x", ["o", f"x{ts}"]))
+    assert sorted((x.definition, x.node, [e.id for e in x.events]) for x in reports) == [
+        ("A", "ins(item/a) & ins(item/b)", ["e1"]),
+        ("B", "ins(item/a) & ins(item/b)", ["e1"])]
