@@ -23,7 +23,7 @@ from ._definitions import LeafSpec, OperatorSpec, ResolvedDefinition
 from ._errors import ConditionError, InvalidArgumentError
 from ._events import CompositeEvent, Event, EventType, PrimitiveEvent
 from ._multiplicity import WATCH, MultNode
-from ._operator import SEMANTICS, OperatorNode, TreeOptions
+from ._operator import SEMANTICS, OperatorNode, TreeOptions, specialise
 from ._window import Bounds
 
 if TYPE_CHECKING:
@@ -107,8 +107,8 @@ class EventTree:
         # A window applies to the node that sets it and to every node beneath it: the
         # smallest of its own, its ancestors' and the graph's, of each kind.
         bounds = bounds.tighten(spec.mods.within)
-        cls = MultNode if isinstance(spec.expr, ast.Mult) else OperatorNode
-        node = cls(spec, self, options, before, bounds)
+        node = (MultNode(spec, self, options, before, bounds) if isinstance(spec.expr, ast.Mult)
+                else specialise(OperatorNode(spec, self, options, before, bounds)))
         for i, child in enumerate(spec.children):
             if isinstance(child, OperatorSpec):
                 sub = self._build(child, options, before, bounds)
