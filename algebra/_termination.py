@@ -35,7 +35,7 @@ from typing import Any
 
 from . import ast
 from ._errors import ConditionError
-from ._events import CompositeEvent, Event, PrimitiveEvent
+from ._events import CompositeEvent, Event, PrimitiveEvent, _composite
 
 __all__ = ["Held", "Termination", "Immediate", "Holding", "span", "compile_condition"]
 
@@ -144,7 +144,8 @@ class Termination(ABC):
             c = h.event
             if any(x is old for x in c.constituents):
                 picks = tuple(new if x is old else x for x in c.constituents)
-                h.event = dataclasses.replace(c, constituents=picks, interval=span(picks))
+                # Not dataclasses.replace, which checks again what the node built.
+                h.event = _composite(c.id, c.type, c.pi, picks, span(picks), c.ts, c.doc)
                 found = True
         return found
 

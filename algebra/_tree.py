@@ -59,6 +59,7 @@ class EventTree:
 
     __slots__ = (
         "_count",
+        "_held",
         "closed",
         "core",
         "definition",
@@ -96,6 +97,8 @@ class EventTree:
         self.root = self._build(definition.root, options, before, bounds, not hidden)
         #: Nodes that must see every primitive event while they hold potential events.
         self.observers = [n for n in self.operators if n.observes]
+        # Their terminations' dicts of held events (each keeps its dict for its lifetime).
+        self._held = [n.termination.held for n in self.observers]
 
     def _build(self, spec: OperatorSpec, options: TreeOptions, before: Before,
                bounds: Bounds, share: bool = True) -> OperatorNode:
@@ -137,7 +140,7 @@ class EventTree:
 
     def holding(self) -> bool:
         """Whether a node that watches every event holds potential events."""
-        return any(node.held for node in self.observers)
+        return any(self._held)  # asked at every event: no generator
 
     def process(self, tick: int, event: PrimitiveEvent | None = None) -> list[CompositeEvent]:
         """Evaluate every operator that received events or must see ``event`` (processTree).
