@@ -431,20 +431,31 @@ class EventGraph:
                 if windows.dropped:
                     self._report_expired()
                 return []
-            heapq.heapify(dirty)
         elif not leaves:
             if windows.dropped:
                 self._report_expired()
             return []  # most events of a document concern no definition: keep that cheap
         else:
             dirty = []
-        if not dirty and len(leaves) == 1:
-            # The common case, one leaf of one tree: process that tree at once, without the
-            # heap of trees to visit; the trees reusing it (if any) go through _propagate.
-            leaf = leaves[0]
-            leaf.parent.pending.append((leaf.index, event))
-            tree = leaf.tree
+        # The common case: all the work is in one tree (one leaf, or a tree that holds
+        # potential events and sees the event, or both in the same tree). Process that tree
+        # at once, without the heap of trees to visit; the trees reusing it (if any) go
+        # through _propagate.
+        tree = None
+        if not dirty:
+            if len(leaves) == 1:
+                tree = leaves[0].tree
+        elif len(dirty) == 1:
+            if not leaves:
+                tree = self.trees[dirty[0]]
+            elif len(leaves) == 1 and leaves[0].tree.position == dirty[0]:
+                tree = leaves[0].tree
+        if tree is not None:
+            if leaves:
+                leaf = leaves[0]
+                leaf.parent.pending.append((leaf.index, event))
             raised = tree.process(ts, event)
+            dirty = []
             if tree.core is not None:
                 # A shared subtree: what it raised goes to the trees sharing it.
                 raised = []
@@ -457,6 +468,7 @@ class EventGraph:
                 if dirty:
                     raised = raised + self._propagate(dirty, ts, event)
         else:
+            heapq.heapify(dirty)
             self._deliver(event, leaves, dirty)
             raised = self._propagate(dirty, ts, event)
         if windows.dropped:

@@ -12,7 +12,7 @@ schemas (``xmlevents.replay``, which maps the Python types to Spark's) are made 
 Standard library only, like the whole algebra (DESIGN section 1).
 
 >>> EVENTS_TABLE.names
-('doc', 'version', 'ts', 'id', 'op', 'path', 'ids', 'kind', 'value', 'old', 'index')
+('doc', 'version', 'ts', 'id', 'op', 'path', 'ids', 'kind', 'value', 'old', 'index', 'time')
 >>> ERRORS_TABLE.row(None, doc="po.xml", version=3, stage="parse", message="bad")
 {'doc': 'po.xml', 'version': 3, 'stage': 'parse', 'message': 'bad', 'line': None,
  'column': None}
@@ -168,7 +168,8 @@ COMPOSITE_LINE: RowSchema[CompositeEvent] = RowSchema(
     "composite line", (_TS, _TYPE, _PATH, _IDS, _INTERVAL, _EVENTS, _EVENT_DOC), sparse=True)
 
 EVENTS_TABLE: RowSchema[PrimitiveEvent] = RowSchema(
-    "events", (_DOC, _VERSION, _TS, _EVENT_ID, _OP, _PATH, _IDS, _KIND, _VALUE, _OLD, _INDEX))
+    "events", (_DOC, _VERSION, _TS, _EVENT_ID, _OP, _PATH, _IDS, _KIND, _VALUE, _OLD, _INDEX,
+               _TIME))
 COMPOSITES_TABLE: RowSchema[CompositeEvent] = RowSchema(
     "composites", (_DOC, _VERSION, _TS, _TYPE, _PATH, _IDS, _START, _END, _EVENTS))
 # An unreadable input line has no document and no version; a parse error has a position.

@@ -54,9 +54,14 @@ class VersionResult:
 # COMPOSITES_TABLE and ERRORS_TABLE, the same the Spark schemas are made from.
 
 
-def event_row(doc: str, version: int, e: PrimitiveEvent) -> dict[str, Any]:
-    """A primitive event as a row of the ``events`` output (:data:`EVENTS_TABLE`)."""
-    return EVENTS_TABLE.row(e, doc=doc, version=version)
+def event_row(doc: str, version: int, e: PrimitiveEvent, time: float | None = None
+              ) -> dict[str, Any]:
+    """A primitive event as a row of the ``events`` output (:data:`EVENTS_TABLE`); ``time``
+    is its version's (the events carry it only where a window measures it)."""
+    row = EVENTS_TABLE.row(e, doc=doc, version=version)
+    if row["time"] is None:
+        row["time"] = None if time is None else float(time)
+    return row
 
 
 def composite_row(doc: str, version: int, c: CompositeEvent) -> dict[str, Any]:
@@ -237,7 +242,7 @@ def replay_document(history: DocumentHistory,
                 break
             result.versions += 1
             result.replayed.append((doc, version))
-            result.events.extend(event_row(doc, version, e) for e in r.events)
+            result.events.extend(event_row(doc, version, e, time) for e in r.events)
             result.composites.extend(composite_row(doc, version, c) for c in r.composites)
     finally:
         closing = history.close()

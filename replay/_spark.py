@@ -54,8 +54,8 @@ _S, _L, _I = T.StringType(), T.LongType(), T.IntegerType()
 
 
 def _spark_type(column: Column) -> T.DataType:
-    """The Spark type of a column's Python type: strings, 64- or 32-bit integers, arrays of
-    them (their items nullable, as Spark and Parquet read them back)."""
+    """The Spark type of a column's Python type: strings, 64- or 32-bit integers, doubles,
+    arrays of them (their items nullable, as Spark and Parquet read them back)."""
     if get_origin(column.type) is list:
         [item] = get_args(column.type)
         return T.ArrayType(_spark_type(Column(column.name, item, bits=column.bits)))
@@ -63,8 +63,10 @@ def _spark_type(column: Column) -> T.DataType:
         return T.StringType()
     if column.type is int:
         return T.IntegerType() if column.bits == 32 else T.LongType()
+    if column.type is float:
+        return T.DoubleType()
     raise ArgumentTypeError(f"column {column.name}: no Spark type for {column.type!r} (str, "
-                            "int and lists of them have one)")
+                            "int, float and lists of them have one)")
 
 
 def spark_schema(rows: RowSchema[Any]) -> T.StructType:

@@ -491,7 +491,7 @@ def test_event_row_fields() -> None:
         history.close()
     assert event_row("d", 1, e) == {
         "doc": "d", "version": 1, "ts": e.ts, "id": e.id, "op": "upd", "path": "/a/@k",
-        "ids": list(e.pi.ids), "kind": "attribute", "value": "2", "old": "1", "index": None}
+        "ids": list(e.pi.ids), "kind": "attribute", "value": "2", "old": "1", "index": None, "time": None}
     json.dumps(event_row("d", 1, e))  # JSON-ready
 
 
@@ -616,3 +616,7 @@ def test_a_duration_measures_the_versions_times() -> None:
     result = replay_history(untimed, definition, within="1h")
     assert result.composites == []
     assert result.errors and "carries no time" in result.errors[0]["message"]
+    # The events table says when each event happened: its version's time, window or not.
+    times = [(e["version"], e["time"]) for e in replay_history(versions, definition).events]
+    assert sorted(set(times)) == [(0, 0.0), (1, 600.0), (2, 86_400.0)]
+    assert {e["time"] for e in replay_history(untimed, definition).events} == {None}

@@ -121,7 +121,7 @@ def test_mismatches_name_what_is_wrong() -> None:
     assert EVENTS_TABLE.mismatches({**dict.fromkeys(EVENTS_TABLE.names, "x"),
                                     "version": 1, "ts": 2, "ids": ["a", 1], "value": None,
                                     "old": None, "index": None}) == [
-        "ids=['a', 1] is not a list of str"]
+        "ids=['a', 1] is not a list of str", "time='x' is not float"]
     line = {"id": "e", "ts": 1, "op": "ins", "path": "/a", "ids": ["a1"]}
     assert EVENT_LINE.mismatches(line) == []
     assert EVENT_LINE.mismatches({**line, "doc": None}) == [
@@ -166,7 +166,7 @@ def test_spark_schemas_are_made_from_the_tables() -> None:
     strings = types.ArrayType(s)
     assert [(f.name, f.dataType) for f in EVENTS_SCHEMA.fields] == [
         ("doc", s), ("version", long), ("ts", long), ("id", s), ("op", s), ("path", s),
-        ("ids", strings), ("kind", s), ("value", s), ("old", s), ("index", int32)]
+        ("ids", strings), ("kind", s), ("value", s), ("old", s), ("index", int32), ("time", types.DoubleType())]
     assert [(f.name, f.dataType) for f in COMPOSITES_SCHEMA.fields] == [
         ("doc", s), ("version", long), ("ts", long), ("type", s), ("path", s),
         ("ids", strings), ("start", long), ("end", long), ("events", strings)]
@@ -185,5 +185,5 @@ def test_a_column_spark_cannot_hold_is_an_argument_error() -> None:
     pytest.importorskip("pyspark.sql.types")
     from xmlevents.replay._spark import spark_schema
 
-    with pytest.raises(ArgumentTypeError, match="column f: no Spark type for <class 'float'>"):
-        spark_schema(RowSchema("odd", (Column("f", float),)))
+    with pytest.raises(ArgumentTypeError, match="column f: no Spark type for <class 'bytes'>"):
+        spark_schema(RowSchema("odd", (Column("f", bytes),)))
