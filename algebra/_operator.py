@@ -420,7 +420,11 @@ class ChronicleConj(OperatorNode):
 
 class ChronicleSeq(OperatorNode):
     """A two-step sequence in the hierarchical chronicle context that raises at once (fast
-    path): an initiator is stored; a terminator takes the oldest initiator before it."""
+    path): an initiator is stored; a terminator takes the oldest initiator before it.
+
+    The loop's head repeats :class:`ChronicleConj`'s on purpose: a shared generator or helper
+    would cost a call an arrival, which is what the fast path saves.
+    """
 
     __slots__ = ()
 

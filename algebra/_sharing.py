@@ -189,7 +189,8 @@ class SharedView(OperatorNode):
         self.windows = None  # the core's nodes keep the window
         self.seen = core.tree.counted
         self._copies: dict[str, CompositeEvent] = {}
-        self._sweep_at = 64
+        # Swept when it doubles: what the core combines at once (most) goes soon.
+        self._sweep_at = 16
 
     @property
     def tree(self) -> EventTree:
@@ -219,7 +220,7 @@ class SharedView(OperatorNode):
         if len(copies) >= self._sweep_at:
             live = self.core.live()
             self._copies = {k: v for k, v in copies.items() if k in live}
-            self._sweep_at = max(64, 2 * len(self._copies))
+            self._sweep_at = max(16, 2 * len(self._copies))
         return raised
 
     def _copy(self, c: CompositeEvent, ident: str) -> CompositeEvent:

@@ -491,7 +491,8 @@ def test_event_row_fields() -> None:
         history.close()
     assert event_row("d", 1, e) == {
         "doc": "d", "version": 1, "ts": e.ts, "id": e.id, "op": "upd", "path": "/a/@k",
-        "ids": list(e.pi.ids), "kind": "attribute", "value": "2", "old": "1", "index": None, "time": None}
+        "ids": list(e.pi.ids), "kind": "attribute", "value": "2", "old": "1", "index": None,
+        "time": None}
     json.dumps(event_row("d", 1, e))  # JSON-ready
 
 

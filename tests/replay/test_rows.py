@@ -166,7 +166,8 @@ def test_spark_schemas_are_made_from_the_tables() -> None:
     strings = types.ArrayType(s)
     assert [(f.name, f.dataType) for f in EVENTS_SCHEMA.fields] == [
         ("doc", s), ("version", long), ("ts", long), ("id", s), ("op", s), ("path", s),
-        ("ids", strings), ("kind", s), ("value", s), ("old", s), ("index", int32), ("time", types.DoubleType())]
+        ("ids", strings), ("kind", s), ("value", s), ("old", s), ("index", int32),
+        ("time", types.DoubleType())]
     assert [(f.name, f.dataType) for f in COMPOSITES_SCHEMA.fields] == [
         ("doc", s), ("version", long), ("ts", long), ("type", s), ("path", s),
         ("ids", strings), ("start", long), ("end", long), ("events", strings)]
