@@ -191,7 +191,7 @@ class EventGraph:
                 "first")
         self.definitions = DefinitionSet(r.definition for r in self.definitions
                                          if r.name != name)
-        self._retire([self.tree(name)])
+        self._retire([t for t in self.trees if t.name == name])  # none for an alias
         self._wire()
         return self.definitions
 

@@ -210,3 +210,10 @@ def test_monitor_define_keeps_partial_detections() -> None:
     doc.define("Eq := ins(item/quantity)\nEx := ins(item) ; Eq")
     xmlevents.SubElement(item, "quantity").text = "2"
     assert got == ["/order[n1]/item[n2]"]
+
+
+def test_an_alias_is_removed_like_any_definition() -> None:
+    """An alias has no tree; removing it takes only its name (found by the sharing test)."""
+    g = EventGraph("A := ins(item/a) & ins(item/b)\nB := A")
+    assert g.remove("B").names == ("A",)
+    assert g.order == ("A",)

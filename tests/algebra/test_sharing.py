@@ -224,3 +224,31 @@ def test_an_expired_shared_match_is_reported_to_each_definition() -> None:
     assert sorted((x.definition, x.node, [e.id for e in x.events]) for x in reports) == [
         ("A", "ins(item/a) & ins(item/b)", ["e1"]),
         ("B", "ins(item/a) & ins(item/b)", ["e1"])]
+
+
+@pytest.mark.parametrize("inner", ["(ins(item/a) & ins(item/b))",
+                                   "((ins(item/a) & [1,2] ins(item/b)) ; ins(item/c))"])
+def test_long_runs_sweep_the_copies_and_agree(inner: str) -> None:
+    """Over many items the views forget the copies of intermediate composites the shared
+    subtree can no longer combine (memory follows the open items), and results stay those of
+    the graph without sharing — with a window too, whose reports name each definition."""
+    text = (f"A := ins(item) ; {inner}\nB := (ins(item) ; {inner}) | ins(item/d)\n"
+            f"C := (ins(item) ; {inner}) & ins(item/e)")
+    stream, ts = [], 0
+    for n in range(300):  # items interleaved three at a time, some never completed
+        for leaf in ["", "/a", "/b", "/b", "/c", "/e"]:
+            if leaf == "/c" and n % 7 == 0:
+                continue
+            ts += 1
+            item = f"i{n - ts % 3}"
+            ids = ["o", item] + ([f"x{ts}"] if leaf else [])
+            stream.append(_ins(ts, f"/o/item{leaf}", ids))
+    on, off = Run(text, True, within=12), Run(text, False, within=12)
+    assert _hidden(on.graph) == 1
+    on.feed(stream)
+    off.feed(stream)
+    _agree(on, off)
+    assert any(on.expired) and any(c for tick in on.raised for c in tick)
+    views = [n for t in on.graph.trees for n in t.operators if type(n).__name__ == "SharedView"]
+    assert len(views) == 3
+    assert all(len(v._copies) < 64 for v in views)
