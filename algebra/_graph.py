@@ -654,7 +654,7 @@ def _arrange(named: list[EventTree]) -> list[EventTree]:
     def place(tree: EventTree) -> None:
         for node in tree.operators:
             if isinstance(node, SharedView) and id(node.core.tree) not in placed \
-                    and any(v is node for v in node.core.views):
+                    and node.attached:
                 place(node.core.tree)
         placed.add(id(tree))
         out.append(tree)

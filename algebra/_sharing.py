@@ -180,7 +180,7 @@ class SharedView(OperatorNode):
     """Stands, in one definition's tree, for a shared subtree (see the module): passes on the
     core's composites as the tree's own, in its post-order place."""
 
-    __slots__ = ("_copies", "_sweep_at", "core", "seen")
+    __slots__ = ("_copies", "_specs", "_sweep_at", "core", "seen")
 
     def __init__(self, spec: OperatorSpec, tree: EventTree, options: TreeOptions,
                  before: Before, bounds: Bounds, core: Core) -> None:
@@ -191,11 +191,18 @@ class SharedView(OperatorNode):
         self._copies: dict[str, CompositeEvent] = {}
         # Swept when it doubles: what the core combines at once (most) goes soon.
         self._sweep_at = 16
+        #: The view's operator for each of the core's (by id), made at the first report.
+        self._specs: dict[int, OperatorSpec] | None = None
 
     @property
     def tree(self) -> EventTree:
         """The tree the view stands in."""
         return self._tree
+
+    @property
+    def attached(self) -> bool:
+        """Whether the core still counts this view (a closed tree's views let go of it)."""
+        return any(v is self for v in self.core.views)
 
     def evaluate(self, tick: int) -> list[CompositeEvent]:
         entries, self.pending = self.pending, []
@@ -227,7 +234,8 @@ class SharedView(OperatorNode):
         """The tree's copy of the core's composite ``c``, with id ``ident``."""
         et = self._types.get(c.type.pt)
         if et is None:
-            et = self._types[c.type.pt] = (CompositeEventType(self.name, c.type.pt), 0)
+            et = self._types[c.type.pt] = (CompositeEventType(self.name, c.type.pt),
+                                           len(c.type.pt))
         return _composite(ident, et[0], c.pi, tuple(self.translate(x) for x in c.constituents),
                           c.interval, c.ts, c.doc)
 
@@ -250,7 +258,10 @@ class SharedView(OperatorNode):
         """A core's report of a partial match its node ``spec`` dropped, as this tree's: its
         definition, its copies of the events, the operator as the tree writes it (modifiers
         may be written differently); for a shared subtree's tree, its sharers' reports."""
-        mine = _operators(self.spec)[_operators(self.core.tree.definition.root).index(spec)]
+        if self._specs is None:  # the two subtrees are equal: their post-orders correspond
+            self._specs = {id(theirs): mine for theirs, mine in zip(
+                _operators(self.core.tree.definition.root), _operators(self.spec), strict=True)}
+        mine = self._specs[id(spec)]
         report = Expired(self.name, str(mine.expr), x.doc, x.group,
                          tuple(self.translate(e) for e in x.events), x.tick)
         outer = self._tree.core
@@ -323,9 +334,7 @@ class Sharing:
         for view in self._attached:
             view.core.views.remove(view)
         for core in self._made:
-            self.cores[core.signature].remove(core)
-            if not self.cores[core.signature]:
-                del self.cores[core.signature]
+            self._forget(core)
         self._reset()
 
     def _reset(self) -> None:
@@ -374,13 +383,18 @@ class Sharing:
         Returns the cores left without views (gone too, with the cores only they used)."""
         gone: list[Core] = []
         for node in tree.operators:
-            if isinstance(node, SharedView) and node in node.core.views:
+            if isinstance(node, SharedView) and node.attached:
                 core = node.core
                 core.views.remove(node)
                 if not core.views:
-                    self.cores[core.signature].remove(core)
-                    if not self.cores[core.signature]:
-                        del self.cores[core.signature]
+                    self._forget(core)
                     gone.append(core)
                     gone += self.release(core.tree)
         return gone
+
+    def _forget(self, core: Core) -> None:
+        """``core`` is no longer shared: later trees cannot find it."""
+        found = self.cores[core.signature]
+        found.remove(core)
+        if not found:
+            del self.cores[core.signature]
