@@ -29,6 +29,7 @@ from ._events import (
     PrimitiveEvent,
     PrimitiveEventType,
     compatible,
+    matches,
     read_events,
     trusted_path_instance,
     trusted_primitive,
@@ -100,7 +101,7 @@ __all__ = [
     "intersect_ab", "project",
     # events
     "Op", "NodeKind", "PrimitiveEventType", "CompositeEventType", "EventType", "compatible",
-    "PrimitiveEvent", "CompositeEvent", "Event", "read_events",
+    "matches", "PrimitiveEvent", "CompositeEvent", "Event", "read_events",
     # unchecked constructors, for producers that guarantee the invariants (watched documents)
     "trusted_path_instance", "trusted_primitive",
     # rows: the columns of the JSON lines and of the replay's tables, defined once

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from . import ast
 from ._errors import ArgumentTypeError, DefinitionError, UnknownNameError
-from ._events import CompositeEventType, EventType
+from ._events import CompositeEventType, EventType, PrimitiveEventType
 from ._paths import Kind, PathType, contained, ends, intersect_lb
 
 __all__ = [
@@ -75,7 +75,11 @@ class LeafSpec:
         """
         if self.ref is not None:
             return self.ref == name
-        return (isinstance(self.et, CompositeEventType) and isinstance(root, OperatorSpec)
+        # A single-event definition of a primitive type raises composites where it detects
+        # (see ResolvedDefinition.detecting): the wildcard receives them too.
+        detects = isinstance(root, OperatorSpec) or (
+            isinstance(root, LeafSpec) and isinstance(root.et, PrimitiveEventType))
+        return (isinstance(self.et, CompositeEventType) and detects
                 and may_match(root.pt, self.et.pt))
 
 
@@ -119,7 +123,20 @@ class ResolvedDefinition:
 
     @property
     def is_alias(self) -> bool:
+        """Whether the body is a single event type: references to it stand for that type."""
         return isinstance(self.root, LeafSpec)
+
+    def detecting(self) -> ResolvedDefinition:
+        """This definition with a tree of its own: for a single event type ``E``, the
+        operator ``any(1, E)``, which raises one composite per event of ``E`` and stores
+        nothing (issue 14: a single-event definition detects where it is not only an alias).
+        Any other definition is returned as it is."""
+        root = self.root
+        if not isinstance(root, LeafSpec):
+            return self
+        one = ast.AnyOf(1, (root.expr,), pos=root.expr.pos)
+        return ResolvedDefinition(self.definition, OperatorSpec(one, root.pt, (root,)),
+                                  self.depends_on)
 
     @property
     def event_type(self) -> CompositeEventType:
@@ -238,9 +255,19 @@ class DefinitionSet:
     def names(self) -> tuple[str, ...]:
         return self._order
 
-    def trees(self) -> Iterator[ResolvedDefinition]:
-        """The definitions that have an event tree (every one but the aliases)."""
-        return (d for d in self if not d.is_alias)
+    def trees(self, detecting: Iterable[str] = ()) -> Iterator[ResolvedDefinition]:
+        """The definitions that have an event tree, in dependency order: every one but the
+        aliases, and the aliases named in ``detecting`` as trees of their own
+        (:meth:`ResolvedDefinition.detecting`)."""
+        wanted = set(detecting)
+        return (d.detecting() if d.is_alias else d for d in self
+                if not d.is_alias or d.name in wanted)
+
+    def referenced(self) -> set[str]:
+        """The names other definitions name (an alias among them stands for its event type
+        there), in one pass over the definitions."""
+        return {e.name for d in self for e in d.definition.expr.walk()
+                if isinstance(e, ast.Ref) and e.name is not None and e.name != d.name}
 
     def __repr__(self) -> str:
         return f"DefinitionSet({', '.join(self._order)})"

@@ -39,7 +39,9 @@ __all__ = [
 
 
 class Op(enum.Enum):
-    """The operation of a primitive event type; ``ANY`` (``*``) only appears in types."""
+    """The operation of a primitive event type. ``ANY`` (``*``), ``NEW`` and ``GONE`` only
+    appear in types: ``new`` is an insertion and ``gone`` a removal that is not half of a
+    move (:attr:`PrimitiveEvent.moved`; issue 14, not in the paper)."""
 
     __hash__ = object.__hash__  # singletons: identity hashing, in C (see Axis)
 
@@ -47,6 +49,8 @@ class Op(enum.Enum):
     UPD = "upd"
     DEL = "del"
     ANY = "*"
+    NEW = "new"
+    GONE = "gone"
 
     def __str__(self) -> str:
         return self.value
@@ -111,7 +115,9 @@ def compatible(et1: EventType, et2: EventType) -> bool:
     if isinstance(et1, PrimitiveEventType):
         if not isinstance(et2, PrimitiveEventType):
             return False
-        if et1.op is not et2.op and et2.op is not Op.ANY:
+        # ins ⪰ new and del ⪰ gone as types: whether an event is half of a move is the
+        # event's, not its type's (see matches)
+        if et1.op is not et2.op and et2.op is not Op.ANY and _MOVE_FREE.get(et2.op) is not et1.op:
             return False
     else:
         if not isinstance(et2, CompositeEventType):
@@ -121,13 +127,30 @@ def compatible(et1: EventType, et2: EventType) -> bool:
     return et2.pt == et1.pt or ends(et2.pt, et1.pt)
 
 
+#: The operation a move-free operation narrows (``new`` an ``ins``, ``gone`` a ``del``).
+_MOVE_FREE = {Op.NEW: Op.INS, Op.GONE: Op.DEL}
+
+
+def matches(event: PrimitiveEvent, et: PrimitiveEventType) -> bool:
+    """Whether primitive ``event`` is an instance of ``et``: compatible, and for ``new`` and
+    ``gone`` not half of a move (issue 14).
+
+    >>> pi = PathInstance.of("/order/item", "oi")
+    >>> moved = PrimitiveEvent("e1", 1, Op.INS, pi, moved=True)
+    >>> [matches(moved, PrimitiveEventType(op, PathType.parse("item"))) for op in (Op.INS, Op.NEW)]
+    [True, False]
+    """
+    return compatible(event.type, et) and not (event.moved and et.op in _MOVE_FREE)
+
+
 # --- events ----------------------------------------------------------------------------------
 
 _EVENT_KEYS = ("id", "ts", "op", "path", "ids", "doc", "kind", "value", "old", "index",
-               "time")
+               "time", "moved")
 _EVENT_KEY_SET = frozenset(_EVENT_KEYS)
 _FAST_KEYS = frozenset(("id", "ts", "op", "path", "ids", "doc", "value", "old", "time"))
 _CONCRETE_OPS = {"ins": Op.INS, "upd": Op.UPD, "del": Op.DEL}
+_EVENT_OPS = frozenset(_CONCRETE_OPS.values())
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +169,10 @@ class PrimitiveEvent:
         index: for insertions, the position among the parent's children.
         time: when it happened, in seconds (a Unix time, a commit time): what windows given
             as a duration (``within=30s``) measure; None where the stream has only ticks.
+        moved: whether it is half of a move: the removal or insertion of a node that keeps
+            its id (moved within its document, or renamed, which removes and inserts it
+            again). ``ins`` and ``del`` match such events as the paper says; ``new`` and
+            ``gone`` leave them out (issue 14).
 
     >>> e = PrimitiveEvent("ep1", 3, Op.INS, PathInstance.of("/order/item/price", "oip"))
     >>> str(e.type), e.kind.value, e.interval
@@ -161,12 +188,16 @@ class PrimitiveEvent:
     old: str | None = None
     index: int | None = None
     time: float | None = None
+    moved: bool = False
 
     def __post_init__(self) -> None:
-        if self.op is Op.ANY:
+        if self.op not in _EVENT_OPS:
             raise InvalidArgumentError(
-                f"PrimitiveEvent {self.id!r}: op='*' is only for event types; "
+                f"PrimitiveEvent {self.id!r}: op='{self.op}' is only for event types; "
                 "an event is an ins, upd or del")
+        if self.moved and self.op is Op.UPD:
+            raise InvalidArgumentError(
+                f"PrimitiveEvent {self.id!r}: an update is never half of a move")
         if not self.pi.pt.is_absolute:
             raise InvalidArgumentError(
                 f"PrimitiveEvent {self.id!r}: path {self.pi.pt} is relative; "
@@ -274,8 +305,13 @@ class PrimitiveEvent:
         time = d.get("time")
         if time is not None and (type(time) not in (int, float) or not math.isfinite(time)):
             raise fail(f"time={time!r} must be a number of seconds or null")
+        moved = d.get("moved", False)
+        if type(moved) is not bool:
+            raise fail(f"moved={moved!r} must be true or false")
+        if moved and op is Op.UPD:
+            raise fail("moved=true is for an insertion or a removal, not an update")
         return cls(str(ident), ts, op, PathInstance(pt, tuple(ids)), d.get("doc"),
-                   d.get("value"), d.get("old"), index, time)
+                   d.get("value"), d.get("old"), index, time, moved)
 
 
 # The reader's fast path. A detect run spends most of its time reading events, so a
@@ -285,7 +321,8 @@ _new = object.__new__
 _MISSING: Any = object()
 _set_pi = tuple(PathInstance.__dict__[f].__set__ for f in ("pt", "ids"))
 _set_event = tuple(PrimitiveEvent.__dict__[f].__set__
-                   for f in ("id", "ts", "op", "pi", "doc", "value", "old", "index", "time"))
+                   for f in ("id", "ts", "op", "pi", "doc", "value", "old", "index", "time",
+                             "moved"))
 
 
 def trusted_path_instance(pt: PathType, ids: tuple[str, ...]) -> PathInstance:
@@ -302,13 +339,13 @@ def trusted_path_instance(pt: PathType, ids: tuple[str, ...]) -> PathInstance:
 
 def trusted_primitive(ident: str, ts: int, op: Op, pi: PathInstance, doc: str | None,
                       value: str | None, old: str | None, index: int | None,
-                      time: float | None = None) -> PrimitiveEvent:
+                      time: float | None = None, moved: bool = False) -> PrimitiveEvent:
     """A primitive event whose producer guarantees the invariants (a concrete op, an absolute
     ``pi``): the event reader's fast path, and the watched documents for every node they
     change."""
     e = _new(PrimitiveEvent)
     (set_id, set_ts, set_op, set_pi, set_doc, set_value, set_old, set_index,
-     set_time) = _set_event
+     set_time, set_moved) = _set_event
     set_id(e, ident)
     set_ts(e, ts)
     set_op(e, op)
@@ -318,6 +355,7 @@ def trusted_primitive(ident: str, ts: int, op: Op, pi: PathInstance, doc: str | 
     set_old(e, old)
     set_index(e, index)
     set_time(e, time)
+    set_moved(e, moved)
     return e
 
 

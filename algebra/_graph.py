@@ -59,6 +59,12 @@ __all__ = ["EventGraph"]
 Callback = Callable[[CompositeEvent], Any]
 
 
+# The dispatch keys of the two halves of a move (PrimitiveEvent.moved); new and gone leaves,
+# which leave moves out, are never indexed under them.
+_MOVED: dict[Op, object] = {Op.INS: "moved ins", Op.DEL: "moved del", Op.UPD: Op.UPD}
+_MOVED_KEYS = frozenset(("moved ins", "moved del"))
+_MOVE_FREE = frozenset((Op.NEW, Op.GONE))
+
 def _definitions(value: Any) -> DefinitionSet:
     if isinstance(value, DefinitionSet):
         return value
@@ -91,6 +97,11 @@ class EventGraph:
             ``RuntimeWarning``.
         share: build an operator subtree that several definitions have once, and share it
             (the default; results are the same either way, see :mod:`._sharing`).
+        detect_aliases: whether every single-event definition (``Removed := del(item)``)
+            raises one composite per event, also where other definitions reference it (what
+            the command line does: it writes every definition out). By default such a
+            definition detects unless another one references it (there it stands for its
+            event type, an alias, as in the paper), or once it is subscribed to by name.
 
     >>> g = EventGraph("Ei := ins(item) ; (ins(item/price) & ins(item/quantity))")
     >>> from xmlevents.algebra import PrimitiveEvent, PathInstance, Op
@@ -107,7 +118,8 @@ class EventGraph:
                  trace: Callable[[str, CompositeEvent], Any] | None = None,
                  documents: Documents | None = None,
                  on_error: Callable[[ConditionError], Any] | None = None,
-                 within: int | ast.Duration | str | None = None, share: bool = True) -> None:
+                 within: int | ast.Duration | str | None = None, share: bool = True,
+                 detect_aliases: bool = False) -> None:
         self.definitions = _definitions(definitions)
         if semantics not in SEMANTICS:
             raise InvalidArgumentError(f"semantics={semantics!r}: use 'interval' or 'detection'")
@@ -124,7 +136,9 @@ class EventGraph:
         self._sharing = Sharing(options, self._hidden_tree) if share else None
         self.options = dataclasses.replace(options, sharing=self._sharing)
         self._trace = trace
-        resolved = list(self.definitions.trees())
+        self._all_aliases = detect_aliases
+        self._detecting: set[str] = self._detects(self.definitions, self.definitions)
+        resolved = list(self.definitions.trees(self._detecting))
         for d in resolved:
             _check_evaluable(d, documents)
         self.trees: list[EventTree] = _arrange(list(self._build(resolved).values()))
@@ -160,15 +174,45 @@ class EventGraph:
                 raise definition_error(
                     d, d, f"{d.name} is already defined; remove it first to redefine it")
         merged = DefinitionSet([r.definition for r in self.definitions] + added)
-        fresh = [merged[d.name] for d in added if not merged[d.name].is_alias]
+        detecting = self._detects(merged, [merged[d.name] for d in added])
+        fresh = [merged[d.name].detecting() for d in added
+                 if not merged[d.name].is_alias or d.name in detecting]
         for r in fresh:
             _check_evaluable(r, self.options.documents)
         built = self._build(fresh)  # may raise: nothing changed yet
         by_name = {t.name: t for t in self.trees if t.core is None} | built
         self.definitions = merged
-        self.trees = _arrange([by_name[r.name] for r in merged.trees()])
+        self._detecting |= detecting
+        self.trees = _arrange([by_name[r.name] for r in merged.trees(self._detecting)])
         self._wire()
         return merged
+
+    def _detects(self, defs: DefinitionSet, among: Iterable[ResolvedDefinition]) -> set[str]:
+        """Which single-event definitions ``among`` those of ``defs`` get a tree of their own:
+        all of them with ``detect_aliases``, else those no other definition references."""
+        aliases = [d.name for d in among if d.is_alias]
+        if self._all_aliases or not aliases:
+            return set(aliases)
+        used = defs.referenced()
+        return {name for name in aliases if name not in used}
+
+    def detect(self, name: str) -> None:
+        """Let single-event definition ``name`` raise one composite per event from now on,
+        also where other definitions reference it (``subscribe`` by its name does this; a
+        definition with a tree already detects).
+
+        Raises:
+            UnknownNameError: no definition is named ``name``.
+        """
+        d = self.definitions[name]
+        if not d.is_alias or name in self._detecting:
+            return
+        built = self._build([d.detecting()])
+        self._detecting.add(name)
+        by_name = {t.name: t for t in self.trees if t.core is None} | built
+        self.trees = _arrange([by_name[r.name]
+                               for r in self.definitions.trees(self._detecting)])
+        self._wire()
 
     def remove(self, name: str) -> DefinitionSet:
         """Remove definition ``name`` while the graph runs; every other tree keeps its state.
@@ -192,6 +236,7 @@ class EventGraph:
         self.definitions = DefinitionSet(r.definition for r in self.definitions
                                          if r.name != name)
         self._retire([t for t in self.trees if t.name == name])  # none for an alias
+        self._detecting.discard(name)
         self._wire()
         return self.definitions
 
@@ -305,7 +350,10 @@ class EventGraph:
         processing; an exception in one propagates after the graph's state is complete.
         Returns ``fn``.
         """
-        self._subscribers.append((self._subscription_type(event_type), fn))
+        et = self._subscription_type(event_type)
+        if isinstance(et, CompositeEventType) and et.name in self.definitions:
+            self.detect(et.name)  # a single-event definition subscribed to detects
+        self._subscribers.append((et, fn))
         return fn
 
     def subscribe_expired(self, fn: Callable[[Expired], Any]) -> Callable[[Expired], Any]:
@@ -332,16 +380,21 @@ class EventGraph:
         # Keyed by plain tuples: path types are interned by the parser, so lookups compare
         # by identity and never build an event type object per event.
         if isinstance(event, PrimitiveEvent):
-            key: tuple[object, PathType] = (event.op, event.pi.pt)
+            key: tuple[object, PathType] = (
+                _MOVED[event.op] if event.moved else event.op, event.pi.pt)
         else:
             key = (event.type.name, event.pi.pt)
         leaves = self._dispatch.get(key)
         return leaves if leaves is not None else self._index(key, event.type)
 
     def _index(self, key: tuple[object, PathType], et: EventType) -> list[Leaf]:
-        """The open leaves taking events of type ``et`` (``⪰``), remembered under ``key``."""
+        """The open leaves taking events of type ``et`` (``⪰``), remembered under ``key``
+        (whose first item says whether a primitive event is half of a move: then ``new`` and
+        ``gone`` leaves do not take it)."""
+        moved = key[0] in _MOVED_KEYS
         leaves = [leaf for leaf in self._by_step.get(et.pt.last, ())
-                  if not leaf.tree.closed and compatible(et, leaf.et)]
+                  if not leaf.tree.closed and compatible(et, leaf.et)
+                  and not (moved and getattr(leaf.et, "op", None) in _MOVE_FREE)]
         self._dispatch[key] = leaves
         return leaves
 
@@ -421,7 +474,9 @@ class EventGraph:
             windows.advance(ts)
         if self._timed:
             self._advance_time(event)
-        leaves = self._dispatch.get((event.op, event.pi.pt))
+        # A move's halves have keys of their own (new and gone leaves do not take them).
+        leaves = self._dispatch.get((_MOVED[event.op] if event.moved else event.op,
+                                     event.pi.pt))
         if leaves is None:
             leaves = self._leaves_for(event)
         if self._observing:
@@ -587,7 +642,8 @@ class EventGraph:
         self._retire(reopened)
         by_name = ({t.name: t for t in self.trees if t.core is None}
                    | self._build([t.definition for t in reopened]))
-        self.trees = _arrange([by_name[r.name] for r in self.definitions.trees()])
+        self.trees = _arrange([by_name[r.name]
+                               for r in self.definitions.trees(self._detecting)])
         if name is None:
             self._closed = False
         self._wire()

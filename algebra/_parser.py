@@ -30,7 +30,7 @@ CONJUNCTION: dict[TokenType, type[ast.Operator]] = {TokenType.AMP: ast.Conj}
 SEQUENCE: dict[TokenType, type[ast.Operator]] = {TokenType.SEMI: ast.Seq}
 #: Functional synonyms of the infix operators.
 FUNCTIONS: dict[str, type[ast.Operator]] = {"seq": ast.Seq, "and": ast.Conj, "or": ast.Disj}
-EVENT_OPS = {"ins": Op.INS, "upd": Op.UPD, "del": Op.DEL}
+EVENT_OPS = {"ins": Op.INS, "upd": Op.UPD, "del": Op.DEL, "new": Op.NEW, "gone": Op.GONE}
 _ALLOWED = {"mode": ast.Mode, "context": ast.Context}
 
 

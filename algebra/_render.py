@@ -61,7 +61,8 @@ def render_text(definitions: DefinitionSet) -> str:
     for d in definitions:
         lines = [str(d.definition)]
         if d.is_alias:
-            lines.append(f"  alias of {d.root.expr}: no event tree")
+            lines.append(f"  one composite per {d.root.expr} event (where another definition "
+                         "names it: that event type)")
         else:
             _lines(d, d.root, "  ", "  ", lines)
         blocks.append("\n".join(lines))

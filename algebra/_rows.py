@@ -12,7 +12,8 @@ schemas (``xmlevents.replay``, which maps the Python types to Spark's) are made 
 Standard library only, like the whole algebra (DESIGN section 1).
 
 >>> EVENTS_TABLE.names
-('doc', 'version', 'ts', 'id', 'op', 'path', 'ids', 'kind', 'value', 'old', 'index', 'time')
+('doc', 'version', 'ts', 'id', 'op', 'path', 'ids', 'kind', 'value', 'old', 'index', 'time',
+ 'moved')
 >>> ERRORS_TABLE.row(None, doc="po.xml", version=3, stage="parse", message="bad")
 {'doc': 'po.xml', 'version': 3, 'stage': 'parse', 'message': 'bad', 'line': None,
  'column': None}
@@ -42,7 +43,8 @@ class Column:
 
     Args:
         name: its name (a JSON key, a dict key, a Spark column).
-        type: the Python type of its values: ``str``, ``int``, ``list[str]`` or ``list[int]``.
+        type: the Python type of its values: ``str``, ``int``, ``float``, ``bool``,
+            ``list[str]`` or ``list[int]``.
         nullable: whether a row may hold None there (a sparse form then leaves it out).
         read: how it is read off the value the row is made of; None for a column the caller
             gives (a replay's ``doc`` and ``version``, every column of an error row).
@@ -147,6 +149,9 @@ _VALUE = Column("value", str, nullable=True, read=attrgetter("value"))
 _OLD = Column("old", str, nullable=True, read=attrgetter("old"))
 _INDEX = Column("index", int, nullable=True, read=attrgetter("index"), bits=32)
 _TIME = Column("time", float, nullable=True, read=attrgetter("time"))
+# Half of a move (issue 14): a JSON line says so only where it is (true or left out).
+_MOVED_LINE = Column("moved", bool, nullable=True, read=lambda e: True if e.moved else None)
+_MOVED = Column("moved", bool, read=attrgetter("moved"))
 
 _TYPE = Column("type", str, read=lambda c: c.type.name)
 _INTERVAL = Column("interval", list[int], read=lambda c: list(c.interval))
@@ -162,14 +167,14 @@ _VERSION = Column("version", int)
 # --- rows ----------------------------------------------------------------------------------
 
 EVENT_LINE: RowSchema[PrimitiveEvent] = RowSchema(
-    "event line", (_EVENT_ID, _TS, _OP, _PATH, _IDS, _EVENT_DOC, _VALUE, _OLD, _INDEX, _TIME),
-    sparse=True)
+    "event line", (_EVENT_ID, _TS, _OP, _PATH, _IDS, _EVENT_DOC, _VALUE, _OLD, _INDEX, _TIME,
+                   _MOVED_LINE), sparse=True)
 COMPOSITE_LINE: RowSchema[CompositeEvent] = RowSchema(
     "composite line", (_TS, _TYPE, _PATH, _IDS, _INTERVAL, _EVENTS, _EVENT_DOC), sparse=True)
 
 EVENTS_TABLE: RowSchema[PrimitiveEvent] = RowSchema(
     "events", (_DOC, _VERSION, _TS, _EVENT_ID, _OP, _PATH, _IDS, _KIND, _VALUE, _OLD, _INDEX,
-               _TIME))
+               _TIME, _MOVED))
 COMPOSITES_TABLE: RowSchema[CompositeEvent] = RowSchema(
     "composites", (_DOC, _VERSION, _TS, _TYPE, _PATH, _IDS, _START, _END, _EVENTS))
 # An unreadable input line has no document and no version; a parse error has a position.

@@ -29,6 +29,7 @@ from blinker import Signal
 
 from xmlevents.algebra import (
     CompositeEvent,
+    CompositeEventType,
     DefinitionSet,
     Duration,
     EventGraph,
@@ -41,6 +42,7 @@ from xmlevents.algebra import (
     PrimitiveEventType,
     UnknownNameError,
     compatible,
+    matches,
     parse_event_type,
     trusted_primitive,
 )
@@ -61,7 +63,7 @@ def _forget_deleted(graph: EventGraph, raw: list[Raw]) -> None:
     re-inserted by the same operation (a move keeps the ids), so that it drops their groups
     (``EventGraph.forget``)."""
     gone: dict[tuple[str, str], PathInstance] = {}
-    for doc, op, pi, _, _, _ in raw:
+    for doc, op, pi, _, _, _, _ in raw:
         if op is Op.DEL:
             gone[(doc.name, pi.ids[-1])] = pi
         elif op is Op.INS and gone:
@@ -76,7 +78,7 @@ def _forget_deleted(graph: EventGraph, raw: list[Raw]) -> None:
 class _Subscription:
     """The receivers of one event type (of one document, or of all when ``doc`` is None)."""
 
-    __slots__ = ("doc", "key", "match", "primitive", "signal")
+    __slots__ = ("doc", "key", "match", "name", "primitive", "signal")
 
     def __init__(self, key: str, event_type: str | EventType, doc: Any) -> None:
         self.key = key
@@ -86,11 +88,17 @@ class _Subscription:
             # A bare name: the composite events of that definition, whatever their path.
             name = event_type.strip()
             self.primitive = False
+            self.name: str | None = name
             self.match: Callable[[Any], bool] = lambda e: e.type.name == name
             return
         et = parse_event_type(event_type) if isinstance(event_type, str) else event_type
         self.primitive = isinstance(et, PrimitiveEventType)
-        self.match = lambda e: compatible(e.type, et)
+        # The definition it asks for, if any: a single-event one then detects (issue 14).
+        self.name = et.name if isinstance(et, CompositeEventType) else None
+        if isinstance(et, PrimitiveEventType):  # new(...) and gone(...) leave moves out
+            self.match = lambda e: type(e) is PrimitiveEvent and matches(e, et)
+        else:
+            self.match = lambda e: compatible(e.type, et)
 
 
 class Monitor:
@@ -103,6 +111,8 @@ class Monitor:
         cascade_limit: how many rounds of receivers changing documents may follow one
             operation before :class:`CascadeError` ends the cascade.
         within: the graph's window (ticks, or a duration such as ``"30s"``).
+        detect_aliases: whether every single-event definition detects, also where others
+            reference it (see :class:`~xmlevents.algebra.EventGraph`; the replay sets it).
         clock: the time an operation's events carry (read once per operation, and only
             when a window is given as a duration); ``time.time`` by default (None: no time,
             which such a window refuses).
@@ -112,12 +122,14 @@ class Monitor:
                  hierarchical: bool = True, semantics: str = "interval",
                  namespaces: dict[str, str] | None = None, cascade_limit: int = 100,
                  within: int | Duration | str | None = None,
-                 clock: Callable[[], float | None] = time.time) -> None:
+                 clock: Callable[[], float | None] = time.time,
+                 detect_aliases: bool = False) -> None:
         if cascade_limit < 1:
             raise InvalidArgumentError(
                 f"cascade_limit={cascade_limit}: at least one round is needed")
         self._options: dict[str, Any] = {"context": context, "hierarchical": hierarchical,
-                                         "semantics": semantics, "within": within}
+                                         "semantics": semantics, "within": within,
+                                         "detect_aliases": detect_aliases}
         self.namespaces = dict(namespaces or {})
         self.cascade_limit = cascade_limit
         #: The time events carry, read once per operation, when a window is a duration.
@@ -190,7 +202,15 @@ class Monitor:
             self.graph = graph
         self._definitions = defs
         self.active = True
+        for sub in self._subscriptions.values():
+            self._detect(sub)
         return defs
+
+    def _detect(self, sub: _Subscription) -> None:
+        """A single-event definition subscribed to by name detects (EventGraph.detect)."""
+        graph = self.graph
+        if graph is not None and sub.name is not None and sub.name in graph.definitions:
+            graph.detect(sub.name)
 
     def undefine(self, name: str) -> DefinitionSet:
         """Remove definition ``name`` from the live event graph; the others keep their state.
@@ -216,6 +236,7 @@ class Monitor:
         if sub is None:
             sub = _Subscription(key[0], event_type, doc)
             self._subscriptions[key] = sub
+            self._detect(sub)
             self.active = True
         return sub.signal
 
@@ -251,9 +272,10 @@ class Monitor:
         outbox = self._outbox
         # Events carry a time only where a window measures one: one reading per operation.
         now = self.clock() if graph is not None and graph.needs_time else None
-        for doc, op, pi, value, old, index in raw:
+        for doc, op, pi, value, old, index, moved in raw:
             ts += 1
-            e = trusted_primitive(f"e{ts}", ts, op, pi, doc.name, value, old, index, now)
+            e = trusted_primitive(f"e{ts}", ts, op, pi, doc.name, value, old, index, now,
+                                  moved)
             for log in doc.recordings:
                 log.append(e)
             raised = graph.feed(e) if graph is not None else []

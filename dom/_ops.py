@@ -40,8 +40,9 @@ __all__ = ["begin", "end", "settle", "ins_tree", "remove_tree", "state", "report
 
 INS, UPD, DEL = Op.INS, Op.UPD, Op.DEL
 
-# A raw event: (document, op, path instance, value, old, index); the monitor numbers it.
-Raw = tuple[Any, Op, Any, "str | None", "str | None", "int | None"]
+# A raw event: (document, op, path instance, value, old, index, moved); the monitor numbers
+# it. ``moved``: a removal or insertion of a node that keeps its id (a move, a rename).
+Raw = tuple[Any, Op, Any, "str | None", "str | None", "int | None", bool]
 
 
 class _State:
@@ -137,9 +138,9 @@ def ins_tree(doc: Any, el: Any, parent: Node | None, index: int, with_tail: bool
              stayed: Any = None) -> None:
     """Register ``el``'s subtree in ``doc`` and report its insertion at ``index``.
 
-    Nodes that already have records of ``doc`` (a move within it, a rename) keep their ids.
-    Nodes in ``stayed`` (a resync) are only registered; of them, only attributes and texts
-    new to the records are reported.
+    Nodes that already have records of ``doc`` (a move within it, a rename) keep their ids,
+    and their insertions say they were moved. Nodes in ``stayed`` (a resync) are only
+    registered; of them, only attributes and texts new to the records are reported.
     """
     out = _State.out if doc.listening() else None
     new_id = doc.new_id
@@ -148,7 +149,8 @@ def ins_tree(doc: Any, el: Any, parent: Node | None, index: int, with_tail: bool
         quiet = stayed is not None and e in stayed
         if kind is NODE:
             rec = NODES.get(e)
-            if rec is None or rec.doc is not doc:
+            moved = rec is not None and rec.doc is doc
+            if not moved:
                 if rec is not None:  # never two documents claiming one node
                     rec.doc.by_id.pop(rec.id, None)
                 rec = Node(doc, new_id())
@@ -169,12 +171,13 @@ def ins_tree(doc: Any, el: Any, parent: Node | None, index: int, with_tail: bool
             else:
                 value = rec.text = own_value(e)
             if out is not None and not quiet:
-                out.append((doc, INS, rec.pi, value, None, k if k >= 0 else None))
+                out.append((doc, INS, rec.pi, value, None, k if k >= 0 else None, moved))
             continue
         rec = NODES[e]
         if kind is ATTR:
             a = rec.attrs.get(name)  # type: ignore[arg-type]  # an attribute has a name
             value = e.get(name)
+            moved = a is not None
             if a is None:
                 a = rec.attrs[name] = [new_id(), value]  # type: ignore[index]  # an attribute has a name
                 quiet = False
@@ -182,49 +185,54 @@ def ins_tree(doc: Any, el: Any, parent: Node | None, index: int, with_tail: bool
                 a[1] = value
             if out is not None and not quiet:
                 out.append((doc, INS, child_pi(rec.pi, Axis.ATTRIBUTE, name, a[0]), value,
-                            None, None))
+                            None, None, moved))
         elif kind is TEXT:
-            if rec.text_id is None:
+            moved = rec.text_id is not None
+            if not moved:
                 rec.text_id = new_id()
                 quiet = False
             value = rec.text = e.text
             if out is not None and not quiet:
                 out.append((doc, INS, child_pi(rec.pi, Axis.TEXT, None, rec.text_id), value,
-                            None, 0))
+                            None, 0, moved))
         else:
-            if rec.tail_id is None:
+            moved = rec.tail_id is not None
+            if not moved:
                 rec.tail_id = new_id()
                 quiet = False
             rec.tail = e.tail
             if out is not None and not quiet:
-                out.append((doc, INS, tail_pi(rec), rec.tail, None, k))
+                out.append((doc, INS, tail_pi(rec), rec.tail, None, k, moved))
 
 
 def remove_tree(el: Any, with_tail: bool, keep: Any = None) -> None:
     """Report the removal of ``el``'s subtree (from the records: the state before).
 
     The records are forgotten unless the subtree stays in document ``keep`` (a move within
-    it, a rename), whose insertion then reuses them.
+    it, a rename), whose insertion then reuses them: then the removals say they were moved
+    (but for a tail of ``el`` that lxml dropped in the move: that one is gone).
     """
     rec = NODES[el]
     doc = rec.doc
     if doc.listening():
         out = _State.out
+        moved = keep is doc
         items = list(preorder(el, with_tail, True))
         for kind, e, name, _ in reversed(items):
             r = NODES[e]
             if kind is NODE:
                 out.append((doc, DEL, r.pi, None, r.text if type(e.tag) is not str else None,
-                            None))
+                            None, moved))
             elif kind is ATTR:
                 aid, old = r.attrs[name]
                 out.append((doc, DEL, child_pi(r.pi, Axis.ATTRIBUTE, name, aid), None, old,
-                            None))
+                            None, moved))
             elif kind is TEXT:
                 out.append((doc, DEL, child_pi(r.pi, Axis.TEXT, None, r.text_id), None,  # type: ignore[arg-type]  # a text reported has an id
-                            r.text, None))
+                            r.text, None, moved))
             else:
-                out.append((doc, DEL, tail_pi(r), None, r.tail, None))
+                out.append((doc, DEL, tail_pi(r), None, r.tail, None,
+                            moved and (e is not el or e.tail is not None)))
     if keep is not doc:
         forget(el)
 
@@ -260,7 +268,7 @@ def report_text(rec: Node, value: str | None) -> None:
         rec.text_id = None
     if doc.listening():
         _State.out.append((doc, op, child_pi(rec.pi, Axis.TEXT, None, tid), value, old,  # type: ignore[arg-type]  # a text reported has an id
-                           0 if op is INS else None))
+                           0 if op is INS else None, False))
 
 
 def report_tail(rec: Node, e: Any, value: str | None) -> None:
@@ -279,7 +287,7 @@ def report_tail(rec: Node, e: Any, value: str | None) -> None:
             index: int | None = position(NODES[parent], parent, e) + 1
         else:
             index = None
-        _State.out.append((doc, op, tail_pi(rec), value, old, index))
+        _State.out.append((doc, op, tail_pi(rec), value, old, index, False))
     if value is None:
         rec.tail_id = None
 
@@ -305,7 +313,7 @@ def report_attr(rec: Node, name: str, value: str | None) -> None:
             op = UPD
     if doc.listening():
         _State.out.append((doc, op, child_pi(rec.pi, Axis.ATTRIBUTE, name, a[0]), value, old,
-                           None))
+                           None, False))
 
 
 def report_own(rec: Node, e: Any) -> None:
@@ -317,7 +325,7 @@ def report_own(rec: Node, e: Any) -> None:
     rec.text = value
     doc = rec.doc
     if doc.listening():
-        _State.out.append((doc, UPD, rec.pi, value, old, None))
+        _State.out.append((doc, UPD, rec.pi, value, old, None, False))
 
 
 # --- child lists -----------------------------------------------------------------------------

@@ -119,7 +119,7 @@ def _resync(doc: Any, root: Any) -> None:
 def _emit(out: list[Any] | None, doc: Any, op: Op, pi: Any, value: str | None,
           old: str | None) -> None:
     if out is not None:
-        out.append((doc, op, pi, value, old, None))
+        out.append((doc, op, pi, value, old, None, False))
 
 
 def _remove_own(out: list[Any] | None, doc: Any, rec: Node) -> None:

@@ -211,7 +211,8 @@ def _detect(args: argparse.Namespace, out: TextIO) -> None:
     defs = _definitions(args)
     try:
         graph = EventGraph(defs, context=args.context, hierarchical=args.hierarchical,
-                           semantics=args.semantics, within=args.within)
+                           semantics=args.semantics, within=args.within,
+                           detect_aliases=True)  # every definition is written out
     except XmlEventsError as exc:
         raise _Failure(str(exc)) from None
     stream, name = _open_events(args.events)

@@ -207,8 +207,10 @@ def test_prop_wildcard_name_implied_by_concrete_name(et1, name, pt):
 
 @given(primitive_types, primitive_types)
 def test_prop_primitive_compatibility_matches_definition(et1, et2):
-    """Primitive ⪰ is (op equal or et2.op = *) and (et2.pt ⊂e et1.pt or et2.pt = et1.pt)."""
-    expected = ((et1.op is et2.op or et2.op is Op.ANY)
+    """Primitive ⪰ is (op equal, or et2.op = *, or et2.op narrows et1.op: ins ⪰ new,
+    del ⪰ gone) and (et2.pt ⊂e et1.pt or et2.pt = et1.pt)."""
+    narrows = (et1.op, et2.op) in {(Op.INS, Op.NEW), (Op.DEL, Op.GONE)}
+    expected = ((et1.op is et2.op or et2.op is Op.ANY or narrows)
                 and (ends(et2.pt, et1.pt) or et2.pt == et1.pt))
     assert compatible(et1, et2) is expected
 

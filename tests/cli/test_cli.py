@@ -181,3 +181,18 @@ def test_console_module_runs_end_to_end() -> None:
     raised = [json.loads(x) for x in proc.stdout.splitlines()]
     assert {r["type"] for r in raised} == {"ItemComplete", "ItemValued", "ItemReady"}
     assert sum(r["type"] == "ItemComplete" for r in raised) == 6
+
+
+def test_detect_writes_a_single_event_definition_one_line_per_event() -> None:
+    """``Removed := del(item)`` is written out (issue 14), also when another definition
+    references it."""
+    lines = ITEM_LINES + "\n".join([
+        line(id="ed1", op="del", path="/order/item", ids=["o1", "i1"]),
+        line(id="ed2", op="del", path="/order/item", ids=["o1", "i2"]),
+    ]) + "\n"
+    defs = "Removed := del(item)\nPrice := ins(item/price)\nEi := ins(item) ; Price"
+    status, out, err = run(["detect", "--define", defs, "-"], lines)
+    assert (status, err) == (0, "")
+    got = [(d["type"], d["events"]) for d in map(json.loads, out.splitlines())]
+    assert got == [("Price", ["ep1"]), ("Ei", ["ei1", "ep1"]), ("Removed", ["ed1"]),
+                   ("Removed", ["ed2"])]

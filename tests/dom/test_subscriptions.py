@@ -303,3 +303,21 @@ def test_events_are_built_only_for_listeners():
         doc.getroot()[0].set("partnum", "9")
     assert [(e.op.value, str(e.pi.pt)) for e in rec.events] == [("upd", "/order/item/@partnum")]
     assert etree.tostring(rec.replay()) == etree.tostring(doc.tree)
+
+
+def test_a_single_event_definition_detects_through_a_subscription():
+    """``Removed := del(item)`` raises one composite per deleted item (issue 14); an alias
+    another definition references detects once it is subscribed to, even before it exists."""
+    doc = xmlevents.fromstring("<order><item/><item/><note/></order>")
+    early = recording(doc, "Priced")  # subscribed before it is defined
+    doc.define("Removed := del(item)\nPriced := ins(item/price)\n" + EI.replace(
+        "ins(item/price)", "Priced"))
+    removed = recording(doc, "Removed")
+    order = doc.getroot()
+    for it in order.findall("item"):
+        order.remove(it)
+    order.remove(order.find("note"))
+    assert [e.type.name for _, e in removed] == ["Removed", "Removed"]
+    assert len({e.pi.ids for _, e in removed}) == 2
+    order.append(item())
+    assert [e.type.name for _, e in early] == ["Priced"]
