@@ -271,6 +271,7 @@ class EventGraph:
         trace = self._trace
         if trace is not None:
             tree.trace = lambda node, c, _name=tree.name: trace(_name, c)
+            tree.direct = False  # every node's composites go through _forward
         return tree
 
     def _hidden_tree(self, d: ResolvedDefinition, bounds: Bounds) -> EventTree:
@@ -292,7 +293,9 @@ class EventGraph:
             for leaf in tree.leaves:
                 self._by_step[leaf.et.pt.last].append(leaf)
         self._observing = [t for t in self.trees if t.observers]
+        consumed = {n for d in self.definitions for n in d.depends_on}
         for tree in self.trees:
+            tree.feeds = tree.name in consumed
             root = tree.root
             if isinstance(root, MultNode):
                 root.consumers = [(leaf.parent, leaf.index) for other in self.trees
@@ -506,10 +509,29 @@ class EventGraph:
             elif len(leaves) == 1 and leaves[0].tree.position == dirty[0]:
                 tree = leaves[0].tree
         if tree is not None:
-            if leaves:
+            if tree.direct and leaves:
+                # The direct path of a tree of fast-path nodes (EventTree.direct): the event
+                # goes straight up its leaf's chain, each node taking one arrival and giving
+                # at most one composite to its parent — what process() does, in the same
+                # order, without pending lists or a walk over every node. Inline: a call
+                # would cost what it saves.
                 leaf = leaves[0]
-                leaf.parent.pending.append((leaf.index, event))
-            raised = tree.process(ts, event)
+                node: Any = leaf.parent
+                child = leaf.index
+                x: Event = event
+                tree.tick = ts
+                raised = []
+                while (c := node.push(child, x, ts)) is not None:
+                    parent = node.parent
+                    if parent is None:
+                        raised = [c]
+                        break
+                    child, node, x = node.index, parent, c
+            else:
+                if leaves:
+                    leaf = leaves[0]
+                    leaf.parent.pending.append((leaf.index, event))
+                raised = tree.process(ts, event)
             dirty = []
             if tree.core is not None:
                 # A shared subtree: what it raised goes to the trees sharing it.
@@ -517,7 +539,7 @@ class EventGraph:
                 if tree.core.moved():
                     dirty = list(tree.core.positions)
                     raised = self._propagate(dirty, ts, event)
-            elif raised:
+            elif raised and tree.feeds:  # other trees take its composites
                 for c in raised:
                     self._deliver(c, self._leaves_for(c), dirty)
                 if dirty:

@@ -63,7 +63,8 @@ if TYPE_CHECKING:
     from ._sharing import Sharing
     from ._tree import EventTree
 
-__all__ = ["TreeOptions", "OperatorNode", "SEMANTICS", "before_interval", "before_detection"]
+__all__ = ["TreeOptions", "OperatorNode", "SEMANTICS", "before_interval", "before_detection",
+           "DIRECT"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -347,6 +348,7 @@ class OperatorNode:
         if found is None:
             abs_pt = intersect_ab(self.pt, pt)
             assert abs_pt is not None, "arrivals with a null projection are filtered out"
+            abs_pt = abs_pt.interned()  # so that its consumers' dicts find it by identity
             found = self._types[pt] = (CompositeEventType(self.name, abs_pt), len(abs_pt))
         et, n = found  # n: the path type's length, kept (len() of a path type is a call)
         if pi is None:
@@ -386,8 +388,11 @@ class OperatorNode:
 # condition (a window is checked as in the general path). For those a node's class is
 # switched, once when it is built (:func:`specialise`), to one whose ``evaluate`` does the same
 # as the general one with the context's selection inlined: no selection call, no list of
-# touched groups, an empty group deleted as soon as it empties. The property tests against
-# the reference evaluator (windows included) and the tables of the paper run through them.
+# touched groups, an empty group deleted as soon as it empties. Its ``push`` takes one arrival
+# and returns the one composite it may complete, so that a tree made only of such nodes takes
+# an event up its chain of nodes directly (no pending lists, no walk over every node). The
+# property tests against the reference evaluator (windows included) and the tables of the
+# paper run through them.
 
 
 class ChronicleConj(OperatorNode):
@@ -397,34 +402,32 @@ class ChronicleConj(OperatorNode):
 
     def evaluate(self, tick: int) -> list[CompositeEvent]:
         arrivals, self.pending = self.pending, []
-        raised: list[CompositeEvent] = []
+        push = self.push
+        return [c for child, event in arrivals if (c := push(child, event, tick)) is not None]
+
+    def push(self, child: int, event: Event, tick: int) -> CompositeEvent | None:
+        """One arrival: stored, or the composite it completes (at most one: one event of
+        each child, the oldest, consumed as select_any does)."""
+        key = self.grouping.key(event)
+        if key is NULL or (self.windows is not None and not self._fits(key, child, event, tick)):
+            return None
         groups = self.groups
-        key_of = self.grouping.key
-        width = self.width
-        bounded = self.windows is not None
-        for child, event in arrivals:
-            key = key_of(event)
-            if key is NULL or (bounded and not self._fits(key, child, event, tick)):
-                continue
-            group = groups.get(key)
-            if group is None:
-                group = groups[key] = Group(width)
-            bufs = group.bufs
-            bufs[child].append(event)
-            if all(bufs):  # the oldest event of every child, consumed (select_any)
-                raised.append(self._compose(tuple([buf.pop(0) for buf in bufs]), tick))
-                if not any(bufs):
-                    del groups[key]
-        return raised
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = Group(self.width)
+        bufs = group.bufs
+        bufs[child].append(event)
+        if not all(bufs):
+            return None
+        c = self._compose(tuple([buf.pop(0) for buf in bufs]), tick)
+        if not any(bufs):
+            del groups[key]
+        return c
 
 
 class ChronicleSeq(OperatorNode):
     """A two-step sequence in the hierarchical chronicle context that raises at once (fast
-    path): an initiator is stored; a terminator takes the oldest initiator before it.
-
-    The loop's head repeats :class:`ChronicleConj`'s on purpose: a shared generator or helper
-    would cost a call an arrival, which is what the fast path saves.
-    """
+    path): an initiator is stored; a terminator takes the oldest initiator before it."""
 
     __slots__ = ()
 
@@ -432,32 +435,38 @@ class ChronicleSeq(OperatorNode):
         arrivals, self.pending = self.pending, []
         if len(arrivals) > 1:  # terminators first (see OperatorNode.__init__)
             arrivals.sort(key=lambda arrival: -arrival[0])
-        raised: list[CompositeEvent] = []
+        push = self.push
+        return [c for child, event in arrivals if (c := push(child, event, tick)) is not None]
+
+    def push(self, child: int, event: Event, tick: int) -> CompositeEvent | None:
+        """One arrival: an initiator stored, or the composite a terminator makes with the
+        oldest initiator before it (a terminator alone is never stored)."""
+        key = self.grouping.key(event)
+        if key is NULL or (self.windows is not None and not self._fits(key, child, event, tick)):
+            return None
         groups = self.groups
-        key_of = self.grouping.key
-        before = self._before
-        bounded = self.windows is not None
-        for child, event in arrivals:
-            key = key_of(event)
-            if key is NULL or (bounded and not self._fits(key, child, event, tick)):
-                continue
-            group = groups.get(key)
-            if child == 0:
-                if group is None:
-                    group = groups[key] = Group(2)
-                group.bufs[0].append(event)
-                continue
+        group = groups.get(key)
+        if child == 0:
             if group is None:
-                continue  # no initiator stored: a terminator alone is never stored
-            starts = group.bufs[0]
-            for i, x in enumerate(starts):
-                if before(x, event):
-                    del starts[i]
-                    raised.append(self._compose((x, event), tick))
-                    break
-            if not starts:
-                del groups[key]
-        return raised
+                group = groups[key] = Group(2)
+            group.bufs[0].append(event)
+            return None
+        if group is None:
+            return None
+        starts = group.bufs[0]
+        before = self._before
+        for i, x in enumerate(starts):
+            if before(x, event):
+                del starts[i]
+                if not starts:
+                    del groups[key]
+                return self._compose((x, event), tick)
+        return None
+
+
+#: The fast paths' classes: a tree made only of them takes a primitive event straight up its
+#: chain of nodes (``EventTree.direct``, used by ``EventGraph.feed``).
+DIRECT = frozenset((ChronicleConj, ChronicleSeq))
 
 
 def specialise(node: OperatorNode) -> OperatorNode:

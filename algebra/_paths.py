@@ -230,6 +230,32 @@ class PathType:
     def last(self) -> Step:
         return self.steps[-1]
 
+    def interned(self) -> PathType:
+        """The one object the parser uses for this path type (this one, if none yet): dicts
+        keyed by path types then find their keys by identity, never calling ``__eq__``
+        (an operator's composites occur at path types it computes, equal to parsed ones)."""
+        found = _PARSED.get(self._text)  # the text form is one per path type
+        if found is None:
+            if len(_PARSED) >= _PARSED_LIMIT:
+                _PARSED.clear()
+            found = _PARSED[self._text] = self
+        return found
+
+    def prefixed(self, namespaces: Mapping[str, str] | None) -> str:
+        """The text form with each namespace URI bound in ``namespaces`` written as its
+        prefix (the first bound to it), as a user who binds ``-n pom=...`` reads paths;
+        unbound URIs stay in Clark notation.
+
+        >>> PathType.parse("/{urn:po}order/{urn:po}item/@{urn:x}id").prefixed({"po": "urn:po"})
+        '/po:order/po:item/@{urn:x}id'
+        """
+        if not namespaces or "{" not in self._text:
+            return self._text
+        prefix: dict[str, str] = {}
+        for p, uri in namespaces.items():
+            prefix.setdefault(uri, p)
+        return _CLARK.sub(lambda m: f"{prefix[m[1]]}:" if m[1] in prefix else m[0], self._text)
+
     def parent(self) -> PathType | None:
         """The path type without its last step, or ``None`` when that leaves no step.
 
@@ -249,6 +275,7 @@ class PathType:
         return f"PathType({self._text!r})"
 
 
+_CLARK = re.compile(r"\{([^}]*)\}")
 _PARSED: dict[str, PathType] = {}
 _PARSED_LIMIT = 4096
 

@@ -23,7 +23,7 @@ from ._definitions import LeafSpec, OperatorSpec, ResolvedDefinition
 from ._errors import ConditionError, InvalidArgumentError
 from ._events import CompositeEvent, Event, EventType, PrimitiveEvent
 from ._multiplicity import WATCH, MultNode
-from ._operator import SEMANTICS, OperatorNode, TreeOptions, specialise
+from ._operator import DIRECT, SEMANTICS, OperatorNode, TreeOptions, specialise
 from ._window import Bounds
 
 if TYPE_CHECKING:
@@ -63,6 +63,8 @@ class EventTree:
         "closed",
         "core",
         "definition",
+        "direct",
+        "feeds",
         "leaves",
         "name",
         "observers",
@@ -97,6 +99,12 @@ class EventTree:
         self.root = self._build(definition.root, options, before, bounds, not hidden)
         #: Nodes that must see every primitive event while they hold potential events.
         self.observers = [n for n in self.operators if n.observes]
+        #: Whether every node is a fast path with ``push`` (see ``_operator.DIRECT``): an
+        #: event then goes straight up its leaf's chain of nodes (``EventGraph.feed``),
+        #: unless the tree is traced or is a shared subtree's hidden tree.
+        self.direct = not hidden and all(type(n) in DIRECT for n in self.operators)
+        #: Whether other trees take its root's composites (set by the graph's wiring).
+        self.feeds = True
         # Their terminations' dicts of held events (each keeps its dict for its lifetime).
         self._held = [n.termination.held for n in self.observers]
 
