@@ -52,6 +52,7 @@ from ._render import render_dot, render_text
 from ._rows import (
     COMPOSITE_LINE,
     COMPOSITES_TABLE,
+    CONSTITUENT,
     ERRORS_TABLE,
     EVENT_LINE,
     EVENTS_TABLE,
@@ -106,7 +107,7 @@ __all__ = [
     "trusted_path_instance", "trusted_primitive",
     # rows: the columns of the JSON lines and of the replay's tables, defined once
     "Column", "RowSchema", "EVENT_LINE", "COMPOSITE_LINE", "EVENTS_TABLE", "COMPOSITES_TABLE",
-    "ERRORS_TABLE", "VERSIONS_TABLE",
+    "ERRORS_TABLE", "VERSIONS_TABLE", "CONSTITUENT",
     # documents (termination conditions)
     "Documents", "Condition",
     # expressions

@@ -354,7 +354,8 @@ class EventGraph:
         Returns ``fn``.
         """
         et = self._subscription_type(event_type)
-        if isinstance(et, CompositeEventType) and et.name in self.definitions:
+        if isinstance(et, CompositeEventType) and et.name is not None \
+                and et.name in self.definitions:
             self.detect(et.name)  # a single-event definition subscribed to detects
         self._subscribers.append((et, fn))
         return fn

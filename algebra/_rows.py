@@ -12,11 +12,11 @@ schemas (``xmlevents.replay``, which maps the Python types to Spark's) are made 
 Standard library only, like the whole algebra (DESIGN section 1).
 
 >>> EVENTS_TABLE.names
-('doc', 'version', 'ts', 'id', 'op', 'path', 'ids', 'kind', 'value', 'old', 'index', 'time',
- 'moved')
+('doc', 'version', 'commit', 'time', 'ts', 'id', 'op', 'path', 'path_prefixed', 'ids', 'kind',
+ 'value', 'old', 'index', 'moved')
 >>> ERRORS_TABLE.row(None, doc="po.xml", version=3, stage="parse", message="bad")
-{'doc': 'po.xml', 'version': 3, 'stage': 'parse', 'message': 'bad', 'line': None,
- 'column': None}
+{'doc': 'po.xml', 'version': 3, 'commit': None, 'time': None, 'stage': 'parse', 'message': 'bad',
+ 'line': None, 'column': None}
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from ._events import CompositeEvent, PrimitiveEvent
 
 __all__ = ["Column", "RowSchema", "EVENT_LINE", "COMPOSITE_LINE", "EVENTS_TABLE",
-           "COMPOSITES_TABLE", "ERRORS_TABLE", "VERSIONS_TABLE"]
+           "COMPOSITES_TABLE", "ERRORS_TABLE", "VERSIONS_TABLE", "CONSTITUENT"]
 
 V = TypeVar("V")
 
@@ -50,6 +50,8 @@ class Column:
             gives (a replay's ``doc`` and ``version``, every column of an error row).
         bits: an integer's width in columnar stores: 64 for ticks and versions, 32 for
             positions (child indices, lines, columns).
+        fields: for a column of type ``list[dict]``, the form of each item (a list of
+            structs in columnar stores: a composite's constituents).
     """
 
     name: str
@@ -57,12 +59,20 @@ class Column:
     nullable: bool = False
     read: Callable[[Any], Any] | None = None
     bits: int = 64
+    fields: RowSchema[Any] | None = None
 
     def mismatch(self, value: Any) -> str | None:
         """Why ``value`` does not fit this column, or None if it does."""
         if value is None:
             return None if self.nullable else f"{self.name} is null"
         origin, args = get_origin(self.type), get_args(self.type)
+        if self.fields is not None:
+            if type(value) is not list or not all(type(v) is dict for v in value):
+                return f"{self.name}={value!r} is not a list of {self.fields.name} rows"
+            for item in value:
+                if problems := self.fields.mismatches(item):
+                    return f"{self.name}: {'; '.join(problems)}"
+            return None
         if origin is list:
             if type(value) is not list or not all(_is(v, args[0]) for v in value):
                 return f"{self.name}={value!r} is not a list of {args[0].__name__}"
@@ -160,9 +170,19 @@ _END = Column("end", int, read=lambda c: c.interval[1])
 # Flattened through nested composites (DESIGN 6).
 _EVENTS = Column("events", list[str], read=lambda c: [p.id for p in c.primitives()])
 
-# Given by a replay: the document and the version a row belongs to.
+# Given by a replay: the document and the version a row belongs to, the version's commit
+# and time (so every output row says where it comes from, issue 14), and the path in the
+# prefixed form of the user's namespace bindings (``/pom:project/...``; the path itself if
+# none are bound).
 _DOC = Column("doc", str)
 _VERSION = Column("version", int)
+_COMMIT = Column("commit", str, nullable=True)
+_VERSION_TIME = Column("time", float, nullable=True)
+_PREFIXED = Column("path_prefixed", str)
+
+# One primitive event a composite is made of, flattened through nested composites.
+CONSTITUENT: RowSchema[PrimitiveEvent] = RowSchema(
+    "constituent", (_EVENT_ID, _OP, _PATH, _PREFIXED, _VALUE, _OLD))
 
 # --- rows ----------------------------------------------------------------------------------
 
@@ -173,14 +193,16 @@ COMPOSITE_LINE: RowSchema[CompositeEvent] = RowSchema(
     "composite line", (_TS, _TYPE, _PATH, _IDS, _INTERVAL, _EVENTS, _EVENT_DOC), sparse=True)
 
 EVENTS_TABLE: RowSchema[PrimitiveEvent] = RowSchema(
-    "events", (_DOC, _VERSION, _TS, _EVENT_ID, _OP, _PATH, _IDS, _KIND, _VALUE, _OLD, _INDEX,
-               _TIME, _MOVED))
+    "events", (_DOC, _VERSION, _COMMIT, _TIME, _TS, _EVENT_ID, _OP, _PATH, _PREFIXED, _IDS,
+               _KIND, _VALUE, _OLD, _INDEX, _MOVED))
 COMPOSITES_TABLE: RowSchema[CompositeEvent] = RowSchema(
-    "composites", (_DOC, _VERSION, _TS, _TYPE, _PATH, _IDS, _START, _END, _EVENTS))
+    "composites", (_DOC, _VERSION, _COMMIT, _VERSION_TIME, _TS, _TYPE, _PATH, _PREFIXED, _IDS,
+                   _START, _END, _EVENTS,
+                   Column("constituents", list[dict[str, Any]], fields=CONSTITUENT)))
 # An unreadable input line has no document and no version; a parse error has a position.
 ERRORS_TABLE: RowSchema[None] = RowSchema("errors", (
-    Column("doc", str, nullable=True), Column("version", int, nullable=True),
-    Column("stage", str), Column("message", str),
+    Column("doc", str, nullable=True), Column("version", int, nullable=True), _COMMIT,
+    _VERSION_TIME, Column("stage", str), Column("message", str),
     Column("line", int, nullable=True, bits=32), Column("column", int, nullable=True, bits=32)))
 VERSIONS_TABLE: RowSchema[None] = RowSchema("versions", (
     _DOC, _VERSION, Column("xml", str), Column("commit", str, nullable=True),

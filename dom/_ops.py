@@ -150,7 +150,7 @@ def ins_tree(doc: Any, el: Any, parent: Node | None, index: int, with_tail: bool
         if kind is NODE:
             rec = NODES.get(e)
             moved = rec is not None and rec.doc is doc
-            if not moved:
+            if rec is None or rec.doc is not doc:
                 if rec is not None:  # never two documents claiming one node
                     rec.doc.by_id.pop(rec.id, None)
                 rec = Node(doc, new_id())
@@ -193,7 +193,7 @@ def ins_tree(doc: Any, el: Any, parent: Node | None, index: int, with_tail: bool
                 quiet = False
             value = rec.text = e.text
             if out is not None and not quiet:
-                out.append((doc, INS, child_pi(rec.pi, Axis.TEXT, None, rec.text_id), value,
+                out.append((doc, INS, child_pi(rec.pi, Axis.TEXT, None, rec.text_id), value,  # type: ignore[arg-type]  # set just above
                             None, 0, moved))
         else:
             moved = rec.tail_id is not None

@@ -33,12 +33,16 @@ from ._errors import (
     EditScriptError,
     GitHistoryError,
     InexactScriptError,
+    KeySpecError,
+    KeyWarning,
     MissingXmlError,
     ScriptFormatError,
     ScriptPathError,
     VersionTableError,
 )
 from ._history import DocumentHistory, HistoryResult, VersionResult, replay_history
+from ._keys import Key, KeyField, KeyNote
+from ._match import key_notes
 from ._script import DiffOptions, apply_script, c14n, digest, edit_script, parse_version, sync
 from ._tables import read_versions, write_versions
 
@@ -48,12 +52,16 @@ __all__ = [
     "Action", "NodePath", "InsertElement", "InsertComment", "InsertFragment", "Delete", "Move",
     "Rename", "SetText", "SetTail", "SetAttribute", "RenameAttribute", "ReplaceRoot",
     "ACTION_TYPES", "encode_script", "decode_script",
+    # matching: keys
+    "Key", "KeyField", "KeyNote", "key_notes",
     # histories, tables
     "DocumentHistory", "VersionResult", "HistoryResult", "replay_history",
     "read_versions", "write_versions", "git_history",
     # errors
     "BadVersion", "MissingXmlError", "VersionTableError", "GitHistoryError", "EditScriptError",
     "ScriptFormatError", "ScriptPathError", "DiffActionError", "InexactScriptError",
+    "KeySpecError",
+    "KeyWarning",
     # Spark (imported on first use)
     "replay_frames", "diff_stage", "read_versions_df", "write_frames", "ReplayFrames",
     "make_session", "active_session", "spark_schema",

@@ -13,7 +13,7 @@ from xmlevents.algebra import XmlEventsError
 
 __all__ = ["BadVersion", "MissingXmlError", "VersionTableError", "GitHistoryError",
            "EditScriptError", "ScriptFormatError", "ScriptPathError", "DiffActionError",
-           "InexactScriptError"]
+           "InexactScriptError", "KeySpecError", "KeyWarning"]
 
 
 class BadVersion(XmlEventsError, ValueError):
@@ -71,3 +71,18 @@ class DiffActionError(EditScriptError, TypeError):
 class InexactScriptError(EditScriptError, ValueError):
     """No edit script reproduces the new version exactly — not xmldiff's, not the completed
     one, not even replacing the root. Never seen; a replay reports it for the document."""
+
+
+class KeySpecError(XmlEventsError, ValueError):
+    """A key declaration (``--key``, :meth:`~xmlevents.replay.Key.parse`) that does not parse
+    or cannot be used: no ``=``, an empty element or field, a bad step, a prefix not bound, two
+    keys for one element. ``column`` (1-based) is where the text goes wrong, if it does."""
+
+    def __init__(self, spec: str, message: str, column: int | None = None) -> None:
+        self.spec, self.reason, self.column = spec, message, column
+        where = f", column {column}" if column is not None else ""
+        super().__init__(f"key {spec!r}{where}: {message}")
+
+
+class KeyWarning(UserWarning):
+    """A ``--key`` that selected no element in any version of a replay (issue 14)."""

@@ -12,6 +12,7 @@ termination conditions evaluated against the document at that version. The Spark
 from __future__ import annotations
 
 import contextlib
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +21,7 @@ from lxml import etree
 
 from xmlevents.algebra import (
     COMPOSITES_TABLE,
+    CONSTITUENT,
     ERRORS_TABLE,
     EVENTS_TABLE,
     CompositeEvent,
@@ -29,52 +31,78 @@ from xmlevents.algebra import (
 from xmlevents.dom import Monitor, Snapshot, empty, from_snapshot
 
 from ._actions import Action
-from ._errors import BadVersion, MissingXmlError
+from ._errors import BadVersion, KeyWarning, MissingXmlError
+from ._keys import KeyNote
+from ._match import key_notes
 from ._script import DiffOptions, apply_script, digest, edit_script, parse_version, sync
 
 __all__ = ["DocumentHistory", "VersionResult", "HistoryResult", "replay_history",
            "replay_document", "event_row", "composite_row", "error_row", "ordered_versions",
-           "DUPLICATE"]
+           "DUPLICATE", "KEY_STAGE"]
 
 #: The message of a second row with the same version (in process and on Spark).
 DUPLICATE = "duplicate version: the first row is kept"
 
+#: The ``stage`` of the error rows that report key values repeated among siblings.
+KEY_STAGE = "key"
+
 
 @dataclass
 class VersionResult:
-    """What one version added: its primitive events and the composites they raised."""
+    """What one version added: its primitive events and the composites they raised; the
+    key values that repeat among siblings in it (``notes``, when it was diffed here)."""
 
     version: int
     events: list[PrimitiveEvent]
     composites: list[CompositeEvent]
     synced: int = 0  # actions added to make the replay equal the version (0: the script held)
+    notes: list[KeyNote] = field(default_factory=list)
 
 
 # The rows of the three outputs: their columns are ``xmlevents.algebra``'s EVENTS_TABLE,
-# COMPOSITES_TABLE and ERRORS_TABLE, the same the Spark schemas are made from.
+# COMPOSITES_TABLE and ERRORS_TABLE, the same the Spark schemas are made from. Every row
+# carries its version's ``commit`` and ``time`` (where the version table has them), and paths
+# also in the prefixed form of the user's namespace bindings, so that a data engineer needs
+# no join to know when and where (issue 14).
 
 
-def event_row(doc: str, version: int, e: PrimitiveEvent, time: float | None = None
+def _time(time: float | None) -> float | None:
+    return None if time is None else float(time)
+
+
+def event_row(doc: str, version: int, e: PrimitiveEvent, time: float | None = None, *,
+              commit: str | None = None, namespaces: Mapping[str, str] | None = None
               ) -> dict[str, Any]:
     """A primitive event as a row of the ``events`` output (:data:`EVENTS_TABLE`); ``time``
-    is its version's (the events carry it only where a window measures it)."""
-    row = EVENTS_TABLE.row(e, doc=doc, version=version)
+    and ``commit`` are its version's (an event carries its own time only where a window
+    measures it)."""
+    row = EVENTS_TABLE.row(e, doc=doc, version=version, commit=commit,
+                           path_prefixed=e.pi.pt.prefixed(namespaces))
     if row["time"] is None:
-        row["time"] = None if time is None else float(time)
+        row["time"] = _time(time)
     return row
 
 
-def composite_row(doc: str, version: int, c: CompositeEvent) -> dict[str, Any]:
-    """A composite event as a row of the ``composites`` output (:data:`COMPOSITES_TABLE`)."""
-    return COMPOSITES_TABLE.row(c, doc=doc, version=version)
+def composite_row(doc: str, version: int, c: CompositeEvent, *, commit: str | None = None,
+                  time: float | None = None, namespaces: Mapping[str, str] | None = None
+                  ) -> dict[str, Any]:
+    """A composite event as a row of the ``composites`` output (:data:`COMPOSITES_TABLE`),
+    with its version's ``commit`` and ``time``, and its primitive events' ids, operations,
+    paths and values (``constituents``: "which artifact was added" is then one query)."""
+    parts = [CONSTITUENT.row(p, path_prefixed=p.pi.pt.prefixed(namespaces))
+             for p in c.primitives()]
+    return COMPOSITES_TABLE.row(c, doc=doc, version=version, commit=commit, time=_time(time),
+                                path_prefixed=c.pi.pt.prefixed(namespaces),
+                                constituents=parts)
 
 
 def error_row(doc: str | None, version: int | None, stage: str, message: str,
-              line: int | None = None, column: int | None = None) -> dict[str, Any]:
-    """A row of the ``errors`` output (:data:`ERRORS_TABLE`): where (document, version, line,
-    column) and why."""
-    return ERRORS_TABLE.row(None, doc=doc, version=version, stage=stage, message=message,
-                            line=line, column=column)
+              line: int | None = None, column: int | None = None, *,
+              commit: str | None = None, time: float | None = None) -> dict[str, Any]:
+    """A row of the ``errors`` output (:data:`ERRORS_TABLE`): where (document, version, its
+    commit and time, line, column) and why."""
+    return ERRORS_TABLE.row(None, doc=doc, version=version, commit=commit, time=_time(time),
+                            stage=stage, message=message, line=line, column=column)
 
 
 class DocumentHistory:
@@ -98,12 +126,15 @@ class DocumentHistory:
                  within: int | Duration | str | None = None) -> None:
         self.name = doc
         self.options = options or DiffOptions()
+        #: The namespace bindings: definitions use them, and rows show paths with them.
+        self.namespaces = dict(namespaces or {})
         # A version's events happen at its time (the commit's, from the table's ``time``
         # column): the clock a window given as a duration measures (None: no time).
         self.time: float | None = None
         self.monitor = Monitor(definitions, namespaces=namespaces, context=context,
                                hierarchical=hierarchical, semantics=semantics, within=within,
-                               clock=lambda: self.time)
+                               clock=lambda: self.time,
+                               detect_aliases=True)  # every definition is written out
         self.document = (empty(name=doc, monitor=self.monitor) if start is None else
                          from_snapshot(start, name=doc, monitor=self.monitor))
         self.version: int | None = None  # the last good version replayed
@@ -115,10 +146,11 @@ class DocumentHistory:
     def _collect(self, doc: Any, event: CompositeEvent) -> None:
         self._raised.append(event)
 
-    def _take(self, version: int, synced: int = 0) -> VersionResult:
+    def _take(self, version: int, synced: int = 0, notes: list[KeyNote] | None = None
+              ) -> VersionResult:
         events, self._events[:] = list(self._events), []
         raised, self._raised = self._raised, []
-        return VersionResult(version, events, raised, synced)
+        return VersionResult(version, events, raised, synced, notes or [])
 
     def advance(self, version: int, xml: str | bytes | None = None, *,
                 script: list[Action] | None = None, expect: str | None = None,
@@ -138,11 +170,15 @@ class DocumentHistory:
         if root is None or script is None:
             new = self._parse(version, xml)
         if root is None:
+            first = key_notes(new, self.options.keys)
             self.document.setroot(new)
             self.version = version
-            return self._take(version)
+            return self._take(version, notes=first)
+        notes: list[KeyNote] = []
         if script is None:
-            script = edit_script(root, new, self.options)
+            # The old version's notes were taken when it was the new one (or the first).
+            script = edit_script(root, new, self.options, notes)
+            notes = [n for n in notes if n.side == "new"]
         if new is None and expect is None:
             new = self._parse(version, xml)  # nothing else to check the replay against
         apply_script(self.document, script)
@@ -153,7 +189,7 @@ class DocumentHistory:
             new = new if new is not None else self._parse(version, xml)
             synced = len(sync(self.document, new))
         self.version = version
-        return self._take(version, synced)
+        return self._take(version, synced, notes)
 
     def _parse(self, version: int, xml: str | bytes | None) -> Any:
         if xml is None:
@@ -182,7 +218,8 @@ def ordered_versions(rows: Iterable[Mapping[str, Any]]
         versions = docs.setdefault(str(row["doc"]), {})
         v = int(row["version"])
         if v in versions:
-            errors.append(error_row(str(row["doc"]), v, "input", DUPLICATE))
+            errors.append(error_row(str(row["doc"]), v, "input", DUPLICATE,
+                                    commit=row.get("commit"), time=row.get("time")))
         else:
             versions[v] = row
     return {d: [vs[v] for v in sorted(vs)] for d, vs in sorted(docs.items())}, errors
@@ -212,42 +249,57 @@ def replay_history(rows: Iterable[Mapping[str, Any]], definitions: Any = None, *
     for doc, versions in grouped.items():
         history = DocumentHistory(doc, definitions, options=options, namespaces=namespaces,
                                   within=within)
-        replay_document(history, ((int(r["version"]), r["xml"], None, None, r.get("time"))
-                                   for r in versions),
+        replay_document(history, ((int(r["version"]), r["xml"], None, None, r.get("time"),
+                                   r.get("commit")) for r in versions),
                         result)
+    for key in (options.keys if options is not None else ()):
+        # Every element is inserted once (version 0 inserts the whole document).
+        if not any(e["op"] == "ins" and key.selects(e["path"]) for e in result.events):
+            warnings.warn(key.nothing_selected(), KeyWarning, stacklevel=2)
     return result
 
 
 def replay_document(history: DocumentHistory,
                     versions: Iterable[tuple[int, Any, list[Action] | None, str | None,
-                                             float | None]],
+                                             float | None, str | None]],
                     result: HistoryResult) -> None:
-    """Feed ``(version, xml, script, expect, time)`` in order to ``history``, adding its rows to
-    ``result``; a bad version becomes an error row and the history goes on."""
+    """Feed ``(version, xml, script, expect, time, commit)`` in order to ``history``, adding
+    its rows to ``result``; a bad version becomes an error row and the history goes on."""
     doc = history.name
+    ns = history.namespaces
     last: int | None = None
+    origin: dict[str, Any] = {}  # the commit and time of the last version read
+    good: dict[str, Any] = {}  # ... and of the last good one
     try:
-        for version, xml, script, expect, time in versions:
+        for version, xml, script, expect, time, commit in versions:
             last = version
+            origin = {"commit": commit, "time": time}
             try:
                 r = history.advance(version, xml, script=script, expect=expect, time=time)
             except BadVersion as bad:
                 result.errors.append(error_row(doc, version, "parse", bad.message, bad.line,
-                                               bad.column))
+                                               bad.column, **origin))
                 continue
             except Exception as exc:  # one document never stops the others
                 result.errors.append(error_row(
                     doc, version, "replay", f"{type(exc).__name__}: {exc}; the rest of this "
-                    "document is not replayed"))
+                    "document is not replayed", **origin))
                 break
+            good = origin
             result.versions += 1
             result.replayed.append((doc, version))
-            result.events.extend(event_row(doc, version, e, time) for e in r.events)
-            result.composites.extend(composite_row(doc, version, c) for c in r.composites)
+            result.errors.extend(error_row(doc, version, KEY_STAGE, n.message(), **origin)
+                                 for n in r.notes)
+            result.events.extend(event_row(doc, version, e, time, commit=commit, namespaces=ns)
+                                 for e in r.events)
+            result.composites.extend(composite_row(doc, version, c, **origin, namespaces=ns)
+                                     for c in r.composites)
     finally:
         closing = history.close()
     # Composites raised by closing carry the last version (None only when there was none,
     # and then nothing was fed that could raise one).
     end = history.version if history.version is not None else last
     if end is not None:
-        result.composites.extend(composite_row(doc, end, c) for c in closing)
+        at = good if history.version is not None else origin
+        result.composites.extend(composite_row(doc, end, c, **at, namespaces=ns)
+                                 for c in closing)

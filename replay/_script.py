@@ -12,6 +12,9 @@ module returns is exact.
 
 ``InsertNamespace`` and ``DeleteNamespace`` become nothing: namespace declarations are not
 nodes (DESIGN section 5); an inserted element carries the declarations it makes.
+
+Which nodes are the same across the two versions is decided first by keys and unique tags,
+then by xmldiff's similarity (:mod:`._match`, issue 14); :class:`DiffOptions` says how.
 """
 
 from __future__ import annotations
@@ -19,13 +22,12 @@ from __future__ import annotations
 import copy
 import hashlib
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from typing import Any
 
 from lxml import etree
 from xmldiff import actions as xa
-from xmldiff.diff import Differ
 
 from xmlevents.dom import declarations, hardened_parser
 
@@ -44,7 +46,15 @@ from ._actions import (
     SetTail,
     SetText,
 )
-from ._errors import DiffActionError, InexactScriptError, ScriptFormatError, ScriptPathError
+from ._errors import (
+    DiffActionError,
+    InexactScriptError,
+    KeySpecError,
+    ScriptFormatError,
+    ScriptPathError,
+)
+from ._keys import Key, KeyNote
+from ._match import KeyedDiffer, key_notes
 
 __all__ = ["DiffOptions", "edit_script", "apply_action", "apply_script", "sync", "c14n",
            "digest", "parse_version", "path_of", "node_at"]
@@ -52,18 +62,38 @@ __all__ = ["DiffOptions", "edit_script", "apply_action", "apply_script", "sync",
 
 @dataclass(frozen=True)
 class DiffOptions:
-    """xmldiff's ``Differ`` settings (its defaults, but ``fast_match``, which is ~2x faster
-    on the pom history and still exact here, since every script is checked and completed)."""
+    """How two versions are matched: xmldiff's ``Differ`` settings (its defaults, but
+    ``fast_match``, which is ~2x faster on the pom history and still exact here, since every
+    script is checked and completed), the ``keys`` that identify elements, and whether an
+    element whose tag is unique among its siblings is matched to its namesake first
+    (``unique_tags``; :mod:`._match`). Immutable and picklable: it travels to Spark's workers.
+
+    Raises:
+        KeySpecError: if two keys name one element.
+    """
 
     F: float = 0.5
     ratio_mode: str = "fast"
     fast_match: bool = True
     uniqueattrs: tuple[str, ...] = field(default=("{http://www.w3.org/XML/1998/namespace}id",))
+    keys: tuple[Key, ...] = ()
+    unique_tags: bool = True
 
-    def differ(self) -> Differ:
-        d = asdict(self)
-        d["uniqueattrs"] = list(self.uniqueattrs)
-        return Differ(**d)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "keys", tuple(self.keys))
+        object.__setattr__(self, "uniqueattrs", tuple(self.uniqueattrs))
+        seen: dict[str, Key] = {}
+        for key in self.keys:
+            if key.element in seen:
+                raise KeySpecError(str(key), f"a second key for {key.element} (the first: "
+                                   f"{seen[key.element]}); an element has one key")
+            seen[key.element] = key
+
+    def differ(self) -> KeyedDiffer:
+        """A new differ with these settings."""
+        return KeyedDiffer(F=self.F, ratio_mode=self.ratio_mode, fast_match=self.fast_match,
+                           uniqueattrs=list(self.uniqueattrs), keys=self.keys,
+                           unique_tags=self.unique_tags)
 
 
 _PARSER = hardened_parser()
@@ -348,21 +378,29 @@ def sync(tree: Any, new: Any) -> list[Action]:
     return script
 
 
-def edit_script(old: Any, new: Any, options: DiffOptions | None = None) -> list[Action]:
+def edit_script(old: Any, new: Any, options: DiffOptions | None = None,
+                notes: list[KeyNote] | None = None) -> list[Action]:
     """The actions that turn version ``old`` into ``new`` (roots, or XML text): xmldiff's
     script made positional, completed by :func:`sync` wherever it falls short.
 
-    ``old`` is not changed. Raises lxml's ``XMLSyntaxError`` for text that is not well-formed.
+    Given a ``notes`` list and ``options`` with keys, the key values that repeat among
+    siblings in either version are appended to it (:class:`~._keys.KeyNote`, ``side`` "old"
+    or "new"): those siblings are matched by similarity. ``old`` is not changed. Raises lxml's
+    ``XMLSyntaxError`` for text that is not well-formed.
     """
     old_root = parse_version(old) if isinstance(old, (str, bytes)) else old
     new_root = parse_version(new) if isinstance(new, (str, bytes)) else new
+    options = options or DiffOptions()
+    if notes is not None and options.keys:
+        notes += key_notes(old_root, options.keys, "old")
+        notes += key_notes(new_root, options.keys, "new")
     # The script is applied to a copy as it is made (the old root stays as it was, to start
     # again from if xmldiff fails half-way).
     target = _Target(copy.deepcopy(old_root))
     script: list[Action] = []
     if not (_twins(old_root) or _twins(new_root)):
         try:
-            script = _xmldiff_script(target, new_root, options or DiffOptions())
+            script = _xmldiff_script(target, new_root, options)
         except Exception:  # any of xmldiff's failures
             # It cannot diff these (PIs, a namespace URI changed, ...): start again from the
             # old version and let sync do it all.

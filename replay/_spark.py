@@ -17,7 +17,8 @@ The apply stage yields one table of tagged rows, cached and split into the three
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args, get_origin
@@ -42,7 +43,15 @@ from xmlevents.algebra import (
 
 from ._actions import decode_script, encode_script
 from ._errors import BadVersion, VersionTableError
-from ._history import DUPLICATE, DocumentHistory, HistoryResult, replay_document
+from ._history import (
+    DUPLICATE,
+    KEY_STAGE,
+    DocumentHistory,
+    HistoryResult,
+    error_row,
+    replay_document,
+)
+from ._keys import Key, KeyNote
 from ._script import DiffOptions, digest, edit_script, parse_version
 from ._tables import folder_row, json_row, table_format
 
@@ -55,7 +64,11 @@ _S, _L, _I = T.StringType(), T.LongType(), T.IntegerType()
 
 def _spark_type(column: Column) -> T.DataType:
     """The Spark type of a column's Python type: strings, 64- or 32-bit integers, doubles,
-    arrays of them (their items nullable, as Spark and Parquet read them back)."""
+    booleans, arrays of them (their items nullable, as Spark and Parquet read them back), and
+    arrays of structs (a column with ``fields``)."""
+    if column.fields is not None:  # every field nullable too, as Parquet reads them back
+        return T.ArrayType(T.StructType([T.StructField(c.name, _spark_type(c), True)
+                                         for c in column.fields.columns]))
     if get_origin(column.type) is list:
         [item] = get_args(column.type)
         return T.ArrayType(_spark_type(Column(column.name, item, bits=column.bits)))
@@ -65,8 +78,10 @@ def _spark_type(column: Column) -> T.DataType:
         return T.IntegerType() if column.bits == 32 else T.LongType()
     if column.type is float:
         return T.DoubleType()
+    if column.type is bool:
+        return T.BooleanType()
     raise ArgumentTypeError(f"column {column.name}: no Spark type for {column.type!r} (str, "
-                            "int, float and lists of them have one)")
+                            "int, float, bool and lists of them have one)")
 
 
 def spark_schema(rows: RowSchema[Any]) -> T.StructType:
@@ -98,8 +113,9 @@ _TAGGED = _schema(("record", _S), *[(f.name, f.dataType) for f in EVENTS_SCHEMA.
                     if f.name not in EVENTS_SCHEMA.fieldNames()])
 _CHECKED = _schema(*[(f.name, f.dataType) for f in VERSIONS_SCHEMA.fields], ("message", _S),
                    ("line", _I), ("column", _I))
+# ``notes``: the messages of the key values repeated among siblings in the new version (JSON).
 _DIFFED = _schema(("doc", _S), ("version", _L), ("xml", _S), ("script", _S), ("expect", _S),
-                  ("error", _S), ("time", _L))
+                  ("error", _S), ("time", _L), ("commit", _S), ("notes", _S))
 
 
 @dataclass
@@ -117,6 +133,13 @@ class ReplayFrames:
         for df in (self.tagged, self.checked):
             if df is not None:
                 df.unpersist()
+
+    def unselected(self, keys: Iterable[Key]) -> list[Key]:
+        """The keys that named no element in any version (every element is inserted once:
+        version 0 inserts the whole document), for a warning."""
+        inserted = self.events.where(F.col("op") == "ins")
+        return [k for k in keys
+                if inserted.where(F.col("path").endswith("/" + k.element)).limit(1).count() == 0]
 
     def first_composites(self, n: int) -> list[Row]:
         """The first ``n`` composites of each type (by document, then tick), collected: what
@@ -250,24 +273,29 @@ def _diff(options: DiffOptions) -> Any:
             scripts: list[str | None] = []
             expects: list[str | None] = []
             errors: list[str | None] = []
+            notes: list[str | None] = []
             for old, new in zip(b["old"], b["xml"], strict=False):
                 if old is None:  # a document's first good version: inserted whole
                     scripts.append(None)
                     expects.append(None)
                     errors.append(None)
+                    notes.append(None)  # the apply stage notes its keys as it inserts it
                     continue
                 try:
                     new_root = parse_version(new)
-                    scripts.append(encode_script(edit_script(old, new_root, options)))
+                    found: list[KeyNote] = []
+                    scripts.append(encode_script(edit_script(old, new_root, options, found)))
                     expects.append(digest(new_root))
                     errors.append(None)
+                    notes.append(_encode_notes(found))
                 except Exception as exc:  # the apply stage diffs it again
                     scripts.append(None)
                     expects.append(None)
                     errors.append(f"{type(exc).__name__}: {exc}")
+                    notes.append(None)
             yield pd.DataFrame({"doc": b["doc"], "version": b["version"], "xml": b["xml"],
                                 "script": scripts, "expect": expects, "error": errors,
-                                "time": b["time"]})
+                                "time": b["time"], "commit": b["commit"], "notes": notes})
     return run
 
 
@@ -280,16 +308,37 @@ def _apply(definitions: str | None, options: DiffOptions,
                                   within=within)
         result = HistoryResult()
         versions = ((int(v), xml, decode_script(s) if s is not None else None, e,
-                     None if pd.isna(t) else float(t))
-                    for v, xml, s, e, t in zip(group["version"], group["xml"], group["script"],
-                                               group["expect"], group["time"], strict=False))
+                     None if pd.isna(t) else float(t), None if pd.isna(c) else str(c))
+                    for v, xml, s, e, t, c in zip(group["version"], group["xml"],
+                                                  group["script"], group["expect"],
+                                                  group["time"], group["commit"], strict=False))
         replay_document(history, versions, result)
+        _note_rows(doc, group, result)
         rows = [{"record": "version", "doc": d, "version": v} for d, v in result.replayed]
         rows += [{"record": "event", **r} for r in result.events]
         rows += [{"record": "composite", **r} for r in result.composites]
         rows += [{"record": "error", **r} for r in result.errors]
         return _frame(rows, _TAGGED)
     return run
+
+
+def _encode_notes(notes: list[KeyNote]) -> str | None:
+    """The new version's key notes as the diff stage's ``notes`` column (None: none). The
+    old version's were noted when it was the new one (its first, by the apply stage)."""
+    messages = [n.message() for n in notes if n.side == "new"]
+    return json.dumps(messages) if messages else None
+
+
+def _note_rows(doc: str, group: pd.DataFrame, result: HistoryResult) -> None:
+    """The diff stage's key notes of the versions replayed, as error rows (as in process)."""
+    replayed = {v for _, v in result.replayed}
+    for v, notes, t, c in zip(group["version"], group["notes"], group["time"], group["commit"],
+                              strict=False):
+        if isinstance(notes, str) and int(v) in replayed:
+            time = None if pd.isna(t) else float(t)
+            commit = None if pd.isna(c) else str(c)
+            result.errors.extend(error_row(doc, int(v), KEY_STAGE, m, commit=commit, time=time)
+                                 for m in json.loads(notes))
 
 
 def replay_frames(spark: SparkSession, versions: DataFrame, definitions: str | None = None,
@@ -307,8 +356,9 @@ def replay_frames(spark: SparkSession, versions: DataFrame, definitions: str | N
     options = options or DiffOptions()
     checked, duplicates, diffed = diff_stage(spark, versions, options, partitions)
     bad = checked.where(F.col("message").isNotNull()).select(*_error_columns(
-        doc=F.col("doc"), version=F.col("version"), stage=F.lit("parse"),
-        message=F.col("message"), line=F.col("line"), column=F.col("column")))
+        doc=F.col("doc"), version=F.col("version"), commit=F.col("commit"),
+        time=F.col("time"), stage=F.lit("parse"), message=F.col("message"),
+        line=F.col("line"), column=F.col("column")))
 
     # 3. apply: per document, in version order
     tagged = diffed.groupBy("doc").applyInPandas(
@@ -333,14 +383,15 @@ def diff_stage(spark: SparkSession, versions: DataFrame, options: DiffOptions,
     numbered = versions.withColumn("_k", F.row_number().over(
         Window.partitionBy("doc", "version").orderBy(F.monotonically_increasing_id())))
     duplicates = numbered.where(F.col("_k") > 1).select(*_error_columns(
-        doc=F.col("doc"), version=F.col("version"), stage=F.lit("input"),
-        message=F.lit(DUPLICATE)))
+        doc=F.col("doc"), version=F.col("version"), commit=F.col("commit"),
+        time=F.col("time"), stage=F.lit("input"), message=F.lit(DUPLICATE)))
     # Cached: both the diff stage and the errors read it.
     checked = numbered.where(F.col("_k") == 1).drop("_k").repartition(n).mapInPandas(
         _check, _CHECKED).persist()
 
     # 2. diff: consecutive good versions, in parallel across documents and pairs
-    good = checked.where(F.col("message").isNull()).select("doc", "version", "xml", "time")
+    good = checked.where(F.col("message").isNull()).select("doc", "version", "xml", "time",
+                                                           "commit")
     pairs = good.withColumn("old", F.lag("xml").over(
         Window.partitionBy("doc").orderBy("version"))).repartition(n)
     return checked, duplicates, pairs.mapInPandas(_diff(options), _DIFFED)

@@ -92,6 +92,7 @@ __all__ = [
     "ScriptPathError",
     "DiffActionError",
     "InexactScriptError",
+    "KeySpecError",
     "__version__",
 ]
 
@@ -106,7 +107,7 @@ _DOM = frozenset(("parse", "fromstring", "wrap", "WatchedDocument", "Monitor", "
                   "cleanup_namespaces", "WatchError", "WatchTypeError", "ReplayError"))
 _REPLAY = frozenset(("BadVersion", "MissingXmlError", "VersionTableError", "GitHistoryError",
                      "EditScriptError", "ScriptFormatError", "ScriptPathError",
-                     "DiffActionError", "InexactScriptError"))
+                     "DiffActionError", "InexactScriptError", "KeySpecError"))
 
 
 def __getattr__(name: str) -> Any:
@@ -146,6 +147,7 @@ if TYPE_CHECKING:
         EditScriptError,
         GitHistoryError,
         InexactScriptError,
+        KeySpecError,
         MissingXmlError,
         ScriptFormatError,
         ScriptPathError,

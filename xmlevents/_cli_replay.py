@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import time
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from xmlevents.algebra import XmlEventsError
 
 from ._cli_common import window_argument
+
+if TYPE_CHECKING:  # imported when the command runs: detect and graph never load lxml
+    from xmlevents.replay import Key
 
 __all__ = ["CommandError", "add_parsers", "run"]
 
@@ -54,6 +56,14 @@ def add_parsers(sub: Any, add_definition_options: Callable[[argparse.ArgumentPar
     replay.add_argument("--no-fast-match", dest="fast_match", action="store_false",
                         help="xmldiff's slower matching, without its first longest-common-"
                              "subsequence pass (default: fast match)")
+    replay.add_argument("--key", action="append", default=[], metavar="SPEC",
+                        help="how an element is identified across versions, as xs:key: its "
+                             "name, then the child or @attribute paths whose values identify "
+                             "it, e.g. pom:dependency=pom:groupId,pom:artifactId (prefixes "
+                             "bound by -n) (repeatable)")
+    replay.add_argument("--no-unique-tags", dest="unique_tags", action="store_false",
+                        help="do not match a child whose tag is unique among its siblings in "
+                             "both versions to its namesake before similarity (default: do)")
     replay.add_argument("--within", type=window_argument, default=None, metavar="TICKS",
                         help="the window of every operator that sets none, in ticks of a "
                              "document's event stream, or a duration such as 30d of the "
@@ -108,6 +118,18 @@ def _namespaces(pairs: list[str]) -> dict[str, str]:
     return namespaces
 
 
+def _keys(specs: list[str], namespaces: dict[str, str]) -> tuple[Key, ...]:
+    """The ``--key`` declarations as keys (a bad one: a CommandError naming it)."""
+    from xmlevents.replay import DiffOptions, Key, KeySpecError
+
+    try:
+        keys = tuple(Key.parse(spec, namespaces) for spec in specs)
+        DiffOptions(keys=keys)  # two keys for one element
+    except KeySpecError as exc:
+        raise CommandError(f"--key: {exc}") from None
+    return keys
+
+
 class _Progress:
     """Stage lines on stderr, each with the time since the start."""
 
@@ -128,6 +150,7 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO,
             ) -> None:
     namespaces = _namespaces(args.namespace)
     definitions = definition_text(args, namespaces)  # checked before Spark starts
+    keys = _keys(args.key, namespaces)  # so are the keys
     if not os.path.exists(args.history):
         raise CommandError(f"{args.history}: no such file or folder")
     progress = _Progress(err, args.quiet)
@@ -151,7 +174,8 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO,
         versions, unreadable = read_versions_df(spark, args.history)  # VersionTableError
         progress(f"reading {args.history}; checking, diffing and replaying its versions")
         options = DiffOptions(fast_match=args.fast_match, uniqueattrs=(
-            *DiffOptions().uniqueattrs, *args.unique_attr))
+            *DiffOptions().uniqueattrs, *args.unique_attr), keys=keys,
+            unique_tags=args.unique_tags)
         frames = replay_frames(spark, versions, definitions, options=options,
                                namespaces=namespaces or None, partitions=args.partitions,
                                within=args.within)
@@ -163,6 +187,10 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO,
         # Read back: computing them again would read the input again (duplicates, bad lines).
         error_rows = spark.read.parquet(f"{args.out}/errors").orderBy("doc", "version").collect()
         shown = frames.first_composites(args.show)
+        # A key that named no element in any version: said, never fatal (every element is
+        # inserted once, version 0 inserting the whole document).
+        for key in frames.unselected(keys):
+            err.write(f"xmlevents replay: warning: {key.nothing_selected()}\n")
         documents = tagged.where("record = 'version'").select("doc").distinct().count()
     except XmlEventsError as exc:  # a version table that cannot be read, ...
         raise CommandError(str(exc)) from None
@@ -197,16 +225,11 @@ def _summary(out: TextIO, args: argparse.Namespace, counts: list[Any], documents
         w(f"first {args.show} of each type (doc, version, tick, where):\n")
         for r in shown:
             w(f"  {r['type']:<16} {r['doc']}  v{r['version']}  ts {r['ts']}  "
-              f"{_short(r['path'])}[{', '.join(r['ids'])}]\n")
+              f"{r['path_prefixed']}[{', '.join(r['ids'])}]\n")
     for e in errors[:20]:
         where = f", line {e['line']}, column {e['column']}" if e["line"] is not None else ""
         version = f" version {e['version']}" if e["version"] is not None else ""
         w(f"  error: {e['doc'] or args.history}{version}{where}: {e['message']}\n")
     if len(errors) > 20:
         w(f"  ... {len(errors) - 20} more in {args.out}/errors\n")
-
-
-def _short(path: str) -> str:
-    """A path type without the namespace URIs (``/{urn:x}a/{urn:x}b`` -> ``/a/b``)."""
-    return re.sub(r"\{[^}]*\}", "", path)
 

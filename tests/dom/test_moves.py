@@ -12,8 +12,13 @@ from hypothesis import strategies as st
 from lxml import etree
 
 import xmlevents
-from xmlevents.algebra import EventFormatError, InvalidArgumentError, Op, PathInstance
-from xmlevents.algebra import PrimitiveEvent
+from xmlevents.algebra import (
+    EventFormatError,
+    InvalidArgumentError,
+    Op,
+    PathInstance,
+    PrimitiveEvent,
+)
 from xmlevents.replay import replay_history
 
 DEFS = """

@@ -490,10 +490,37 @@ def test_event_row_fields() -> None:
     finally:
         history.close()
     assert event_row("d", 1, e) == {
-        "doc": "d", "version": 1, "ts": e.ts, "id": e.id, "op": "upd", "path": "/a/@k",
-        "ids": list(e.pi.ids), "kind": "attribute", "value": "2", "old": "1", "index": None,
-        "time": None}
+        "doc": "d", "version": 1, "commit": None, "time": None, "ts": e.ts, "id": e.id,
+        "op": "upd", "path": "/a/@k", "path_prefixed": "/a/@k", "ids": list(e.pi.ids),
+        "kind": "attribute", "value": "2", "old": "1", "index": None, "moved": False}
     json.dumps(event_row("d", 1, e))  # JSON-ready
+
+
+def test_every_row_says_its_commit_and_time_and_a_composite_its_constituents() -> None:
+    """Outputs a data engineer can use without joins (issue 14, item 5): the version's commit
+    and time on events, composites and errors; a composite's primitive events with their
+    paths (also in the user's prefixes) and values."""
+    ns = {"p": "urn:p"}
+    rows = [
+        {"doc": "o", "version": 0, "xml": '<p:o xmlns:p="urn:p"/>', "commit": "c0", "time": 10},
+        {"doc": "o", "version": 1, "xml": "<broken", "commit": "c1", "time": 11},
+        {"doc": "o", "version": 2, "commit": "c2", "time": 12,
+         "xml": '<p:o xmlns:p="urn:p"><p:item><p:sku>A-1</p:sku></p:item></p:o>'},
+        {"doc": "o", "version": 2, "xml": "<dup/>", "commit": "c2b", "time": 13},
+    ]
+    out = replay_history(rows, "Added := new(p:item) ; ins(p:item/p:sku/text())",
+                         namespaces=ns)
+    assert {(r["version"], r["commit"], r["time"]) for r in out.events} == {
+        (0, "c0", 10.0), (2, "c2", 12.0)}
+    assert sorted((r["version"], r["commit"], r["time"], r["stage"]) for r in out.errors) == [
+        (1, "c1", 11.0, "parse"), (2, "c2b", 13.0, "input")]
+    [c] = out.composites
+    assert (c["commit"], c["time"], c["path_prefixed"]) == ("c2", 12.0, "/p:o/p:item")
+    assert [(p["op"], p["path_prefixed"], p["value"]) for p in c["constituents"]] == [
+        ("ins", "/p:o/p:item", None), ("ins", "/p:o/p:item/p:sku/text()", "A-1")]
+    assert c["constituents"][1]["path"] == "/{urn:p}o/{urn:p}item/{urn:p}sku/text()"
+    assert all(r["path_prefixed"].startswith("/p:o") for r in out.events)
+    json.dumps(c)  # JSON-ready
 
 
 def test_a_history_resumes_from_a_snapshot_with_its_ids() -> None:
@@ -545,9 +572,9 @@ def test_a_replay_failure_stops_that_document_with_an_error_row() -> None:
     """An unexpected failure (a script whose path leads nowhere) becomes a "replay" error row
     naming it, and the rest of that document is not replayed."""
     result = HistoryResult()
-    versions = [(0, "<a/>", None, None, None),
-                (1, "<a/>", [Delete((5,))], digest(parse_version("<a/>")), None),
-                (2, "<a><b/></a>", None, None, None)]
+    versions = [(0, "<a/>", None, None, None, None),
+                (1, "<a/>", [Delete((5,))], digest(parse_version("<a/>")), None, None),
+                (2, "<a><b/></a>", None, None, None, None)]
     replay_document(DocumentHistory("d"), versions, result)
     assert result.replayed == [("d", 0)]
     [error] = result.errors
@@ -621,3 +648,17 @@ def test_a_duration_measures_the_versions_times() -> None:
     times = [(e["version"], e["time"]) for e in replay_history(versions, definition).events]
     assert sorted(set(times)) == [(0, 0.0), (1, 600.0), (2, 86_400.0)]
     assert {e["time"] for e in replay_history(untimed, definition).events} == {None}
+
+
+def test_a_single_event_definition_is_replayed_one_composite_per_event() -> None:
+    """``Removed := del(item)`` gives one composite row per removed item (issue 14)."""
+    rows = [{"doc": "o.xml", "version": v, "xml": x} for v, x in enumerate([
+        "<order><item><price>1</price></item><item/><item/></order>",
+        "<order><item><price>1</price></item></order>",
+        "<order/>",
+    ])]
+    result = replay_history(rows, "Removed := del(item)\nPrice := ins(item/price)\n"
+                                  "Priced := ins(item) ; Price")
+    got = sorted((c["type"], c["version"]) for c in result.composites)
+    assert got == [("Price", 0), ("Priced", 0), ("Removed", 1), ("Removed", 1),
+                   ("Removed", 2)]

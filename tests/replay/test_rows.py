@@ -116,12 +116,23 @@ def test_mismatches_name_what_is_wrong() -> None:
     assert ERRORS_TABLE.mismatches({
         "doc": None, "version": True, "stage": "parse", "message": None, "line": 2**31,
         "extra": 1}) == [
-        "extra is not a column of errors", "version=True is not int", "message is null",
-        "line=2147483648 does not fit 32 bits", "column is missing"]
+        "extra is not a column of errors", "version=True is not int", "commit is missing",
+        "time is missing", "message is null", "line=2147483648 does not fit 32 bits",
+        "column is missing"]
     assert EVENTS_TABLE.mismatches({**dict.fromkeys(EVENTS_TABLE.names, "x"),
                                     "version": 1, "ts": 2, "ids": ["a", 1], "value": None,
-                                    "old": None, "index": None}) == [
-        "ids=['a', 1] is not a list of str", "time='x' is not float"]
+                                    "old": None, "index": None, "moved": 0}) == [
+        "time='x' is not float", "ids=['a', 1] is not a list of str", "moved=0 is not bool"]
+    part = {"id": "e1", "op": "ins", "path": "/a", "path_prefixed": "/a", "value": None,
+            "old": None}
+    row = {**dict.fromkeys(COMPOSITES_TABLE.names), "doc": "d", "version": 0, "ts": 1,
+           "type": "T", "path": "/a", "path_prefixed": "/a", "ids": ["a1"], "start": 1,
+           "end": 1, "events": ["e1"], "constituents": [part]}
+    assert COMPOSITES_TABLE.mismatches(row) == []
+    assert COMPOSITES_TABLE.mismatches({**row, "constituents": [{**part, "id": 3}]}) == [
+        "constituents: id=3 is not str"]
+    assert COMPOSITES_TABLE.mismatches({**row, "constituents": ["e1"]}) == [
+        "constituents=['e1'] is not a list of constituent rows"]
     line = {"id": "e", "ts": 1, "op": "ins", "path": "/a", "ids": ["a1"]}
     assert EVENT_LINE.mismatches(line) == []
     assert EVENT_LINE.mismatches({**line, "doc": None}) == [
@@ -134,8 +145,8 @@ def test_a_column_neither_read_nor_given_is_an_argument_error() -> None:
         ERRORS_TABLE.row(None, doc="d", message="m")
     assert isinstance(info.value, TypeError)
     assert ERRORS_TABLE.row(None, stage="input", message="m") == {
-        "doc": None, "version": None, "stage": "input", "message": "m", "line": None,
-        "column": None}
+        "doc": None, "version": None, "commit": None, "time": None, "stage": "input",
+        "message": "m", "line": None, "column": None}
 
 
 def test_a_row_form_is_an_ordered_selection_of_columns() -> None:
@@ -163,17 +174,20 @@ def test_spark_schemas_are_made_from_the_tables() -> None:
     )
 
     s, long, int32 = types.StringType(), types.LongType(), types.IntegerType()
-    strings = types.ArrayType(s)
+    double, strings = types.DoubleType(), types.ArrayType(s)
     assert [(f.name, f.dataType) for f in EVENTS_SCHEMA.fields] == [
-        ("doc", s), ("version", long), ("ts", long), ("id", s), ("op", s), ("path", s),
-        ("ids", strings), ("kind", s), ("value", s), ("old", s), ("index", int32),
-        ("time", types.DoubleType())]
+        ("doc", s), ("version", long), ("commit", s), ("time", double), ("ts", long),
+        ("id", s), ("op", s), ("path", s), ("path_prefixed", s), ("ids", strings),
+        ("kind", s), ("value", s), ("old", s), ("index", int32), ("moved", types.BooleanType())]
+    part = types.StructType([types.StructField(n, s, True) for n in (
+        "id", "op", "path", "path_prefixed", "value", "old")])
     assert [(f.name, f.dataType) for f in COMPOSITES_SCHEMA.fields] == [
-        ("doc", s), ("version", long), ("ts", long), ("type", s), ("path", s),
-        ("ids", strings), ("start", long), ("end", long), ("events", strings)]
+        ("doc", s), ("version", long), ("commit", s), ("time", double), ("ts", long),
+        ("type", s), ("path", s), ("path_prefixed", s), ("ids", strings), ("start", long),
+        ("end", long), ("events", strings), ("constituents", types.ArrayType(part))]
     assert [(f.name, f.dataType) for f in ERRORS_SCHEMA.fields] == [
-        ("doc", s), ("version", long), ("stage", s), ("message", s), ("line", int32),
-        ("column", int32)]
+        ("doc", s), ("version", long), ("commit", s), ("time", double), ("stage", s),
+        ("message", s), ("line", int32), ("column", int32)]
     assert [(f.name, f.dataType) for f in VERSIONS_SCHEMA.fields] == [
         ("doc", s), ("version", long), ("xml", s), ("commit", s), ("time", long)]
     for schema, table in ((EVENTS_SCHEMA, EVENTS_TABLE), (COMPOSITES_SCHEMA, COMPOSITES_TABLE),

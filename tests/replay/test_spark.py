@@ -60,7 +60,7 @@ def _key(row: dict[str, Any]) -> Any:
 
 
 def _spark_rows(df: Any) -> list[dict[str, Any]]:
-    return sorted((r.asDict() for r in df.collect()), key=_key)
+    return sorted((r.asDict(recursive=True) for r in df.collect()), key=_key)
 
 
 def _local_rows(rows: list[dict[str, Any]], names: list[str]) -> list[dict[str, Any]]:
@@ -127,10 +127,13 @@ def test_every_input_form_gives_the_same_events(spark: Any, tmp_path: Path) -> N
         assert unreadable.count() == 0, name
         frames = replay_frames(spark, versions)
         events = _spark_rows(frames.events)
-        # Only JSON lines carry the versions' times (the other forms have no time column):
-        # the events say when they happened where the input does, and agree otherwise.
-        assert any(e["time"] is not None for e in events) == (name == "h.jsonl"), name
-        results.append([{k: v for k, v in e.items() if k != "time"} for e in events])
+        # Only JSON lines carry the versions' times and commits (the other forms have no
+        # such columns): the events say when and where from where the input does, and agree
+        # otherwise.
+        for column in ("time", "commit"):
+            assert any(e[column] is not None for e in events) == (name == "h.jsonl"), name
+        results.append(sorted(({k: v for k, v in e.items() if k not in ("time", "commit")}
+                               for e in events), key=_key))
         frames.unpersist()
         triples = sorted((r["doc"], r["version"], r["xml"]) for r in read_versions(tmp_path / name))
         assert triples == sorted((r["doc"], r["version"], r["xml"]) for r in rows), name

@@ -1,0 +1,285 @@
+"""Which nodes of two versions are the same node: keys and unique tags first, then xmldiff.
+
+xmldiff's ``Differ`` matches nodes by similarity alone, so on real histories it pairs a
+``profiles`` element with a ``contributors`` one, or a dependency with another, and the diff
+then invents renames, moves and re-insertions. :class:`KeyedDiffer` is a ``Differ`` whose
+:meth:`~KeyedDiffer.match` first *pre-matches* what the documents themselves decide, top-down
+from the roots (always matched, as in xmldiff):
+
+1. among the children of a matched pair, keyed elements (:mod:`._keys`) with equal key values,
+   where that value is unique among the element siblings on both sides;
+2. among the same children, an element whose tag is unique among its element siblings on both
+   sides and that is unkeyed on both sides, with its namesake (``unique_tags``; an
+   ``xml:id``-like unique attribute that differs vetoes it, as it does in xmldiff);
+3. each new pair's children in turn; when no matched pair is left to visit, keyed elements
+   still unmatched, document-wide, by key value where the value occurs once in each whole
+   version (a dependency moved to another ``dependencies`` block); their children in turn.
+
+Only elements are pre-matched (never a comment or a processing instruction). The other nodes
+go through xmldiff's own matching, run here on those nodes only: its fast-match pass (the
+longest common subsequence of the post-orders, nodes paired when similar enough) if
+``fast_match``, then its greedy pass (each node with the most similar one left). There a node
+of a keyed element (the element, or a node inside it) matches only a node of a keyed element
+with the same key value (similarity 0 otherwise): a key identifies its whole subtree, so a
+dependency whose key changed was removed and another added, the old one's ``groupId`` does not
+become the new one's, and no ``plugin`` is renamed into a dependency. Siblings that share a key
+value (reported by :func:`key_notes`) are left to similarity. xmldiff's diff phase then makes
+the script from the matching: a pre-matched pair under other parents is a move, one out of
+order a move among its siblings, a changed text an update.
+
+Written against xmldiff 3.0's ``Differ`` (its ``match``/``node_ratio``/``append_match`` and
+the state they keep); the passes are re-implemented here, not copied, so that they run on the
+nodes the pre-matching left.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from lxml import etree
+from xmldiff import utils
+from xmldiff.diff import Differ
+
+from ._keys import Key, KeyNote, KeyValue
+
+__all__ = ["KeyedDiffer", "key_values", "key_owners", "key_notes", "prematch",
+           "readable_path"]
+
+#: An element's identity under a key: its key's element name and its key value.
+Identity = tuple[str, KeyValue]
+Pair = tuple[Any, Any]
+
+
+def key_values(root: Any, keys: Mapping[str, Key]) -> dict[Any, Identity]:
+    """Every keyed element under ``root`` (itself included) with its identity, in document
+    order. Keys are the elements themselves (an lxml proxy kept alive keeps its identity)."""
+    found: dict[Any, Identity] = {}
+    if not keys:
+        return found
+    for e in root.iter(*keys):
+        value = keys[e.tag].value(e)
+        if value is not None:
+            found[e] = (e.tag, value)
+    return found
+
+
+def key_owners(values: Mapping[Any, Identity]) -> dict[Any, Identity]:
+    """Every node of a keyed element's subtree (the element, its descendant elements,
+    comments and PIs) with the identity of the innermost keyed element around it."""
+    owners: dict[Any, Identity] = {}
+    for e, identity in values.items():  # document order: an inner key overrides the outer
+        for node in e.iter():
+            owners[node] = identity
+    return owners
+
+
+def _elements(parent: Any) -> list[Any]:
+    return [c for c in parent if isinstance(c.tag, str)]
+
+
+def _same_unique_attrs(left: Any, right: Any, uniqueattrs: Sequence[Any]) -> bool:
+    """xmldiff's rule: the first unique attribute (a name, or a (tag, name) pair for that tag
+    only) either element has decides."""
+    for name in uniqueattrs:
+        if not isinstance(name, str):
+            tag, name = name
+            if tag != left.tag or tag != right.tag:
+                continue
+        if name in left.attrib or name in right.attrib:
+            return bool(left.get(name) == right.get(name))
+    return True
+
+
+def _keyed_children(lkids: list[Any], rkids: list[Any], values: Mapping[Any, Identity]
+                    ) -> Iterator[Pair]:
+    """Children pairs with one key value, once on each side."""
+    rby: dict[Identity, list[Any]] = {}
+    for c in rkids:
+        if c in values:
+            rby.setdefault(values[c], []).append(c)
+    lby: dict[Identity, list[Any]] = {}
+    for c in lkids:
+        if c in values:
+            lby.setdefault(values[c], []).append(c)
+    for identity, ls in lby.items():
+        rs = rby.get(identity)
+        if rs is not None and len(ls) == 1 and len(rs) == 1:
+            yield ls[0], rs[0]
+
+
+def _namesakes(lkids: list[Any], rkids: list[Any], values: Mapping[Any, Identity],
+               uniqueattrs: Sequence[Any]) -> Iterator[Pair]:
+    """Unkeyed children pairs whose tag is unique among the element children on each side."""
+    lcount, rcount = Counter(c.tag for c in lkids), Counter(c.tag for c in rkids)
+    rby = {c.tag: c for c in rkids if rcount[c.tag] == 1}
+    for c in lkids:
+        other = rby.get(c.tag) if lcount[c.tag] == 1 else None
+        if (other is not None and c not in values and other not in values
+                and _same_unique_attrs(c, other, uniqueattrs)):
+            yield c, other
+
+
+def _document_wide(left: Any, right: Any, values: Mapping[Any, Identity]) -> Iterator[Pair]:
+    """Keyed elements paired by an identity that occurs once in each whole version."""
+    def once(root: Any) -> dict[Identity, Any]:
+        seen: dict[Identity, Any] = {}
+        repeated: set[Identity] = set()
+        for e in root.iter(tag=etree.Element):
+            identity = values.get(e)
+            if identity is None:
+                continue
+            if identity in seen:
+                repeated.add(identity)
+            seen[identity] = e
+        return {i: e for i, e in seen.items() if i not in repeated}
+
+    rights = once(right)
+    for identity, e in once(left).items():
+        other = rights.get(identity)
+        if other is not None:
+            yield e, other
+
+
+def prematch(left: Any, right: Any, values: Mapping[Any, Identity], *,
+             unique_tags: bool = True, uniqueattrs: Sequence[Any] = ()) -> list[Pair]:
+    """The pairs (old, new) that keys and unique tags decide, the roots excluded (see the
+    module): top-down from the roots, then document-wide by key value, then top-down again."""
+    pairs: list[Pair] = []
+    taken: set[Any] = {left, right}
+    queue: deque[Pair] = deque([(left, right)])
+
+    def take(candidates: Iterable[Pair]) -> None:
+        for a, b in candidates:
+            if a not in taken and b not in taken:
+                taken.update((a, b))
+                pairs.append((a, b))
+                queue.append((a, b))
+
+    def drain() -> None:
+        while queue:
+            parent, namesake = queue.popleft()
+            lkids, rkids = _elements(parent), _elements(namesake)
+            if not lkids or not rkids:
+                continue
+            if values:
+                take(_keyed_children(lkids, rkids, values))
+            if unique_tags:
+                take(_namesakes(lkids, rkids, values, uniqueattrs))
+
+    drain()
+    if values:
+        take(_document_wide(left, right, values))
+        drain()
+    return pairs
+
+
+class KeyedDiffer(Differ):  # type: ignore[misc]  # xmldiff has no type information
+    """xmldiff's ``Differ``, matching by keys and unique tags before similarity (see the
+    module). ``keys`` and ``unique_tags`` are this class's; the rest is ``Differ``'s."""
+
+    # xmldiff's state, set by match() (typed here: xmldiff has no type information).
+    _matches: list[tuple[Any, Any, Any]] | None
+    _l2rmap: dict[int, Any]
+    _r2lmap: dict[int, Any]
+    _inorder: set[Any]
+    _text_cache: dict[Any, str]
+
+    def __init__(self, *, keys: Sequence[Key] = (), unique_tags: bool = True,
+                 **differ: Any) -> None:
+        super().__init__(**differ)
+        self.keys = {k.element: k for k in keys}
+        self.unique_tags = unique_tags
+        self._owners: dict[Any, Identity] = {}
+
+    def match(self, left: Any = None, right: Any = None) -> list[tuple[Any, Any, Any]]:
+        """The matches of the two trees (cached): pre-matches, then xmldiff's on the rest."""
+        if left is not None or right is not None:
+            self.set_trees(left, right)
+        if self._matches is not None:
+            return self._matches
+        matches: list[tuple[Any, Any, Any]] = []
+        self._matches, self._l2rmap, self._r2lmap = matches, {}, {}
+        self._inorder, self._text_cache = set(), {}
+        values = {**key_values(self.left, self.keys), **key_values(self.right, self.keys)}
+        self._owners = key_owners(values)
+        for a, b in prematch(self.left, self.right, values, unique_tags=self.unique_tags,
+                             uniqueattrs=self.uniqueattrs):
+            self.append_match(a, b, 1.0)
+        lnodes = self._unmatched(self.left, self._l2rmap)
+        rnodes = self._unmatched(self.right, self._r2lmap)
+        if self.fast_match:
+            lnodes, rnodes = self._fast_match(lnodes, rnodes)
+        self._greedy_match(lnodes, rnodes)
+        self.append_match(self.left, self.right, 1.0)  # the roots, as xmldiff does
+        return matches
+
+    @staticmethod
+    def _unmatched(root: Any, matched: Mapping[int, Any]) -> list[Any]:
+        """The nodes under ``root`` (in xmldiff's post-order) left to match."""
+        return [n for n in utils.post_order_traverse(root)
+                if n is not root and id(n) not in matched]
+
+    def _fast_match(self, lnodes: list[Any], rnodes: list[Any]) -> tuple[list[Any], list[Any]]:
+        """xmldiff's first pass: the longest common subsequence of similar nodes."""
+        common = list(utils.longest_common_subsequence(
+            lnodes, rnodes, lambda a, b: self.node_ratio(a, b) >= self.F))
+        for i, j in common:
+            self.append_match(lnodes[i], rnodes[j], None)
+        lused, rused = {i for i, _ in common}, {j for _, j in common}
+        return ([n for i, n in enumerate(lnodes) if i not in lused],
+                [n for j, n in enumerate(rnodes) if j not in rused])
+
+    def _greedy_match(self, lnodes: list[Any], rnodes: list[Any]) -> None:
+        """xmldiff's second pass: each old node with the most similar new one left (the first
+        of equals; a perfect match ends the search), if similar enough."""
+        for lnode in lnodes:
+            best, ratio = None, 0.0
+            for rnode in rnodes:
+                r = self.node_ratio(lnode, rnode)
+                if r > ratio:
+                    best, ratio = rnode, r
+                if r == 1.0:
+                    break
+            if best is not None and ratio >= self.F:
+                self.append_match(lnode, best, ratio)
+                rnodes.remove(best)
+
+    def node_ratio(self, left: Any, right: Any) -> float:
+        """xmldiff's similarity, but 0 unless both nodes lie in keyed elements with one key
+        value (the elements, or nodes inside them), or both outside any: a key identifies its
+        whole subtree, and nothing else becomes part of it."""
+        owners = self._owners
+        if owners and owners.get(left) != owners.get(right):
+            return 0.0
+        return float(super().node_ratio(left, right))
+
+
+def readable_path(e: Any) -> str:
+    """``/project/dependencies/dependency[3]``: each step the element's name (with its prefix
+    in the document, if any) and, among same-named siblings, its 1-based position."""
+    steps: list[str] = []
+    while e is not None:
+        local = etree.QName(e).localname
+        name = f"{e.prefix}:{local}" if e.prefix else local
+        parent = e.getparent()
+        if parent is not None:
+            same = [c for c in parent if c.tag == e.tag]
+            if len(same) > 1:
+                name += f"[{same.index(e) + 1}]"
+        steps.append(name)
+        e = parent
+    return "/" + "/".join(reversed(steps))
+
+
+def key_notes(root: Any, keys: Sequence[Key], side: str = "new") -> list[KeyNote]:
+    """The key values that repeat among element siblings in this version, each once (with
+    the paths of the siblings sharing it), in document order."""
+    by_element = {k.element: k for k in keys}
+    groups: dict[tuple[Any, Identity], list[Any]] = {}
+    for e, identity in key_values(root, by_element).items():
+        groups.setdefault((e.getparent(), identity), []).append(e)
+    return [KeyNote(side, by_element[identity[0]], identity[1],
+                    tuple(readable_path(e) for e in same))
+            for (_, identity), same in groups.items() if len(same) > 1]
