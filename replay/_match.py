@@ -13,7 +13,11 @@ from the roots (always matched, as in xmldiff):
    ``xml:id``-like unique attribute that differs vetoes it, as it does in xmldiff);
 3. each new pair's children in turn; when no matched pair is left to visit, keyed elements
    still unmatched, document-wide, by key value where the value occurs once in each whole
-   version (a dependency moved to another ``dependencies`` block); their children in turn.
+   version (a dependency moved to another ``dependencies`` block); their children in turn;
+4. then unmatched ancestors of keyed pairs that those pairs agree on (walking up both sides
+   while the tags are equal; an old ancestor and a new one paired when each only ever meets
+   the other): a ``profile`` or a ``plugin``, whose tag repeats among its siblings, is the one
+   its keyed dependencies say; their children in turn.
 
 Only elements are pre-matched (never a comment or a processing instruction). The other nodes
 go through xmldiff's own matching, run here on those nodes only: its fast-match pass (the
@@ -172,7 +176,34 @@ def prematch(left: Any, right: Any, values: Mapping[Any, Identity], *,
     if values:
         take(_document_wide(left, right, values))
         drain()
+        # Ancestors the keyed pairs agree on (a profile, a plugin: tags that repeat), then
+        # what unique tags and keys decide below them.
+        take(_agreed_ancestors(pairs, taken, values))
+        drain()
     return pairs
+
+
+def _agreed_ancestors(pairs: list[Pair], taken: set[Any], values: Mapping[Any, Identity]
+                      ) -> list[Pair]:
+    """Unmatched ancestors of matched keyed elements, paired where every keyed pair below
+    them agrees: walking up from each keyed pair, step by step while the two ancestors have
+    one tag, an old ancestor votes for the new one at the same height; a pair is taken when
+    each of the two only ever gets the other's votes (a dependency's ``profile`` or
+    ``plugin``, whose tag repeats among its siblings, is then the profile its dependencies
+    say)."""
+    votes: dict[Any, set[Any]] = {}
+    back: dict[Any, set[Any]] = {}
+    for a, b in pairs:
+        if a not in values:
+            continue
+        a, b = a.getparent(), b.getparent()
+        while a is not None and b is not None and a.tag == b.tag:
+            if a not in taken and b not in taken:
+                votes.setdefault(a, set()).add(b)
+                back.setdefault(b, set()).add(a)
+            a, b = a.getparent(), b.getparent()
+    agreed = [(a, next(iter(bs))) for a, bs in votes.items() if len(bs) == 1]
+    return [(a, b) for a, b in agreed if back[b] == {a}]
 
 
 class KeyedDiffer(Differ):  # type: ignore[misc]  # xmldiff has no type information

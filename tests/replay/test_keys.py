@@ -605,3 +605,31 @@ def test_a_key_that_selects_nothing_is_a_warning_with_the_count() -> None:
     with pytest.warns(KeyWarning, match=r"key dep=g selected nothing: .* \(0 elements\)"):
         result = replay_history(rows, options=options)
     assert result.versions == 1 and result.errors == []
+
+
+def _profiles(profiles: list[tuple[str, list[str]]]) -> str:
+    """A POM whose profiles (a tag that repeats: no unique tag decides them) hold
+    dependencies."""
+    body = "".join(
+        f"\n    <profile>\n      <id>{pid}</id>\n      <activation><jdk>{pid}</jdk>"
+        f"</activation>\n      <dependencies>{''.join(deps)}\n      </dependencies>\n"
+        "    </profile>" for pid, deps in profiles)
+    return (f'<project xmlns="{NS}">\n  <version>1</version>\n  <profiles>{body}\n'
+            "  </profiles>\n</project>")
+
+
+def test_ancestors_are_paired_by_what_their_keyed_dependencies_say() -> None:
+    """A profile inserted before two others (the commons-csv case): with the dependency key
+    alone, each old profile is paired with the new one its dependencies are in, so no
+    dependency moves and only the new profile's are inserted."""
+    a = [dep("org.a", "x", indent="\n        "), dep("org.a", "y", indent="\n        ")]
+    b = [dep("org.b", "z", indent="\n        ")]
+    new = [dep("org.n", "q", indent="\n        ")]
+    v0 = _profiles([("p1", a), ("p2", b)])
+    v1 = _profiles([("p0", new), ("p1", a), ("p2", b)])
+    (ids0, _, ok0), (ids1, events, ok1) = run([v0, v1])
+    assert ok0 and ok1
+    assert {k: ids1[k] for k in ids0} == ids0
+    # the new dependency is the only one inserted, and nothing is moved
+    assert inserted(events) == [ids1[("org.n", "q")]]
+    assert not any(e.moved for e in events)
