@@ -65,6 +65,7 @@ _MOVED: dict[Op, object] = {Op.INS: "moved ins", Op.DEL: "moved del", Op.UPD: Op
 _MOVED_KEYS = frozenset(("moved ins", "moved del"))
 _MOVE_FREE = frozenset((Op.NEW, Op.GONE))
 
+
 def _definitions(value: Any) -> DefinitionSet:
     if isinstance(value, DefinitionSet):
         return value
