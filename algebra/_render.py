@@ -24,7 +24,8 @@ def _operator_label(node: OperatorSpec) -> str:
         symbol = f"any({expr.n})"
     else:
         symbol = expr.symbol
-    return f"{symbol} {_NAMES[type(expr)]}"
+    name = _NAMES[type(expr)]
+    return name if symbol == name else f"{symbol} {name}"  # "not", never "not not"
 
 
 def _origin(node: OperatorSpec) -> str:
@@ -105,10 +106,12 @@ def render_dot(definitions: DefinitionSet) -> str:
             return ident
         et = f"{d.name}({node.pt})" if node is d.root else f"({node.pt})"
         label = f"{_operator_label(node)}\\n{et}\\n{_origin(node)}{_modifiers(node)}"
-        lines.append(f"    {ident} [shape=ellipse, label={_dot_id(label)}];".replace(
-            "\\\\n", "\\n"))
-        for child in node.children:
-            lines.append(f"    {visit(d, child, lines)} -> {ident};")
+        # ordering=in: the children (whose edges come in) drawn left to right in their order,
+        # as the paper draws E1 ; E2 (Graphviz keeps in-edges in the order they are written)
+        lines.append(f"    {ident} [shape=ellipse, ordering=in, label={_dot_id(label)}];"
+                     .replace("\\\\n", "\\n"))
+        children = [visit(d, child, lines) for child in node.children]
+        lines.extend(f"    {child} -> {ident};" for child in children)  # in child order
         return ident
 
     for d in definitions:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import json
 import pathlib
+import re
+import shutil
 import subprocess
 import sys
 
@@ -196,3 +198,29 @@ def test_detect_writes_a_single_event_definition_one_line_per_event() -> None:
     got = [(d["type"], d["events"]) for d in map(json.loads, out.splitlines())]
     assert got == [("Price", ["ep1"]), ("Ei", ["ei1", "ep1"]), ("Removed", ["ed1"]),
                    ("Removed", ["ed2"])]
+
+
+def test_graph_dot_draws_children_in_their_order() -> None:
+    """``ins(a) ; del(a)``: the sequence keeps its in-edges in order (``ordering=in``) and
+    lists ``ins(a)``'s edge before ``del(a)``'s, so Graphviz draws E1 left of E2 (issue 15)."""
+    status, out, _ = run(["graph", "--dot", "--define", "E := ins(a) ; del(a)"])
+    assert status == 0
+    ids = {label: ident for ident, label in re.findall(r'(n\d+) \[shape=box, label="([^"]+)"', out)}
+    seq = re.search(r'(n\d+) \[shape=ellipse, ordering=in, label="; sequence', out)
+    assert seq is not None
+    edges = re.findall(rf"(n\d+) -> {seq.group(1)};", out)
+    assert edges == [ids["ins(a)"], ids["del(a)"]]
+    dot = shutil.which("dot")
+    if dot is None:
+        return  # the layout itself needs Graphviz
+    plain = subprocess.run([dot, "-Tplain"], input=out, capture_output=True, text=True,
+                           check=True).stdout
+    x = {f.split()[1]: float(f.split()[2]) for f in plain.splitlines() if f.startswith("node ")}
+    assert x[ids["ins(a)"]] < x[ids["del(a)"]]
+
+
+def test_graph_names_a_not_node_once() -> None:
+    """The operator label of ``not(...)`` says "not", never "not not" (issue 15)."""
+    status, out, _ = run(["graph", "--define", "N := not(ins(a), del(a/b), upd(a/c))"])
+    assert status == 0
+    assert "\n  not  N(a)  path type a" in out and "not not" not in out
