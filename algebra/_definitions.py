@@ -273,8 +273,10 @@ class DefinitionSet:
         return f"DefinitionSet({', '.join(self._order)})"
 
 
-def _error(d: ast.Definition, node: ast.Expr | ast.Definition, reason: str) -> DefinitionError:
-    pos = node.pos or d.pos
+def _error(d: ast.Definition, node: ast.Expr | ast.Definition, reason: str,
+           at: ast.Pos | None = None) -> DefinitionError:
+    """The error of definition ``d`` at ``node`` (at position ``at`` if given: a modifier)."""
+    pos = at or node.pos or d.pos
     shown = "" if isinstance(node, ast.Definition) else str(node)
     return DefinitionError(reason, definition=d.name, node=shown, text=d.source,
                            line=pos[0] if pos else None, col=pos[1] if pos else None)
@@ -365,13 +367,15 @@ def _check_child(d: ast.Definition, expr: ast.Operator, pt: PathType, child: Nod
     cpt = child.pt
     if cpt.kind is not Kind.ABSOLUTE:
         return
+    at = expr.mods.pos("at")  # a path type given with at=: the caret goes under it
     if pt.kind is Kind.ABSOLUTE:
         if intersect_lb(pt, cpt) is None:
             raise _error(d, expr, f"operator path type {pt} and operand path type {cpt} are "
-                                  "both absolute but share no leading step (section 3.1 (a))")
+                                  "both absolute but share no leading step (section 3.1 (a))",
+                         at)
     elif not contained(pt, cpt):
         raise _error(d, expr, f"operator path type {pt} is relative, so it must be contained "
-                              f"in the absolute operand path type {cpt} (section 3.1 (b))")
+                              f"in the absolute operand path type {cpt} (section 3.1 (b))", at)
 
 
 def _leaves(node: NodeSpec) -> Iterator[LeafSpec]:

@@ -799,5 +799,5 @@ def _check_evaluable(d: ResolvedDefinition, documents: Documents | None) -> None
                 documents.compile(when)
             except ValueError as exc:
                 problem = f"the termination condition when={when!r} does not compile: {exc}"
-        if problem:
-            raise definition_error(d.definition, expr, problem)
+        if problem:  # the caret under when=
+            raise definition_error(d.definition, expr, problem, node.mods.pos("when"))

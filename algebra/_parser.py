@@ -10,6 +10,7 @@ Chains of one operator build one n-ary node; parentheses are kept as nesting, so
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any, NoReturn, TypeVar
 
 from . import ast
@@ -220,7 +221,9 @@ class _Parser:
         else:
             allowed = ", ".join(m.value for m in _ALLOWED[key.text])
             value = self._expect(TokenType.NAME, f"one of {allowed} after {key.text}=").text
-        return self._build(token, node.with_, **{key.text: value})
+        node = self._build(token, node.with_, **{key.text: value})
+        at = ((key.text, (key.line, key.col)),)
+        return replace(node, mods=replace(node.mods, positions=node.mods.positions + at))  # type: ignore[type-var]  # replace() on an Operator subclass
 
     def _parse_chain(self, operand: Callable[[], ast.Expr],
                      table: Mapping[TokenType, type[ast.Operator]]) -> ast.Expr:

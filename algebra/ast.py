@@ -96,9 +96,16 @@ class Modifiers:
     #: The window: the operator's composites (and those of every node beneath it) span fewer
     #: than this many ticks, or less than this :class:`Duration` of event time (issue 13).
     within: int | Duration | None = None
+    #: Where each key was written (``(key, (line, column))``, from the parser), so that an
+    #: error about a modifier points at it; not part of the value.
+    positions: tuple[tuple[str, Pos], ...] = field(default=(), compare=False, repr=False)
 
     KEYS: ClassVar[tuple[str, ...]] = ("mode", "when", "at", "context", "hierarchical",
                                        "within")
+
+    def pos(self, key: str) -> Pos | None:
+        """Where modifier ``key`` was written, if the parser saw it."""
+        return next((p for k, p in self.positions if k == key), None)
 
     @classmethod
     def of(cls, **kwargs: Any) -> Modifiers:
@@ -325,7 +332,7 @@ class Operator(Expr):
                 raise InvalidArgumentError(f"modifier {key!r} is set twice on {self.symbol}")
         merged = {k: v for k, v in self.mods.items()}
         merged.update(dict(extra.items()))
-        return replace(self, mods=Modifiers(**merged))  # type: ignore[type-var]  # replace() on an Operator subclass
+        return replace(self, mods=Modifiers(**merged, positions=self.mods.positions))  # type: ignore[type-var]  # replace() on an Operator subclass
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({str(self)!r})"

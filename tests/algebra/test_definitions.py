@@ -11,6 +11,7 @@ from xmlevents.algebra import (
     Definition,
     DefinitionError,
     DefinitionSet,
+    EventGraph,
     LeafSpec,
     OperatorSpec,
     PathType,
@@ -18,7 +19,9 @@ from xmlevents.algebra import (
     conj,
     ins,
     mult,
+    parse,
     ref,
+    seq,
     wildcard,
 )
 from xmlevents.algebra._definitions import may_match
@@ -221,3 +224,22 @@ def test_may_match_agrees_with_a_witness(s1: list[str], s2: list[str], abs1: boo
     witnesses |= {P("/" + "/".join([x] + s)) for s in (s1, s2) for x in "abc"}
     reached = any((w == p1 or ends(p1, w)) and (w == p2 or ends(p2, w)) for w in witnesses)
     assert may_match(p1, p2) == reached
+
+
+def test_an_error_about_a_modifier_points_at_the_modifier() -> None:
+    """The caret of an error a modifier causes is under that modifier, not the operator
+    (issue 15): ``at=`` breaking a child constraint, ``when=`` a graph cannot evaluate."""
+    text = "E := (ins(/a/b) & ins(/a/c)) with context=recent, at=/x"
+    with pytest.raises(DefinitionError) as info:
+        DefinitionSet.parse(text)
+    assert (info.value.line, info.value.col) == (1, text.index("at=") + 1)
+    text = 'E := (ins(a) ; ins(a/b)) with when="count(("'
+    with pytest.raises(DefinitionError) as info:
+        EventGraph(text)
+    assert (info.value.line, info.value.col) == (1, text.index("when") + 1)
+    # parsed text keeps where each modifier was; values built in Python have none (the
+    # caret then goes under the operator, as before), and positions never change equality
+    parsed = parse('(ins(a) ; ins(a/b)) with when="x"')
+    assert parsed.mods.pos("when") == (1, 26)
+    built = seq(ins("a"), ins("a/b")).with_(when="x")
+    assert built.mods.pos("when") is None and built == parsed
