@@ -282,7 +282,7 @@ def test_commons_lang_pom_history() -> None:
 @pytest.mark.slow
 def test_commons_lang_pom_replay_history_rows() -> None:
     """replay_history over the first versions (through the bad one) gives the class's events
-    as rows, each with its version's time, and one parse error row."""
+    as rows, each with its version's time and commit, and one parse error row."""
     rows = _pom_rows()[:137]
     result = replay_history(rows)
     assert result.documents == 1 and result.versions == 136
@@ -295,7 +295,8 @@ def test_commons_lang_pom_replay_history_rows() -> None:
             if row["version"] == 134:
                 continue
             r = history.advance(row["version"], row["xml"], time=row["time"])
-            expected += [event_row("pom.xml", r.version, e, row["time"]) for e in r.events]
+            expected += [event_row("pom.xml", r.version, e, row["time"], commit=row["commit"])
+                         for e in r.events]
     finally:
         history.close()
     assert result.events == expected
