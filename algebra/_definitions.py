@@ -126,6 +126,13 @@ class ResolvedDefinition:
         """Whether the body is a single event type: references to it stand for that type."""
         return isinstance(self.root, LeafSpec)
 
+    @property
+    def references(self) -> frozenset[str]:
+        """The definition names its expression names (an alias it names is inlined in its
+        tree, so it is not among ``depends_on``; it is here)."""
+        return frozenset(e.name for e in self.definition.expr.walk()
+                         if isinstance(e, ast.Ref) and e.name is not None)
+
     def detecting(self) -> ResolvedDefinition:
         """This definition with a tree of its own: for a single event type ``E``, the
         operator ``any(1, E)``, which raises one composite per event of ``E`` and stores
@@ -266,8 +273,7 @@ class DefinitionSet:
     def referenced(self) -> set[str]:
         """The names other definitions name (an alias among them stands for its event type
         there), in one pass over the definitions."""
-        return {e.name for d in self for e in d.definition.expr.walk()
-                if isinstance(e, ast.Ref) and e.name is not None and e.name != d.name}
+        return {name for d in self for name in d.references if name != d.name}
 
     def __repr__(self) -> str:
         return f"DefinitionSet({', '.join(self._order)})"

@@ -117,7 +117,7 @@ def compatible(et1: EventType, et2: EventType) -> bool:
             return False
         # ins ⪰ new and del ⪰ gone as types: whether an event is half of a move is the
         # event's, not its type's (see matches)
-        if et1.op is not et2.op and et2.op is not Op.ANY and _MOVE_FREE.get(et2.op) is not et1.op:
+        if et1.op is not et2.op and et2.op is not Op.ANY and MOVE_FREE.get(et2.op) is not et1.op:
             return False
     else:
         if not isinstance(et2, CompositeEventType):
@@ -128,7 +128,7 @@ def compatible(et1: EventType, et2: EventType) -> bool:
 
 
 #: The operation a move-free operation narrows (``new`` an ``ins``, ``gone`` a ``del``).
-_MOVE_FREE = {Op.NEW: Op.INS, Op.GONE: Op.DEL}
+MOVE_FREE = {Op.NEW: Op.INS, Op.GONE: Op.DEL}
 
 
 def matches(event: PrimitiveEvent, et: PrimitiveEventType) -> bool:
@@ -140,7 +140,7 @@ def matches(event: PrimitiveEvent, et: PrimitiveEventType) -> bool:
     >>> [matches(moved, PrimitiveEventType(op, PathType.parse("item"))) for op in (Op.INS, Op.NEW)]
     [True, False]
     """
-    return compatible(event.type, et) and not (event.moved and et.op in _MOVE_FREE)
+    return compatible(event.type, et) and not (event.moved and et.op in MOVE_FREE)
 
 
 # --- events ----------------------------------------------------------------------------------

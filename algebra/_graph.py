@@ -38,6 +38,7 @@ from ._errors import (
     UnknownNameError,
 )
 from ._events import (
+    MOVE_FREE,
     CompositeEvent,
     CompositeEventType,
     Event,
@@ -63,7 +64,6 @@ Callback = Callable[[CompositeEvent], Any]
 # which leave moves out, are never indexed under them.
 _MOVED: dict[Op, object] = {Op.INS: "moved ins", Op.DEL: "moved del", Op.UPD: Op.UPD}
 _MOVED_KEYS = frozenset(("moved ins", "moved del"))
-_MOVE_FREE = frozenset((Op.NEW, Op.GONE))
 
 
 def _definitions(value: Any) -> DefinitionSet:
@@ -181,12 +181,17 @@ class EventGraph:
         for r in fresh:
             _check_evaluable(r, self.options.documents)
         built = self._build(fresh)  # may raise: nothing changed yet
-        by_name = {t.name: t for t in self.trees if t.core is None} | built
         self.definitions = merged
         self._detecting |= detecting
-        self.trees = _arrange([by_name[r.name] for r in merged.trees(self._detecting)])
-        self._wire()
+        self._place(built)
         return merged
+
+    def _place(self, built: dict[str, EventTree]) -> None:
+        """Put newly ``built`` trees among the kept ones, in processing order, and wire."""
+        by_name = {t.name: t for t in self.trees if t.core is None} | built
+        self.trees = _arrange([by_name[r.name]
+                               for r in self.definitions.trees(self._detecting)])
+        self._wire()
 
     def _detects(self, defs: DefinitionSet, among: Iterable[ResolvedDefinition]) -> set[str]:
         """Which single-event definitions ``among`` those of ``defs`` get a tree of their own:
@@ -210,10 +215,7 @@ class EventGraph:
             return
         built = self._build([d.detecting()])
         self._detecting.add(name)
-        by_name = {t.name: t for t in self.trees if t.core is None} | built
-        self.trees = _arrange([by_name[r.name]
-                               for r in self.definitions.trees(self._detecting)])
-        self._wire()
+        self._place(built)
 
     def remove(self, name: str) -> DefinitionSet:
         """Remove definition ``name`` while the graph runs; every other tree keeps its state.
@@ -227,7 +229,7 @@ class EventGraph:
         """
         removed = self.definitions[name]
         users = [d for d in self.definitions
-                 if d.name != name and (name in d.depends_on or _refers_to(d, name))]
+                 if d.name != name and (name in d.depends_on or name in d.references)]
         if users:
             names = ", ".join(u.name for u in users)
             raise definition_error(
@@ -399,7 +401,7 @@ class EventGraph:
         moved = key[0] in _MOVED_KEYS
         leaves = [leaf for leaf in self._by_step.get(et.pt.last, ())
                   if not leaf.tree.closed and compatible(et, leaf.et)
-                  and not (moved and getattr(leaf.et, "op", None) in _MOVE_FREE)]
+                  and not (moved and getattr(leaf.et, "op", None) in MOVE_FREE)]
         self._dispatch[key] = leaves
         return leaves
 
@@ -664,13 +666,9 @@ class EventGraph:
         reopened = [t for t in self.trees if t.core is None and (
             (name is None and (self._closed or t.closed)) or t.name == name)]
         self._retire(reopened)
-        by_name = ({t.name: t for t in self.trees if t.core is None}
-                   | self._build([t.definition for t in reopened]))
-        self.trees = _arrange([by_name[r.name]
-                               for r in self.definitions.trees(self._detecting)])
+        self._place(self._build([t.definition for t in reopened]))
         if name is None:
             self._closed = False
-        self._wire()
 
     def _check_open(self, action: str) -> None:
         if self._closed:
@@ -772,12 +770,6 @@ def _droppable(trees: list[EventTree]) -> dict[tuple[int, bool], list[OperatorNo
             late_trees.add(tree.name)
             late.append(tree)
     return out
-
-
-def _refers_to(d: ResolvedDefinition, name: str) -> bool:
-    """Whether definition ``d`` names ``name`` (an alias is inlined, so its users do not
-    depend on it as a tree does; they still name it)."""
-    return any(isinstance(e, ast.Ref) and e.name == name for e in d.definition.expr.walk())
 
 
 def _check_evaluable(d: ResolvedDefinition, documents: Documents | None) -> None:

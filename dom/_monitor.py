@@ -59,18 +59,13 @@ _NAME = re.compile(r"[^\W\d][\w.\-]*\Z")
 
 
 def _forget_deleted(graph: EventGraph, raw: list[Raw]) -> None:
-    """Tell the graph which nodes one operation deleted for good: deleted, and not
-    re-inserted by the same operation (a move keeps the ids), so that it drops their groups
+    """Tell the graph which nodes one operation deleted for good — removals that are not half
+    of a move (a move keeps the ids: ``moved``) — so that it drops their groups
     (``EventGraph.forget``)."""
-    gone: dict[tuple[str, str], PathInstance] = {}
-    for doc, op, pi, _, _, _, _ in raw:
-        if op is Op.DEL:
-            gone[(doc.name, pi.ids[-1])] = pi
-        elif op is Op.INS and gone:
-            gone.pop((doc.name, pi.ids[-1]), None)
     by_doc: dict[str, list[PathInstance]] = {}
-    for (name, _), pi in gone.items():
-        by_doc.setdefault(name, []).append(pi)
+    for doc, op, pi, _, _, _, moved in raw:
+        if op is Op.DEL and not moved:
+            by_doc.setdefault(doc.name, []).append(pi)
     for name, pis in by_doc.items():
         graph.forget(name, pis)
 

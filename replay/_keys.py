@@ -95,10 +95,15 @@ class Key:
     def __str__(self) -> str:
         return f"{self.element}={','.join(map(str, self.fields))}"
 
+    @property
+    def path_end(self) -> str:
+        """How the path of an event at an element this key names ends (Clark notation, as
+        the rows write paths): how a replay counts what a key selected."""
+        return "/" + self.element
+
     def selects(self, path: str) -> bool:
-        """Whether an event at ``path`` (a path type in Clark notation, as the rows write it)
-        is at an element this key names: how a replay counts what a key selected."""
-        return path.endswith("/" + self.element)
+        """Whether an event at ``path`` is at an element this key names."""
+        return path.endswith(self.path_end)
 
     def nothing_selected(self) -> str:
         """The warning for a key that named no element in any version."""

@@ -139,7 +139,7 @@ class ReplayFrames:
         version 0 inserts the whole document), for a warning."""
         inserted = self.events.where(F.col("op") == "ins")
         return [k for k in keys
-                if inserted.where(F.col("path").endswith("/" + k.element)).limit(1).count() == 0]
+                if inserted.where(F.col("path").endswith(k.path_end)).limit(1).count() == 0]
 
     def first_composites(self, n: int) -> list[Row]:
         """The first ``n`` composites of each type (by document, then tick), collected: what
