@@ -60,6 +60,13 @@ from ._rows import (
     Column,
     RowSchema,
 )
+from ._subscriptions import (
+    check_receiver,
+    check_subscription,
+    check_weak,
+    subscription_type,
+    unknown_name,
+)
 from ._window import Expired
 from .ast import (
     AnyOf,
@@ -118,4 +125,6 @@ __all__ = [
     # definitions, engine, drawings
     "DefinitionSet", "ResolvedDefinition", "LeafSpec", "OperatorSpec", "EventGraph", "Expired",
     "render_text", "render_dot",
+    # subscriptions: checked when made (the watched documents' monitor uses these too)
+    "subscription_type", "check_subscription", "check_receiver", "check_weak", "unknown_name",
 ]

@@ -30,7 +30,28 @@ __all__ = [
 
 
 class XmlEventsError(Exception):
-    """Base class of every error xmlevents raises on bad input or misuse."""
+    """Base class of every error xmlevents raises on bad input or misuse.
+
+    A message's hints are written for Python callers (``pass namespaces={...}``);
+    ``cli_phrases`` pairs each such phrase with what a command-line user writes instead, and
+    :meth:`for_cli` gives the message with them (issue 15: hints in the user's interface).
+    """
+
+    #: ``(python, cli)`` phrase pairs, set where the error is raised (:meth:`phrased`).
+    cli_phrases: tuple[tuple[str, str], ...] = ()
+
+    def phrased(self, python: str, cli: str) -> XmlEventsError:
+        """Say that the message's ``python`` phrase reads ``cli`` on the command line;
+        returns the error, so that ``raise Error(...).phrased(a, b)`` reads as one."""
+        self.cli_phrases = (*self.cli_phrases, (python, cli))
+        return self
+
+    def for_cli(self) -> str:
+        """The message with its hints phrased as command-line flags."""
+        text = str(self)
+        for python, cli in self.cli_phrases:
+            text = text.replace(python, cli)
+        return text
 
 
 class InvalidArgumentError(XmlEventsError, ValueError):

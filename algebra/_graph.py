@@ -30,7 +30,7 @@ from typing import Any
 from . import ast
 from ._definitions import DefinitionSet, OperatorSpec, ResolvedDefinition
 from ._definitions import _error as definition_error
-from ._documents import Documents
+from ._documents import Documents, impossible
 from ._errors import (
     ConditionError,
     GraphStateError,
@@ -52,6 +52,7 @@ from ._multiplicity import WATCH, MultNode
 from ._operator import SEMANTICS, OperatorNode, TreeOptions
 from ._paths import PathInstance, PathType
 from ._sharing import SharedView, Sharing
+from ._subscriptions import check_receiver, check_subscription, subscription_type, unknown_name
 from ._tree import EventTree, Leaf
 from ._window import Bounds, Expired, Windows
 
@@ -140,8 +141,7 @@ class EventGraph:
         self._all_aliases = detect_aliases
         self._detecting: set[str] = self._detects(self.definitions, self.definitions)
         resolved = list(self.definitions.trees(self._detecting))
-        for d in resolved:
-            _check_evaluable(d, documents)
+        _check_documents(self.definitions, documents)
         self.trees: list[EventTree] = _arrange(list(self._build(resolved).values()))
         self._position: dict[str, int] = {}
         self._by_step: dict[object, list[Leaf]] = defaultdict(list)
@@ -178,8 +178,7 @@ class EventGraph:
         detecting = self._detects(merged, [merged[d.name] for d in added])
         fresh = [merged[d.name].detecting() for d in added
                  if not merged[d.name].is_alias or d.name in detecting]
-        for r in fresh:
-            _check_evaluable(r, self.options.documents)
+        _check_documents((merged[d.name] for d in added), self.options.documents)
         built = self._build(fresh)  # may raise: nothing changed yet
         self.definitions = merged
         self._detecting |= detecting
@@ -228,6 +227,12 @@ class EventGraph:
             DefinitionError: other definitions reuse it; the message names them.
         """
         removed = self.definitions[name]
+        if any(isinstance(et, CompositeEventType) and et.name == name
+               for et, _ in self._subscribers):
+            raise definition_error(
+                removed.definition, removed.definition,
+                f"{name} has subscribers, which would never be called again; unsubscribe "
+                "them first (graph.unsubscribe)")
         users = [d for d in self.definitions
                  if d.name != name and (name in d.depends_on or name in d.references)]
         if users:
@@ -355,13 +360,26 @@ class EventGraph:
         ``"%(item)"``) or None for all. Receivers run in subscription order, after the tick's
         processing; an exception in one propagates after the graph's state is complete.
         Returns ``fn``.
+
+        Raises:
+            UnknownNameError: no definition has the name.
+            InvalidArgumentError: a type no composite of this graph can have (a path type
+                its definition's events never have; a primitive type, which the graph is
+                fed, never raises).
+            ArgumentTypeError: ``fn`` cannot be called as ``fn(event)``.
         """
         et = self._subscription_type(event_type)
-        if isinstance(et, CompositeEventType) and et.name is not None \
-                and et.name in self.definitions:
+        check_receiver(fn, ("event",))
+        if isinstance(et, CompositeEventType) and et.name is not None:
             self.detect(et.name)  # a single-event definition subscribed to detects
         self._subscribers.append((et, fn))
         return fn
+
+    def unsubscribe(self, event_type: str | EventType | None, fn: Callback) -> None:
+        """Stop calling ``fn`` for ``event_type`` (as it was subscribed); no error if it
+        was not."""
+        et = self._subscription_type(event_type, check=False)
+        self._subscribers = [(t, f) for t, f in self._subscribers if not (t == et and f == fn)]
 
     def subscribe_expired(self, fn: Callable[[Expired], Any]) -> Callable[[Expired], Any]:
         """Call ``fn(expired)`` for every partial match a window drops (an :class:`Expired`:
@@ -371,15 +389,24 @@ class EventGraph:
         self._windows.listening = True
         return fn
 
-    def _subscription_type(self, event_type: str | EventType | None) -> EventType | None:
-        if event_type is None or isinstance(event_type, (PrimitiveEventType,
-                                                         CompositeEventType)):
-            return event_type
-        if event_type in self.definitions:
-            return self.definitions[event_type].event_type
-        from ._parser import parse_event_type
-
-        return parse_event_type(event_type)
+    def _subscription_type(self, event_type: str | EventType | None, *, check: bool = True
+                           ) -> EventType | None:
+        """The event type a subscription names, refused if it can never be raised."""
+        if event_type is None:
+            return None
+        et = subscription_type(event_type)
+        if isinstance(et, str):
+            if et not in self.definitions:
+                raise unknown_name(et, self.definitions, et)
+            return self.definitions[et].event_type
+        if check and isinstance(et, PrimitiveEventType):
+            raise InvalidArgumentError(
+                f"{et}: a graph raises composite events; primitive events are what it is fed, "
+                "never raised: subscribe to a definition (a watched document's subscribe "
+                "takes primitive types)")
+        if check:
+            check_subscription(et, self.definitions, self.options.documents)
+        return et
 
     # --- processing ------------------------------------------------------------------------
 
@@ -772,11 +799,26 @@ def _droppable(trees: list[EventTree]) -> dict[tuple[int, bool], list[OperatorNo
     return out
 
 
+_NO_DOCUMENTS = "pass documents=..., or watch documents with xmlevents.wrap"
+
+
+def _check_documents(definitions: Iterable[ResolvedDefinition], documents: Documents | None
+                     ) -> None:
+    """Reject, when the graph is built, what the documents can never give: conditions it
+    cannot evaluate (section 3.3), and primitive event types that never occur in them (an
+    element's ``upd`` in watched documents); the caret under the condition or the leaf."""
+    for d in definitions:
+        for e in d.definition.expr.walk():
+            if isinstance(e, ast.Primitive):
+                reason = impossible(documents, e.event_type)
+                if reason is not None:
+                    raise definition_error(d.definition, e, reason)
+        _check_evaluable(d, documents)
+
+
 def _check_evaluable(d: ResolvedDefinition, documents: Documents | None) -> None:
     """Reject, when the graph is built, conditions it cannot evaluate (section 3.3)."""
-    root = d.root
-    assert isinstance(root, OperatorSpec)
-    for node in root.walk():
+    for node in d.root.walk():  # a single event type (an alias) has no operator
         if not isinstance(node, OperatorSpec) or node.mods.when is None:
             continue
         expr = node.expr
@@ -784,12 +826,13 @@ def _check_evaluable(d: ResolvedDefinition, documents: Documents | None) -> None
         problem = None
         if documents is None:
             problem = (f"the termination condition when={when!r} needs the documents to test "
-                       "it on; this graph has none (pass documents=..., or watch documents "
-                       "with xmlevents.wrap)")
+                       f"it on; this graph has none ({_NO_DOCUMENTS})")
         else:
             try:
                 documents.compile(when)
             except ValueError as exc:
                 problem = f"the termination condition when={when!r} does not compile: {exc}"
         if problem:  # the caret under when=
-            raise definition_error(d.definition, expr, problem, node.mods.pos("when"))
+            raise definition_error(d.definition, expr, problem, node.mods.pos("when")).phrased(
+                _NO_DOCUMENTS, "conditions are tested on documents: run the definitions with "
+                "`xmlevents replay`, where each version is the document")

@@ -134,9 +134,11 @@ def _parse_steps(text: str, namespaces: Mapping[str, str] | None) -> tuple[Kind,
                 if uri is None and prefix == "xml":
                     uri = XML_NAMESPACE
                 if uri is None:
+                    python = f"pass namespaces={{{prefix!r}: uri}}"
                     raise PathSyntaxError(
-                        f"unknown namespace prefix {prefix!r}; pass namespaces={{{prefix!r}: uri}} "
-                        f"or write {{uri}}{m['plocal']}", text=text, col=m.start("prefix") + 1)
+                        f"unknown namespace prefix {prefix!r}; {python} "
+                        f"or write {{uri}}{m['plocal']}", text=text, col=m.start("prefix") + 1
+                    ).phrased(python, f"pass --namespace {prefix}=URI")
                 name = f"{{{uri}}}{m['plocal']}"
             else:
                 name = m["name"]

@@ -8,7 +8,14 @@ the reporting versions of ``etree.SubElement`` and the ``strip_*`` functions int
 from ._conditions import XPathDocuments, xpath_boolean
 from ._document import Recording, WatchedDocument
 from ._elements import WatchedAttrib, WatchedComment, WatchedElement, WatchedPI
-from ._errors import CascadeError, ReplayError, WatchError, WatchTypeError, XMLSyntaxError
+from ._errors import (
+    CascadeError,
+    ReplayError,
+    SubscriptionWarning,
+    WatchError,
+    WatchTypeError,
+    XMLSyntaxError,
+)
 from ._factories import empty, from_snapshot, fromstring, parse, wrap
 from ._functions import (
     SubElement,
@@ -36,4 +43,5 @@ __all__ = [
     "XPathDocuments", "xpath_boolean", "declarations",
     # errors
     "WatchError", "WatchTypeError", "XMLSyntaxError", "ReplayError", "CascadeError",
+    "SubscriptionWarning",
 ]

@@ -14,7 +14,14 @@ from typing import Any
 
 from lxml import etree
 
-from xmlevents.algebra import Condition, InvalidArgumentError, PathInstance
+from xmlevents.algebra import (
+    Axis,
+    Condition,
+    InvalidArgumentError,
+    Op,
+    PathInstance,
+    PrimitiveEventType,
+)
 
 __all__ = ["XPathDocuments", "xpath_boolean"]
 
@@ -76,3 +83,15 @@ class XPathDocuments:
 
     def resolve(self, doc: str | None, pi: PathInstance) -> Any:
         return self._resolve(doc, pi)
+
+    @staticmethod
+    def impossible(et: PrimitiveEventType) -> str | None:
+        """Why watched documents never give events of ``et`` (None: they may): an element is
+        inserted and deleted, never updated; its text and attributes are (section 2.2)."""
+        steps = et.pt.steps
+        if et.op is not Op.UPD or not steps or steps[-1].axis is not Axis.CHILD:
+            return None
+        pt = str(et.pt)
+        return (f"an element is never updated in a watched document, only its text and its "
+                f"attributes: write upd({pt}/text()) for its text or upd({pt}/@name) for an "
+                f"attribute (or *({pt}/text()) for any change of its text)")

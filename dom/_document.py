@@ -10,7 +10,14 @@ from typing import Any
 from blinker import Signal
 from lxml import etree
 
-from xmlevents.algebra import CompositeEvent, DefinitionSet, EventType, PrimitiveEvent
+from xmlevents.algebra import (
+    Axis,
+    CompositeEvent,
+    DefinitionSet,
+    EventType,
+    InvalidArgumentError,
+    PrimitiveEvent,
+)
 
 from . import _ops
 from ._errors import ReplayError, WatchError, WatchTypeError
@@ -111,6 +118,44 @@ class WatchedDocument:
     def node(self, ident: str) -> Any:
         """The node with identifier ``ident``, or None."""
         return self.by_id.get(ident)
+
+    def node_of(self, event: PrimitiveEvent | CompositeEvent) -> Any:
+        """The element an event of this document is about, as the document is now: the
+        element inserted or deleted, the owner of the attribute, the element whose text it is
+        (for a composite, the node at its path instance); None once that node is gone.
+
+        The node is found by its identifier, so it follows a move (``moved`` events keep
+        ids); an attribute or text counts as gone once it was removed, even though its
+        element is still there.
+
+        Raises:
+            InvalidArgumentError: the event happened in another document.
+        """
+        if event.doc is not None and event.doc != self.name:
+            raise InvalidArgumentError(
+                f"the event {event.id} happened in document {event.doc!r}, not in "
+                f"{self.name!r}: ask that document (or the monitor's node_of)")
+        pi = event.pi
+        ids = pi.ids
+        axis = pi.pt.steps[-1].axis
+        if axis is not Axis.ATTRIBUTE and axis is not Axis.TEXT:
+            return self.by_id.get(ids[-1])
+        owner: Any = self.by_id.get(ids[-2]) if len(ids) > 1 else None
+        rec = NODES.get(owner)
+        if rec is None:
+            return None
+        ident = ids[-1]
+        if axis is Axis.ATTRIBUTE:
+            entry = rec.attrs.get(str(pi.pt.steps[-1].name))
+            return owner if entry is not None and entry[0] == ident else None
+        if rec.text_id == ident:
+            return owner
+        # A text after a child is that child's tail, a text node of this element.
+        for child in owner:
+            crec = NODES.get(child)
+            if crec is not None and crec.tail_id == ident:
+                return owner
+        return None
 
     def path_of(self, node: Any) -> Any:
         """The path instance of a node of this document (``/order[n1]/item[n4]``), or None."""

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from xmlevents.algebra import XmlEventsError
 
-__all__ = ["WatchError", "WatchTypeError", "XMLSyntaxError", "ReplayError", "CascadeError"]
+__all__ = ["WatchError", "WatchTypeError", "XMLSyntaxError", "ReplayError", "CascadeError",
+           "SubscriptionWarning"]
 
 
 class WatchError(XmlEventsError, ValueError):
@@ -50,3 +51,8 @@ class CascadeError(XmlEventsError, RuntimeError):
     def __init__(self, message: str, errors: list[Exception]) -> None:
         super().__init__(message)
         self.errors = errors
+
+
+class SubscriptionWarning(UserWarning):
+    """Subscriptions that never ran, for a reason only the end of the run can tell (they
+    waited for definitions that never came)."""

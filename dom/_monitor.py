@@ -19,8 +19,8 @@ propagates from the operation that caused the delivery, once everything is deliv
 
 from __future__ import annotations
 
-import re
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -41,21 +41,24 @@ from xmlevents.algebra import (
     PrimitiveEvent,
     PrimitiveEventType,
     UnknownNameError,
+    check_receiver,
+    check_subscription,
+    check_weak,
     compatible,
     matches,
-    parse_event_type,
+    subscription_type,
     trusted_primitive,
+    unknown_name,
 )
 
 from ._conditions import XPathDocuments
-from ._errors import CascadeError, WatchError
+from ._errors import CascadeError, SubscriptionWarning, WatchError
 from ._ops import Raw
 from ._registry import NODES
 
 __all__ = ["Monitor"]
 
 Receiver = Callable[..., Any]
-_NAME = re.compile(r"[^\W\d][\w.\-]*\Z")
 
 
 def _forget_deleted(graph: EventGraph, raw: list[Raw]) -> None:
@@ -73,20 +76,22 @@ def _forget_deleted(graph: EventGraph, raw: list[Raw]) -> None:
 class _Subscription:
     """The receivers of one event type (of one document, or of all when ``doc`` is None)."""
 
-    __slots__ = ("doc", "key", "match", "name", "primitive", "signal")
+    __slots__ = ("doc", "et", "key", "match", "name", "primitive", "signal")
 
     def __init__(self, key: str, event_type: str | EventType, doc: Any) -> None:
         self.key = key
         self.doc = doc
         self.signal = Signal(f"xmlevents {key}")
-        if isinstance(event_type, str) and _NAME.match(event_type.strip()):
+        et = subscription_type(event_type)
+        if isinstance(et, str):
             # A bare name: the composite events of that definition, whatever their path.
-            name = event_type.strip()
+            name = et
+            self.et: EventType | None = None
             self.primitive = False
             self.name: str | None = name
             self.match: Callable[[Any], bool] = lambda e: e.type.name == name
             return
-        et = parse_event_type(event_type) if isinstance(event_type, str) else event_type
+        self.et = et
         self.primitive = isinstance(et, PrimitiveEventType)
         # The definition it asks for, if any: a single-event one then detects (issue 14).
         self.name = et.name if isinstance(et, CompositeEventType) else None
@@ -94,6 +99,19 @@ class _Subscription:
             self.match = lambda e: type(e) is PrimitiveEvent and matches(e, et)
         else:
             self.match = lambda e: compatible(e.type, et)
+
+    def check(self, definitions: DefinitionSet | None, documents: XPathDocuments) -> None:
+        """Refuse this subscription if it can never fire (composite types: once there are
+        definitions to check them against)."""
+        if self.et is not None:
+            check_subscription(self.et, definitions, documents)
+        elif definitions is not None and self.name not in definitions:
+            assert self.name is not None
+            raise unknown_name(self.name, definitions, self.name)
+
+    def waiting(self) -> bool:
+        """Whether receivers wait for the composites of a definition."""
+        return not self.primitive and bool(self.signal.receivers)
 
 
 class Monitor:
@@ -126,6 +144,9 @@ class Monitor:
                                          "semantics": semantics, "within": within,
                                          "detect_aliases": detect_aliases}
         self.namespaces = dict(namespaces or {})
+        # Resolves path instances in the watched documents, compiles conditions, and says
+        # which event types they never produce (subscriptions and definitions are checked).
+        self._documents = XPathDocuments(self._resolve, namespaces=self.namespaces)
         self.cascade_limit = cascade_limit
         #: The time events carry, read once per operation, when a window is a duration.
         self.clock = clock
@@ -171,6 +192,14 @@ class Monitor:
         rec = NODES.get(element)
         return element if rec is not None and rec.pi == pi else None
 
+    def node_of(self, event: PrimitiveEvent | CompositeEvent) -> Any:
+        """The element an event is about now, in the watched document it happened in (see
+        :meth:`WatchedDocument.node_of`); None once it is gone or its document released."""
+        doc = self.documents.get(event.doc) if event.doc is not None else None
+        if doc is None and event.doc is None and len(self.documents) == 1:
+            doc = next(iter(self.documents.values()))
+        return doc.node_of(event) if doc is not None else None
+
     # --- definitions and subscriptions ---------------------------------------------------
 
     def define(self, definitions: Any) -> DefinitionSet:
@@ -189,9 +218,15 @@ class Monitor:
             defs = self.graph.add(definitions, namespaces=namespaces)
         else:
             defs = DefinitionSet.of(definitions, namespaces=namespaces)
-            graph = EventGraph(defs, documents=XPathDocuments(self._resolve,
-                                                              namespaces=self.namespaces),
-                               **self._options)
+            # Subscriptions made before any definition are checked against the first ones.
+            for sub in self._subscriptions.values():
+                try:
+                    sub.check(defs, self._documents)
+                except UnknownNameError as exc:
+                    raise UnknownNameError(
+                        f"{exc}; it was subscribed to before anything was defined: define "
+                        f"{sub.name} in the same call, or subscribe after defining it") from None
+            graph = EventGraph(defs, documents=self._documents, **self._options)
             if self._ts:
                 graph.advance(self._ts)
             self.graph = graph
@@ -216,6 +251,12 @@ class Monitor:
         """
         if self.graph is None:
             raise UnknownNameError(f"no definition named {name!r}; defined: none")
+        subscribed = [sub.key for sub in self._subscriptions.values()
+                      if sub.waiting() and sub.name == name]
+        if subscribed:
+            raise InvalidArgumentError(
+                f"{name} has subscribers ({', '.join(map(repr, subscribed))}), which would "
+                "never be called again: unsubscribe them first")
         defs = self.graph.remove(name)
         self._definitions = defs
         return defs
@@ -230,6 +271,7 @@ class Monitor:
         sub = self._subscriptions.get(key)
         if sub is None:
             sub = _Subscription(key[0], event_type, doc)
+            sub.check(self._definitions, self._documents)  # before it is kept
             self._subscriptions[key] = sub
             self._detect(sub)
             self.active = True
@@ -241,11 +283,22 @@ class Monitor:
 
         ``event_type`` is a definition's name (its composite events), a composite type such
         as ``"ItemComplete(order/item)"`` or ``"%(item)"``, or a primitive type such as
-        ``"upd(item/price)"``. Without ``fn``, returns a decorator. Receivers are held
-        strongly unless ``weak``.
+        ``"upd(item/price/text())"``. Without ``fn``, returns a decorator. Receivers are held
+        strongly unless ``weak`` (a method then lives as long as its object).
+
+        Raises:
+            UnknownNameError: no definition has the name (once something is defined; a
+                subscription made before is checked by the first :meth:`define`).
+            InvalidArgumentError: a type that can never occur (a path type the definition's
+                events never have; an element's ``upd``), or ``weak=True`` for a receiver
+                that nothing else holds (a lambda).
+            ArgumentTypeError: ``fn`` cannot be called as ``fn(doc, event=e)``.
         """
         if fn is None:
             return lambda f: self.subscribe(event_type, f, doc=doc, weak=weak)
+        check_receiver(fn, ("doc",), ("event",))
+        if weak:
+            check_weak(fn)
         self.signal(event_type, doc).connect(fn, weak=weak)
         return fn
 
@@ -367,6 +420,13 @@ class Monitor:
             doc.resync()
         raised = self.graph.close() if self.graph is not None else []
         self._closed = True
+        if self.graph is None:
+            waiting = [sub.key for sub in self._subscriptions.values() if sub.waiting()]
+            if waiting:
+                warnings.warn(
+                    f"subscriptions to {', '.join(map(repr, waiting))} never ran: nothing was "
+                    "defined (define the composite events they name with doc.define)",
+                    SubscriptionWarning, stacklevel=2)
         try:
             return self._raise(raised)
         finally:

@@ -135,7 +135,8 @@ ALGEBRA_LAYERS = {
     "model": {"_errors", "_paths", "_events", "_rows"},
     "language": {"_tokens", "_parser", "ast", "_printer", "_definitions"},
     "engine": {"_grouping", "_contexts", "_termination", "_window", "_operator",
-               "_multiplicity", "_tree", "_sharing", "_graph", "_documents", "_render"},
+               "_multiplicity", "_tree", "_sharing", "_graph", "_documents", "_render",
+               "_subscriptions"},
 }
 
 

@@ -83,6 +83,7 @@ __all__ = [
     "XMLSyntaxError",
     "ReplayError",
     "CascadeError",
+    "SubscriptionWarning",
     "BadVersion",
     "MissingXmlError",
     "VersionTableError",
@@ -104,7 +105,8 @@ __version__ = "0.1.0"
 _DOM = frozenset(("parse", "fromstring", "wrap", "WatchedDocument", "Monitor", "CascadeError",
                   "XMLSyntaxError", "Recording", "Snapshot", "empty", "SubElement",
                   "strip_attributes", "strip_elements", "strip_tags", "indent",
-                  "cleanup_namespaces", "WatchError", "WatchTypeError", "ReplayError"))
+                  "cleanup_namespaces", "WatchError", "WatchTypeError", "ReplayError",
+                  "SubscriptionWarning"))
 _REPLAY = frozenset(("BadVersion", "MissingXmlError", "VersionTableError", "GitHistoryError",
                      "EditScriptError", "ScriptFormatError", "ScriptPathError",
                      "DiffActionError", "InexactScriptError", "KeySpecError"))
@@ -127,6 +129,7 @@ if TYPE_CHECKING:
         ReplayError,
         Snapshot,
         SubElement,
+        SubscriptionWarning,
         WatchedDocument,
         WatchError,
         WatchTypeError,

@@ -83,7 +83,7 @@ DEFINITIONS = [
     EI,
     "Ei := ins(item) ; ((ins(item/price) & ins(item/quantity)) with mode=non-local)",
     "Eq := [1,*] ins(item/quantity)\nEi := ins(item) ; (ins(item/price) & Eq)",
-    "Eh := *(item/quantity) & upd(item/price)",
+    "Eh := *(item/quantity) & upd(item/price/text())",
     "Ec := [0,1] ins(item/comment)\nEi := ins(item) ; (ins(item/price) & Ec)",
     "Ep := ins(item) ; ins(item/price)\nEo := Ep & ins(item/quantity)",
     "Ew := ins(item) ; (ins(item/price) & ins(item/quantity)) with context=cumulative",
