@@ -36,10 +36,38 @@ def _origin(node: OperatorSpec) -> str:
     return "derived: " + " ∩lb ".join(str(c.pt) for c in node.children)
 
 
-def _modifiers(node: OperatorSpec) -> str:
+def _with(node: OperatorSpec) -> str:
+    """The node's ``with`` clause (``at=`` is shown as the path type's origin), or ""."""
     parts = [f"{k}={quote(v) if k == 'when' else getattr(v, 'value', v)}"
              for k, v in node.mods.items() if k != "at"]
-    return f"  with {', '.join(parts)}" if parts else ""
+    return f"with {', '.join(parts)}" if parts else ""
+
+
+def _effects(node: OperatorSpec) -> str:
+    """What the ``with`` does to this operator, in words: the same text can put it on a
+    different operator (``(a & b with mode=non-local)`` binds to the ``&``), and where it
+    sits changes the composites (a non-local ``&`` collects every quantity, a non-local
+    root above an earliest ``&`` only the first), so the drawing says which node it is."""
+    name = _NAMES[type(node.expr)]
+    mods = node.mods
+    said = []
+    if mods.mode is ast.Mode.NON_LOCAL:
+        said.append(f"this {name} holds what it detects until an event of the document "
+                    "outside its subtree (or a flush), taking in more events meanwhile")
+    elif mods.mode is ast.Mode.CUSTOM:
+        said.append(f"this {name} holds what it detects until a flush or close")
+    if mods.when is not None:
+        said.append(f"this {name} raises only when the condition holds on its node")
+    if mods.context is not None:
+        said.append(f"this {name} picks and consumes its events in the "
+                    f"{mods.context.value} context")
+    if mods.hierarchical is not None:
+        said.append(f"this {name} {'groups' if mods.hierarchical else 'does not group'} "
+                    "its events by path")
+    if mods.within is not None:
+        span = f"{mods.within} ticks" if isinstance(mods.within, int) else str(mods.within)
+        said.append(f"this {name} and the operators beneath it complete within {span}")
+    return "; ".join(said)
 
 
 def _leaf_label(leaf: LeafSpec) -> str:
@@ -77,7 +105,10 @@ def _lines(d: ResolvedDefinition, node: NodeSpec, first: str, rest: str,
         return
     et = f"{d.name}({node.pt})" if node is d.root else f"({node.pt})"
     out.append(f"{first}{_operator_label(node)}  {et}  path type {node.pt} "
-               f"({_origin(node)}){_modifiers(node)}")
+               f"({_origin(node)})")
+    clause = _with(node)
+    if clause:  # under the operator it applies to, with what it does there
+        out.append(f"{rest}│ ◆ {clause}: {_effects(node)}")
     for i, child in enumerate(node.children):
         last = i == len(node.children) - 1
         _lines(d, child, rest + ("└── " if last else "├── "), rest + ("    " if last else "│   "),
@@ -105,10 +136,14 @@ def render_dot(definitions: DefinitionSet) -> str:
                          if other.name != d.name and node.receives(other.root, other.name))
             return ident
         et = f"{d.name}({node.pt})" if node is d.root else f"({node.pt})"
-        label = f"{_operator_label(node)}\\n{et}\\n{_origin(node)}{_modifiers(node)}"
+        clause = _with(node)
+        label = f"{_operator_label(node)}\\n{et}\\n{_origin(node)}" + (
+            f"\\n◆ {clause}" if clause else "")
         # ordering=in: the children (whose edges come in) drawn left to right in their order,
-        # as the paper draws E1 ; E2 (Graphviz keeps in-edges in the order they are written)
-        lines.append(f"    {ident} [shape=ellipse, ordering=in, label={_dot_id(label)}];"
+        # as the paper draws E1 ; E2 (Graphviz keeps in-edges in the order they are written).
+        # The operator a `with` applies to is drawn bold, its clause on a line of its own.
+        style = ", style=bold" if clause else ""
+        lines.append(f"    {ident} [shape=ellipse, ordering=in{style}, label={_dot_id(label)}];"
                      .replace("\\\\n", "\\n"))
         children = [visit(d, child, lines) for child in node.children]
         lines.extend(f"    {child} -> {ident};" for child in children)  # in child order

@@ -224,3 +224,21 @@ def test_graph_names_a_not_node_once() -> None:
     status, out, _ = run(["graph", "--define", "N := not(ins(a), del(a/b), upd(a/c))"])
     assert status == 0
     assert "\n  not  N(a)  path type a" in out and "not not" not in out
+
+
+def test_graph_marks_the_operator_a_with_applies_to() -> None:
+    """``(a & b with mode=non-local)`` binds to the ``&``: the drawing says so under that
+    operator, with what the clause does there, and draws it bold in DOT (issue 15)."""
+    defs = "Ei := ins(item) ; ((ins(item/price) & ins(item/quantity)) with mode=non-local)"
+    status, out, _ = run(["graph", "--define", defs])
+    assert status == 0
+    lines = out.splitlines()
+    conj = next(i for i, line in enumerate(lines) if "& conjunction" in line)
+    assert lines[conj + 1] == (
+        "      │ ◆ with mode=non-local: this conjunction holds what it detects until an event "
+        "of the document outside its subtree (or a flush), taking in more events meanwhile")
+    assert sum("◆" in line for line in lines) == 1  # the sequence has none
+    status, out, _ = run(["graph", "--dot", "--define", defs])
+    bold = re.findall(r'style=bold, label="([^"]+)"', out)
+    assert bold == ["& conjunction\\n(item)\\nderived: item/price ∩lb item/quantity"
+                    "\\n◆ with mode=non-local"]
