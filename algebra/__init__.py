@@ -64,6 +64,7 @@ from ._subscriptions import (
     check_receiver,
     check_subscription,
     check_weak,
+    raise_collected,
     subscription_type,
     unknown_name,
 )
@@ -127,4 +128,5 @@ __all__ = [
     "render_text", "render_dot",
     # subscriptions: checked when made (the watched documents' monitor uses these too)
     "subscription_type", "check_subscription", "check_receiver", "check_weak", "unknown_name",
+    "raise_collected",
 ]

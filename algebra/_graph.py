@@ -52,7 +52,13 @@ from ._multiplicity import WATCH, MultNode
 from ._operator import SEMANTICS, OperatorNode, TreeOptions
 from ._paths import PathInstance, PathType
 from ._sharing import SharedView, Sharing
-from ._subscriptions import check_receiver, check_subscription, subscription_type, unknown_name
+from ._subscriptions import (
+    check_receiver,
+    check_subscription,
+    raise_collected,
+    subscription_type,
+    unknown_name,
+)
 from ._tree import EventTree, Leaf
 from ._window import Bounds, Expired, Windows
 
@@ -622,10 +628,15 @@ class EventGraph:
     def _notify(self, raised: list[CompositeEvent]) -> None:
         if not self._subscribers or not raised:
             return
+        errors: list[BaseException] = []
         for event in raised:
             for et, fn in self._subscribers:
                 if et is None or compatible(event.type, et):
-                    fn(event)
+                    try:
+                        fn(event)
+                    except BaseException as exc:  # the others still run; raised after
+                        errors.append(exc)
+        raise_collected(errors)
 
     def run(self, events: Iterable[PrimitiveEvent], *, close: bool = True
             ) -> Iterator[CompositeEvent]:

@@ -24,7 +24,7 @@ from ._events import CompositeEventType, EventType, Op, PrimitiveEventType
 from ._paths import Kind
 
 __all__ = ["subscription_type", "check_subscription", "check_receiver", "check_weak",
-           "unknown_name"]
+           "unknown_name", "raise_collected"]
 
 _OPS = tuple(op.value for op in Op if op is not Op.ANY)
 _NAME = re.compile(r"[^\W\d][\w.\-]*\Z")
@@ -151,3 +151,21 @@ def check_weak(fn: Any) -> None:
             f"weak=True with {fn!r}: a {type(target).__name__} cannot be held weakly; "
             "subscribe it strongly (weak=False, the default)") from None
 
+
+def raise_collected(errors: list[BaseException]) -> None:
+    """Raise what receivers raised, once every delivery is done (a receiver that raises
+    never stops the others, issue 16): a KeyboardInterrupt or
+    SystemExit first (itself, so that ``except KeyboardInterrupt`` still works), else the one
+    exception, else an ExceptionGroup of them."""
+    if not errors:
+        return
+    stops = [x for x in errors if not isinstance(x, Exception)]
+    if stops:
+        if len(errors) > 1:
+            stops[0].add_note(f"xmlevents: {len(errors) - 1} other receiver exception(s) "
+                              "were raised in the same delivery, which went on to the end")
+        raise stops[0]
+    if len(errors) == 1:
+        raise errors[0]
+    raise ExceptionGroup(f"{len(errors)} receivers raised",
+                         [x for x in errors if isinstance(x, Exception)])

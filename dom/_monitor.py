@@ -19,8 +19,10 @@ propagates from the operation that caused the delivery, once everything is deliv
 
 from __future__ import annotations
 
+import contextlib
 import time
 import warnings
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -46,6 +48,7 @@ from xmlevents.algebra import (
     check_weak,
     compatible,
     matches,
+    raise_collected,
     subscription_type,
     trusted_primitive,
     unknown_name,
@@ -71,6 +74,27 @@ def _forget_deleted(graph: EventGraph, raw: list[Raw]) -> None:
             by_doc.setdefault(doc.name, []).append(pi)
     for name, pis in by_doc.items():
         graph.forget(name, pis)
+
+
+def _in_order(signal: Signal, sender: Any) -> list[Any]:
+    """The receivers of ``signal`` for ``sender`` in the order they were connected (blinker
+    yields them from a set union, in no fixed order; its ``receivers`` mapping keeps the
+    connection order)."""
+    fns = list(signal.receivers_for(sender))
+    if len(fns) < 2:
+        return fns
+    rank: dict[Any, int] = {}
+    for i, r in enumerate(signal.receivers.values()):
+        target = r() if isinstance(r, weakref.ref) else r
+        with contextlib.suppress(TypeError):  # an unhashable receiver keeps its place
+            rank.setdefault(target, i)
+    order = {}
+    for i, fn in enumerate(fns):
+        try:
+            order[i] = rank.get(fn, i)
+        except TypeError:
+            order[i] = i
+    return [fns[i] for i in sorted(range(len(fns)), key=order.__getitem__)]
 
 
 class _Subscription:
@@ -338,7 +362,7 @@ class Monitor:
         if self._delivering or self._batch or not self._outbox:
             return
         self._delivering = True
-        errors: list[Exception] = []
+        errors: list[BaseException] = []
         rounds = 0
         try:
             while self._outbox:
@@ -352,19 +376,16 @@ class Monitor:
                         f"{self.cascade_limit} rounds (cascade_limit); {len(pending)} "
                         f"deliveries dropped, the last for "
                         f"{last.type if last is not None else 'a flush'}: a rule loop?",
-                        errors)
+                        [x for x in errors if isinstance(x, Exception)])
                 batch, self._outbox = self._outbox, []
                 for doc, e, raised in batch:
                     self._call(doc, e, raised, errors)
         finally:
             self._delivering = False
-        if len(errors) == 1:
-            raise errors[0]
-        if errors:
-            raise ExceptionGroup(f"{len(errors)} receivers raised", errors)
+        raise_collected(errors)
 
     def _call(self, doc: Any, e: PrimitiveEvent | None, raised: list[CompositeEvent],
-              errors: list[Exception]) -> None:
+              errors: list[BaseException]) -> None:
         subs = self._subscriptions.values()
         if e is not None:
             self._run(doc.mutations, doc, e, errors)
@@ -379,13 +400,13 @@ class Monitor:
             self._run(self.composites, cdoc, c, errors)
 
     @staticmethod
-    def _run(signal: Signal, doc: Any, event: Any, errors: list[Exception]) -> None:
+    def _run(signal: Signal, doc: Any, event: Any, errors: list[BaseException]) -> None:
         if not signal.receivers:
             return
-        for fn in list(signal.receivers_for(doc)):
+        for fn in _in_order(signal, doc):
             try:
                 fn(doc, event=event)
-            except Exception as exc:  # the others still run; raised once all are delivered
+            except BaseException as exc:  # the others still run; raised after all are
                 errors.append(exc)
 
     @contextmanager
@@ -412,26 +433,44 @@ class Monitor:
     def close(self) -> list[CompositeEvent]:
         """Flush, close the graph and release every document (edits are no longer reported).
 
-        Returns the composites raised by closing.
+        Receivers of what closing raises may still edit: their events are fed, recorded and
+        delivered like any (the graph is flushed again until nothing more is raised, at most
+        ``cascade_limit`` times), and only then is the graph closed and are the documents
+        released. Returns the composites raised by closing.
         """
         if self._closed:
             return []
         for doc in list(self.documents.values()):
             doc.resync()
-        raised = self.graph.close() if self.graph is not None else []
-        self._closed = True
-        if self.graph is None:
+        graph = self.graph
+        closing: list[CompositeEvent] = []
+        try:
+            if graph is not None:
+                for _ in range(self.cascade_limit):
+                    raised = graph.flush()
+                    if not raised:
+                        break
+                    closing += self._raise(raised)
+                    for doc in list(self.documents.values()):
+                        doc.resync()
+                else:
+                    raise CascadeError(
+                        f"receivers kept raising composites while the monitor closed, "
+                        f"{self.cascade_limit} flushes (cascade_limit): a rule loop?", [])
+        finally:
+            if graph is not None:
+                closing += self._raise(graph.close())  # nothing is held after the flushes
+            self._closed = True
+            for doc in list(self.documents.values()):
+                self.release(doc)
+        if graph is None:
             waiting = [sub.key for sub in self._subscriptions.values() if sub.waiting()]
             if waiting:
                 warnings.warn(
                     f"subscriptions to {', '.join(map(repr, waiting))} never ran: nothing was "
                     "defined (define the composite events they name with doc.define)",
                     SubscriptionWarning, stacklevel=2)
-        try:
-            return self._raise(raised)
-        finally:
-            for doc in list(self.documents.values()):
-                self.release(doc)
+        return closing
 
     def release(self, doc: Any) -> None:
         """Stop watching ``doc``: its nodes lose their ids and its edits are not reported."""
