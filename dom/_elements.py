@@ -376,10 +376,20 @@ class WatchedAttrib(MutableMapping[str, str]):
         return value
 
     def clear(self) -> None:
+        el = self._element
+        settle()
+        rec = NODES.get(el)
+        if rec is None:
+            _attrib(el).clear()
+            return
         begin()
         try:
-            for key in reversed(self.keys()):
-                del self[key]
+            # One clear, then the removals reported last to first (as deleting them one by
+            # one would, without searching libxml2's list once per attribute: quadratic).
+            names = list(_attrib(el).keys())
+            _attrib(el).clear()
+            for name in reversed(names):
+                report_attr(rec, name, None)
         finally:
             end()
 

@@ -27,6 +27,7 @@ from ._registry import (
     NODES,
     TEXT,
     Node,
+    attribute_values,
     child_pi,
     declarations,
     node_step,
@@ -145,6 +146,10 @@ def ins_tree(doc: Any, el: Any, parent: Node | None, index: int, with_tail: bool
     out = _State.out if doc.listening() else None
     new_id = doc.new_id
     by_id = doc.by_id
+    # An element's attribute values, read in one pass when its first attribute comes:
+    # e.get(name) searches libxml2's attribute list (quadratic over many attributes).
+    owner: Any = None
+    values: dict[str, str] = {}
     for kind, e, name, k in preorder(el, with_tail, False, index):
         quiet = stayed is not None and e in stayed
         if kind is NODE:
@@ -176,7 +181,9 @@ def ins_tree(doc: Any, el: Any, parent: Node | None, index: int, with_tail: bool
         rec = NODES[e]
         if kind is ATTR:
             a = rec.attrs.get(name)  # type: ignore[arg-type]  # an attribute has a name
-            value = e.get(name)
+            if owner is not e:
+                owner, values = e, attribute_values(e)
+            value = values[name]  # type: ignore[index]  # an attribute has a name
             moved = a is not None
             if a is None:
                 a = rec.attrs[name] = [new_id(), value]  # type: ignore[index]  # an attribute has a name

@@ -24,7 +24,7 @@ from xmlevents.algebra import Axis, Kind, PathInstance, PathType, Step, trusted_
 from ._errors import WatchTypeError
 
 __all__ = ["Node", "NODES", "child_type", "child_pi", "tail_pi", "preorder", "node_step",
-           "own_value", "declarations"]
+           "own_value", "declarations", "attribute_values"]
 
 # Kinds of the items preorder() yields.
 NODE, ATTR, TEXT, TAIL = "node", "attr", "text", "tail"
@@ -147,6 +147,18 @@ def own_value(e: Any) -> str | None:
         # all; None tells that apart from <!---->, for a replay to reproduce it.
         return "" if etree.tostring(e, with_tail=False) else None
     return pi_value(e)
+
+
+def attribute_values(e: Any) -> dict[str, str]:
+    """Element ``e``'s attributes, name to value, in linear time.
+
+    lxml's ``items()`` and ``values()`` look every value up by name in libxml2's attribute
+    list (quadratic: 1.3 s for 20,000 attributes); XPath's ``@*`` walks the list once but costs
+    more per call, so it is used for elements with many attributes only.
+    """
+    if len(e.keys()) <= 32:
+        return dict(e.items())
+    return {a.attrname: str(a) for a in e.xpath("@*")}
 
 
 def preorder(el: Any, with_tail: bool, recorded: bool = False, index: int = -1

@@ -21,7 +21,7 @@ from xmlevents.algebra import Axis, Op
 
 from . import _ops
 from ._ops import begin, end, ins_tree
-from ._registry import NODES, Node, child_pi, node_step, own_value, tail_pi
+from ._registry import NODES, Node, attribute_values, child_pi, node_step, own_value, tail_pi
 
 __all__ = ["resync"]
 
@@ -100,8 +100,9 @@ def _resync(doc: Any, root: Any) -> None:
             _emit(out, doc, Op.UPD, child_pi(rec.pi, Axis.TEXT, None, rec.text_id), e.text,
                   rec.text)
             rec.text = e.text
+        values = attribute_values(e) if rec.attrs else {}  # e.get would search the list
         for name, a in rec.attrs.items():
-            value = e.get(name)
+            value = values.get(name)
             if value != a[1]:
                 _emit(out, doc, Op.UPD, child_pi(rec.pi, Axis.ATTRIBUTE, name, a[0]), value,
                       a[1])
