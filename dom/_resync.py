@@ -100,13 +100,12 @@ def _resync(doc: Any, root: Any) -> None:
             _emit(out, doc, Op.UPD, child_pi(rec.pi, Axis.TEXT, None, rec.text_id), e.text,
                   rec.text)
             rec.text = e.text
-        values = attribute_values(e) if rec.attrs else {}  # e.get would search the list
+        values = attribute_values(e) if rec.attrs else {}  # not e.get: quadratic
         for name, a in rec.attrs.items():
-            value = values.get(name)
-            if value != a[1]:
-                _emit(out, doc, Op.UPD, child_pi(rec.pi, Axis.ATTRIBUTE, name, a[0]), value,
-                      a[1])
-                a[1] = value
+            now: Any = values.get(name)
+            if now != a[1]:
+                _emit(out, doc, Op.UPD, child_pi(rec.pi, Axis.ATTRIBUTE, name, a[0]), now, a[1])
+                a[1] = now
 
     # insertions, in document order; registering the tree counts every node's children again
     if (root is not None and changed) or any(_has_new(NODES[e], e) for e in stayed):
