@@ -6,8 +6,11 @@ derived (and from which children, Figure 1) or given with ``at=``.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from . import ast
 from ._definitions import DefinitionSet, LeafSpec, NodeSpec, OperatorSpec, ResolvedDefinition
+from ._events import CompositeEventType
 from ._printer import quote
 
 __all__ = ["render_text", "render_dot"]
@@ -125,6 +128,17 @@ def render_dot(definitions: DefinitionSet) -> str:
     roots: dict[str, str] = {}
     feeds: list[tuple[str, str]] = []
     counter = 0
+    trees = {t.name: t for t in definitions.trees()}  # once: a leaf looks its producers up
+
+    def producers(d: ResolvedDefinition, leaf: LeafSpec) -> Iterable[str]:
+        """The trees whose composites reach ``leaf``: the one it names, or for the wildcard
+        ``%(pt)`` every tree whose path type can match (a scan only for wildcards)."""
+        if leaf.ref is not None:
+            return (leaf.ref,) if leaf.ref in trees and leaf.ref != d.name else ()
+        if not isinstance(leaf.et, CompositeEventType):
+            return ()
+        return [t.name for t in trees.values()
+                if t.name != d.name and leaf.receives(t.root, t.name)]
 
     def visit(d: ResolvedDefinition, node: NodeSpec, lines: list[str]) -> str:
         nonlocal counter
@@ -132,8 +146,7 @@ def render_dot(definitions: DefinitionSet) -> str:
         ident = f"n{counter}"
         if isinstance(node, LeafSpec):
             lines.append(f"    {ident} [shape=box, label={_dot_id(_leaf_label(node))}];")
-            feeds.extend((other.name, ident) for other in definitions.trees()
-                         if other.name != d.name and node.receives(other.root, other.name))
+            feeds.extend((name, ident) for name in producers(d, node))
             return ident
         et = f"{d.name}({node.pt})" if node is d.root else f"({node.pt})"
         clause = _with(node)
