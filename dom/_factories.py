@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import itertools
 import os
 from typing import Any
@@ -9,7 +10,7 @@ from typing import Any
 from lxml import etree
 
 from ._document import WatchedDocument
-from ._errors import ReplayError, WatchError, XMLSyntaxError
+from ._errors import ReplayError, WatchError, WatchTypeError, XMLSyntaxError
 from ._monitor import Monitor
 from ._ops import WATCHED
 from ._registry import NODES
@@ -49,7 +50,15 @@ def parse(source: Any, *, name: str | None = None, monitor: Monitor | None = Non
     """
     doc_name = _name(name, source)
     try:
-        tree = etree.parse(source, hardened_parser(**parser_options))
+        if isinstance(source, (str, os.PathLike)):
+            # Read here: given a file (name or object), lxml reports bytes that are not in
+            # the declared encoding as an OSError without a position.
+            with open(source, "rb") as f:
+                data = f.read()
+            tree = etree.parse(io.BytesIO(data), hardened_parser(**parser_options),
+                               base_url=os.fspath(source))
+        else:
+            tree = etree.parse(source, hardened_parser(**parser_options))
     except etree.XMLSyntaxError as exc:
         raise _syntax_error(exc, doc_name) from None
     return WatchedDocument(tree, name=doc_name, monitor=monitor or Monitor())
@@ -59,6 +68,15 @@ def fromstring(text: str | bytes, *, name: str | None = None, monitor: Monitor |
                **parser_options: Any) -> WatchedDocument:
     """Parse XML text into a watched document (see :func:`parse`)."""
     doc_name = _name(name)
+    if isinstance(text, str) and text.lstrip().startswith("<?xml"):
+        # lxml refuses text with an encoding declaration; the text is already decoded, so
+        # parse its UTF-8 form whatever the declaration says.
+        try:
+            text = text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise XMLSyntaxError(doc_name, None, None, f"not valid Unicode text: "
+                                 f"{exc.reason} at character {exc.start}") from None
+        parser_options = {**parser_options, "encoding": "utf-8"}
     try:
         root = etree.fromstring(text, hardened_parser(**parser_options))
     except etree.XMLSyntaxError as exc:
@@ -82,7 +100,7 @@ def from_snapshot(snapshot: Snapshot, *, name: str | None = None,
         ReplayError: when the snapshot's XML does not parse or does not hold its nodes.
     """
     try:
-        tree = load_snapshot(snapshot, hardened_parser())
+        tree = load_snapshot(snapshot, hardened_parser(huge=True))  # ours: trusted
         doc = WatchedDocument(tree, name=_name(name), monitor=monitor or Monitor(),
                               ids=[n[0] for n in snapshot.nodes])
     except (etree.XMLSyntaxError, IndexError, ValueError) as exc:
@@ -115,5 +133,17 @@ def wrap(tree: Any, *, name: str | None = None, monitor: Monitor | None = None
         raise WatchError(f"this tree is already watched (as {NODES[root].doc.name!r} or "
                          "part of it); close that document first")
     if not all(isinstance(e, WATCHED) for e in nodes):
-        tree = etree.fromstring(etree.tostring(tree), hardened_parser()).getroottree()
+        # A copy of a tree already in memory: no input limits (a text over 10 MB, deeper
+        # than 256), and an entity reference lxml kept is the one thing that cannot come.
+        entity = next((e for e in nodes if e.tag is etree.Entity), None)
+        if entity is not None:
+            raise WatchTypeError(
+                f"the tree holds the entity reference {entity.text} (line "
+                f"{entity.sourceline}), which the watched model has no node for: parse it with "
+                "resolve_entities=True (the default) so that it is expanded")
+        try:
+            tree = etree.fromstring(etree.tostring(tree), hardened_parser(huge=True)
+                                    ).getroottree()
+        except etree.XMLSyntaxError as exc:
+            raise WatchError(f"the tree cannot be copied into watched elements: {exc}") from None
     return WatchedDocument(tree, name=_name(name), monitor=monitor or Monitor())

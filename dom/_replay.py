@@ -25,15 +25,18 @@ __all__ = ["Snapshot", "Replayer", "replay", "hardened_parser", "take_snapshot",
            "load_snapshot"]
 
 
-def hardened_parser(*, plain: bool = False, **options: Any) -> etree.XMLParser:
+def hardened_parser(*, plain: bool = False, huge: bool = False, **options: Any
+                    ) -> etree.XMLParser:
     """An XML parser that never reads outside the text: no external entities, DTDs or network.
 
     Internal entities are expanded (libxml2 limits their amplification). With ``plain``,
-    the parser builds lxml's own element classes rather than the watched ones.
+    the parser builds lxml's own element classes rather than the watched ones. ``huge``
+    lifts libxml2's size limits (depth 256, a text of 10 MB) for text this library wrote
+    itself — a snapshot, a copy of a tree already in memory — never for input.
     """
     parser: etree.XMLParser[Any] = etree.XMLParser(
         resolve_entities="internal", no_network=True, load_dtd=False, dtd_validation=False,
-        huge_tree=False, **options)
+        huge_tree=huge, **options)
     if plain:
         parser.set_element_class_lookup(etree.ElementDefaultClassLookup())
     return parser
@@ -81,7 +84,7 @@ class Replayer:
         """Raises:
             ReplayError: when the snapshot's XML does not parse or its nodes are not in it.
         """
-        self._parser = hardened_parser(plain=True)
+        self._parser = hardened_parser(plain=True, huge=True)  # a snapshot: trusted
         self._dead_root: Any = None
         self._at: dict[str, tuple[str, Any, str | None]] = {}
         try:
