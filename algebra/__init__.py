@@ -35,6 +35,7 @@ from ._events import (
     trusted_primitive,
 )
 from ._graph import EventGraph
+from ._jsonlines import MAX_INT, JsonLineError, check_text, load_line
 from ._parser import parse, parse_definition, parse_definitions, parse_event_type
 from ._paths import (
     Axis,
@@ -116,6 +117,8 @@ __all__ = [
     # rows: the columns of the JSON lines and of the replay's tables, defined once
     "Column", "RowSchema", "EVENT_LINE", "COMPOSITE_LINE", "EVENTS_TABLE", "COMPOSITES_TABLE",
     "ERRORS_TABLE", "VERSIONS_TABLE", "CONSTITUENT",
+    # JSON lines: one bounded, validating decoder for every JSON-lines input
+    "load_line", "check_text", "JsonLineError", "MAX_INT",
     # documents (termination conditions)
     "Documents", "Condition",
     # expressions
