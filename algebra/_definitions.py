@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from . import ast
 from ._errors import ArgumentTypeError, DefinitionError, UnknownNameError
 from ._events import CompositeEventType, EventType, PrimitiveEventType
-from ._paths import Kind, PathType, contained, ends, intersect_lb
+from ._paths import Kind, PathType, contained, derivation_problem, ends_alike, intersect_lb
 
 __all__ = [
     "LeafSpec",
@@ -162,15 +162,7 @@ def may_match(produced: PathType, wanted: PathType) -> bool:
     >>> may_match(PathType.parse("/order/item"), PathType.parse("billTo"))
     False
     """
-    a, b = produced.steps, wanted.steps
-    if produced.kind is Kind.ABSOLUTE and wanted.kind is Kind.ABSOLUTE:
-        return produced == wanted
-    if produced.kind is Kind.ABSOLUTE:
-        return wanted == produced or ends(wanted, produced)
-    if wanted.kind is Kind.ABSOLUTE:
-        return ends(produced, wanted)
-    shorter = min(len(a), len(b))
-    return a[len(a) - shorter:] == b[len(b) - shorter:]
+    return ends_alike(produced, wanted)  # with * (issue 15): their last steps meet
 
 
 class DefinitionSet:
@@ -349,6 +341,9 @@ class _Resolver:
     def _path_type(self, d: ast.Definition, expr: ast.Operator,
                    children: tuple[NodeSpec, ...]) -> tuple[PathType, bool]:
         if expr.mods.at is not None:
+            problem = derivation_problem(expr.mods.at)
+            if problem is not None:
+                raise _error(d, expr, problem, expr.mods.pos("at"))
             return expr.mods.at, True
         if isinstance(expr, ast.Mult):
             child_pt = children[0].pt
@@ -357,6 +352,10 @@ class _Resolver:
                 raise _error(d, expr, f"cannot derive the path type of [l,u]: its operand's path "
                                       f"type {child_pt} has a single step to drop; give one "
                                       "with `with at=...`")
+            problem = derivation_problem(parent)
+            if problem is not None:
+                raise _error(d, expr, f"the path type of [l,u] (its operand's without the last "
+                                      f"step): {problem}")
             return parent, False
         pt: PathType | None = children[0].pt
         for child in children[1:]:
@@ -365,6 +364,9 @@ class _Resolver:
             shown = " ∩lb ".join(str(c.pt) for c in children)
             raise _error(d, expr, f"cannot derive the operator's path type: {shown} is null "
                                   "(their first steps differ); give one with `with at=...`")
+        problem = derivation_problem(pt, [child.pt for child in children])
+        if problem is not None:
+            raise _error(d, expr, f"cannot derive the operator's path type: {problem}")
         return pt, False
 
 

@@ -20,7 +20,7 @@ from operator import attrgetter
 from typing import Any
 
 from ._errors import EventFormatError, InvalidArgumentError, PathSyntaxError
-from ._paths import _PARSED, Axis, Kind, PathInstance, PathType, ends
+from ._paths import _PARSED, Axis, Kind, PathInstance, PathType, ends, subsumes
 from ._rows import EVENT_LINE
 
 __all__ = [
@@ -104,13 +104,16 @@ def compatible(et1: EventType, et2: EventType) -> bool:
 
     The operation (or name) must match or ``et2`` must use the wildcard, and ``et2``'s path
     type must equal or end ``et1``'s, so that a leaf only stores events that occur directly at
-    its path type, never in descendants.
+    its path type, never in descendants. A step ``*`` of ``et2``'s path type takes any element
+    there (issue 15): "equal" is then :func:`subsumes` and "end" :func:`ends` with ``*``.
 
     >>> e = PrimitiveEventType(Op.INS, PathType.parse("/order/item/price"))
     >>> compatible(e, PrimitiveEventType(Op.ANY, PathType.parse("price")))
     True
     >>> compatible(e, PrimitiveEventType(Op.INS, PathType.parse("item")))
     False
+    >>> compatible(e, PrimitiveEventType(Op.INS, PathType.parse("/order/*/price")))
+    True
     """
     if isinstance(et1, PrimitiveEventType):
         if not isinstance(et2, PrimitiveEventType):
@@ -124,7 +127,8 @@ def compatible(et1: EventType, et2: EventType) -> bool:
             return False
         if et1.name != et2.name and et2.name is not None:
             return False
-    return et2.pt == et1.pt or ends(et2.pt, et1.pt)
+    pt2 = et2.pt
+    return pt2 == et1.pt or ends(pt2, et1.pt) or (pt2.has_wildcard and subsumes(pt2, et1.pt))
 
 
 #: The operation a move-free operation narrows (``new`` an ``ins``, ``gone`` a ``del``).
@@ -279,6 +283,9 @@ class PrimitiveEvent:
         if not pt.is_absolute:
             raise fail(f"path={d['path']!r} is relative; events occur at absolute paths "
                        f"(write '/{d['path']}' if that is meant)")
+        if pt.has_wildcard:
+            raise fail(f"path={d['path']!r} has the wildcard step *; an event is about one "
+                       "node: write its element's name")
         ids = d["ids"]
         if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
             raise fail(f"ids={ids!r} must be a list of strings, one node identifier per step")
@@ -524,7 +531,7 @@ def _composite(ident: str, et: CompositeEventType, pi: PathInstance,
 
 
 def read_events(lines: Iterable[str] | Iterable[bytes], *, source: str = "",
-                keep: Keep | None = None) -> EventReader:
+                keep: Keep | None = None, check_ids: bool = False) -> EventReader:
     """Parse JSON lines into primitive events, one object a line (DESIGN section 6).
 
     Lines may be text or UTF-8 bytes (a file opened in binary mode: a byte that is not UTF-8
@@ -534,7 +541,10 @@ def read_events(lines: Iterable[str] | Iterable[bytes], *, source: str = "",
     no event and are passed over (they still count for line numbers). Ticks must increase.
     With ``keep``, events whose ``(op, path type)`` it refuses are checked like every other
     but neither built nor yielded (an event graph's :meth:`takes` says which it needs); the
-    reader's ``last_ts`` still counts them.
+    reader's ``last_ts`` still counts them. With ``check_ids``, the reader keeps every event's
+    id (kept or not; a list entry a line), and :meth:`EventReader.reused_ids` says which
+    events reuse an earlier one's: composites name their constituents by id, so a reused one
+    is ambiguous.
 
     Raises:
         EventFormatError: naming ``source`` and the line of the first malformed event.
@@ -543,7 +553,7 @@ def read_events(lines: Iterable[str] | Iterable[bytes], *, source: str = "",
     ...                             '{"id": "x", "op": "del", "path": "/a", "ids": ["a1"]}'])]
     ['1', 'x']
     """
-    return EventReader(lines, source, keep)
+    return EventReader(lines, source, keep, check_ids)
 
 
 Keep = Callable[[Op, PathType], bool]
@@ -551,12 +561,19 @@ Keep = Callable[[Op, PathType], bool]
 
 class EventReader(Iterator[PrimitiveEvent]):
     """The iterator :func:`read_events` returns; ``last_ts`` is the tick of the last event read
-    (kept or not), None before the first."""
+    (kept or not), None before the first; ``line`` the line of the last event it yielded (to
+    name the line of an event its consumer refuses), None before the first."""
 
     def __init__(self, lines: Iterable[str] | Iterable[bytes], source: str,
-                 keep: Keep | None) -> None:
+                 keep: Keep | None, check_ids: bool = False) -> None:
         self.source = source
         self.last_ts: int | None = None
+        self.line: int | None = None
+        # With check_ids, each event's id as its line gave it (its line number where it gave
+        # none), and the blank lines, which hold none: the ids are compared at the end, in C
+        # (a set), because a dict test a line would cost detect 4% (bench_engine.py).
+        self._ids: list[Any] | None = [] if check_ids else None
+        self._blank: list[int] = []
         self._events = self._read(lines, keep)
 
     def __iter__(self) -> Iterator[PrimitiveEvent]:
@@ -565,9 +582,40 @@ class EventReader(Iterator[PrimitiveEvent]):
     def __next__(self) -> PrimitiveEvent:
         return next(self._events)
 
+    def reused_ids(self) -> tuple[int, tuple[str, int, int] | None]:
+        """How many events read so far have the id of an earlier event, and ``(id, line,
+        first_line)`` for the first of them (None if none); ``(0, None)`` without
+        ``check_ids``. An event without an id has its line number as its id.
+        """
+        ids = self._ids
+        if not ids:
+            return 0, None
+        reused = len(ids) - len(set(map(str, ids)))
+        if not reused:
+            return 0, None
+        seen: dict[str, int] = {}
+        index = first = 0
+        ident = ""
+        for index, ident in enumerate(map(str, ids)):  # stops at the first reuse (there is one)
+            first = seen.setdefault(ident, index)
+            if first != index:
+                break
+        return reused, (ident, self._line_of(index), self._line_of(first))
+
+    def _line_of(self, index: int) -> int:
+        """The line of the ``index``-th event (from 0): blank lines hold none."""
+        line = index + 1
+        for blank in self._blank:  # in order; few, if any
+            if blank > line:
+                break
+            line += 1
+        return line
+
     def _read(self, lines: Iterable[str] | Iterable[bytes], keep: Keep | None
               ) -> Iterator[PrimitiveEvent]:
         source = self.source
+        ids = self._ids
+        add_id = None if ids is None else ids.append
         last_ts: int | None = None
         scan = _SCAN
         line: str
@@ -585,6 +633,7 @@ class EventReader(Iterator[PrimitiveEvent]):
                 whole = False
             if not whole:
                 if not line.strip():
+                    self._blank.append(number)
                     continue
                 obj = _loads(line, number, source)
             event = _fast_event(obj, None, number, id_from_ts=True, keep=keep)
@@ -601,7 +650,10 @@ class EventReader(Iterator[PrimitiveEvent]):
                                        f"ts={last_ts}; ticks must increase", line=number,
                                        source=source)
             self.last_ts = last_ts = ts
+            if add_id is not None:  # the id the event has, or would have had if built
+                add_id(obj.get("id", number))
             if type(event) is not int:
+                self.line = number
                 yield event  # type: ignore[misc]  # not an int: an event
 
 

@@ -50,7 +50,7 @@ from ._events import (
 )
 from ._multiplicity import WATCH, MultNode
 from ._operator import SEMANTICS, OperatorNode, TreeOptions
-from ._paths import PathInstance, PathType
+from ._paths import WILDCARD, Axis, PathInstance, PathType, Step
 from ._sharing import SharedView, Sharing
 from ._subscriptions import (
     check_receiver,
@@ -79,6 +79,10 @@ def _definitions(value: Any) -> DefinitionSet:
     if isinstance(value, (str, ast.Definition)):
         return DefinitionSet.of(value)
     return DefinitionSet.of(*value)
+
+
+#: The last step of a path type ending in ``*``: its leaves are indexed under it.
+_ANY_ELEMENT = Step(Axis.CHILD, WILDCARD)
 
 
 class EventGraph:
@@ -306,6 +310,9 @@ class EventGraph:
         for tree in self.trees:
             for leaf in tree.leaves:
                 self._by_step[leaf.et.pt.last].append(leaf)
+        # Where leaves end in * (issue 15), the order of every leaf: see _index.
+        self._rank: dict[int, int] = {} if _ANY_ELEMENT not in self._by_step else {
+            id(leaf): i for i, leaf in enumerate(leaf for t in self.trees for leaf in t.leaves)}
         self._observing = [t for t in self.trees if t.observers]
         consumed = {n for d in self.definitions for n in d.depends_on}
         for tree in self.trees:
@@ -432,7 +439,14 @@ class EventGraph:
         (whose first item says whether a primitive event is half of a move: then ``new`` and
         ``gone`` leaves do not take it)."""
         moved = key[0] in _MOVED_KEYS
-        leaves = [leaf for leaf in self._by_step.get(et.pt.last, ())
+        last = et.pt.last
+        candidates: Iterable[Leaf] = self._by_step.get(last, ())
+        if last.axis is Axis.CHILD and not last.is_wildcard and _ANY_ELEMENT in self._by_step:
+            # Leaves whose path type ends in * take an element of any name (issue 15); in
+            # the order of the trees, as the leaves of one step are.
+            candidates = sorted((*candidates, *self._by_step[_ANY_ELEMENT]),
+                                key=lambda leaf: self._rank[id(leaf)])
+        leaves = [leaf for leaf in candidates
                   if not leaf.tree.closed and compatible(et, leaf.et)
                   and not (moved and getattr(leaf.et, "op", None) in MOVE_FREE)]
         self._dispatch[key] = leaves

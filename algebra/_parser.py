@@ -349,7 +349,9 @@ class _Parser:
 
     def _parse_path(self) -> PathType:
         token = self._cur
-        if token.type not in (TokenType.NAME, TokenType.PATH):
+        # A lone * where a path type is expected is the wildcard step (ins(*), at=*); the
+        # tokenizer makes it part of a path token only next to a slash.
+        if token.type not in (TokenType.NAME, TokenType.PATH, TokenType.STAR):
             self._error(f"expected a path type such as item/price, got {self._describe(token)}")
         self._advance()
         try:

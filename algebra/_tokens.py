@@ -1,9 +1,13 @@
 """Split expression-language text (DESIGN section 3) into tokens with line, column and offsets.
 
 Path types are single tokens: anything built from names, ``/``, ``@``, ``{uri}``,
-``prefix:``, ``text()``, ``comment()`` and ``processing-instruction()`` is read greedily, so
-that a malformed path such as ``a//b`` reaches
-``PathType.parse`` whole and its error can point inside it. A line ends wherever
+``prefix:``, ``text()``, ``comment()``, ``processing-instruction()`` and the wildcard step
+``*`` is read greedily, so that a malformed path such as ``a//b`` reaches
+``PathType.parse`` whole and its error can point inside it. A ``*`` belongs to a path where
+it follows ``/`` (``a/*``, ``/*``), ``@``, ``:`` or ``}`` (refused by ``PathType.parse`` with a
+hint), or starts one before ``/`` (``*/price``); anywhere else it is the punctuation of the
+wildcard operation ``*(pt)`` or of ``[l,*]``, and the parser reads a lone ``*`` where a path
+type is expected (``ins(*)``) as the path type ``*``. A line ends wherever
 ``str.splitlines`` ends one, so line numbers agree with the error snippet.
 """
 
@@ -65,8 +69,8 @@ _LINE_BREAK = re.compile("\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 _NAME_START = re.compile(r"[^\W\d]")
 _NCNAME_RE = re.compile(_NCNAME)
 # Lenient on purpose: steps and slashes in any order, validated later by PathType.parse.
-_PATH = re.compile(rf"(?:/|@|(?:text|comment|processing-instruction)\([ \t]*\)"
-                   rf"|\{{[^}}]*\}}|{_NCNAME}(?::(?=[^\W\d]))?)+")
+_PATH = re.compile(rf"(?:\*(?=/))?(?:/|@|(?<=[/@:}}])\*|(?:text|comment|processing-instruction)"
+                   rf"\([ \t]*\)|\{{[^}}]*\}}|{_NCNAME}(?::(?=[^\W\d]|\*))?)+")
 _NUMBER = re.compile(r"[0-9]+")
 _PUNCT = {
     ":=": TokenType.ASSIGN, "(": TokenType.LPAREN, ")": TokenType.RPAREN,
@@ -196,6 +200,11 @@ def scan(text: str, *, context: str = "") -> Iterator[Token]:
             value, end = _read_string(text, pos, fail)
             yield make(TokenType.STRING, value, pos, end)
             pos = end
+        elif ch == "*" and text.startswith("/", pos + 1):  # a path type such as */price
+            m = _PATH.match(text, pos)
+            assert m is not None  # "*/" always starts one
+            yield make(TokenType.PATH, m.group(), pos, m.end())
+            pos = m.end()
         elif (kind := _PUNCT.get(text[pos:pos + 2]) or _PUNCT.get(ch)) is not None:
             end = pos + len(kind.value)
             if kind in _OPENERS:
