@@ -18,7 +18,7 @@ import operator
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
-from xmlevents.algebra import Axis, Op
+from xmlevents.algebra import Axis, Op, raise_collected
 
 from ._errors import WatchError, WatchTypeError
 from ._registry import (
@@ -99,16 +99,13 @@ def dispatch(raw: list[Raw]) -> None:
     for r in raw:
         m = r[0].monitor
         monitors.setdefault(id(m), (m, []))[1].append(r)
-    errors: list[Exception] = []
+    errors: list[BaseException] = []
     for m, events in monitors.values():
         try:
             m.take(events)
-        except Exception as exc:  # every monitor gets its events before anything propagates
+        except BaseException as exc:  # every monitor gets its events before anything goes
             errors.append(exc)
-    if len(errors) == 1:
-        raise errors[0]
-    if errors:
-        raise ExceptionGroup("receivers of several monitors raised", errors)
+    raise_collected(errors)
 
 
 def _absorb() -> None:

@@ -29,8 +29,7 @@ PROTOCOL = {
     ("xmlevents/__init__.py", "AttributeError"): "a module's __getattr__",
     ("replay/__init__.py", "AttributeError"): "a module's __getattr__",
     ("dom/_elements.py", "KeyError"): "the attributes mapping's __getitem__/__delitem__",
-    ("dom/_monitor.py", "ExceptionGroup"): "the receivers' own exceptions, grouped",
-    ("dom/_ops.py", "ExceptionGroup"): "the receivers' own exceptions, grouped",
+    ("algebra/_subscriptions.py", "ExceptionGroup"): "the receivers' own exceptions, grouped",
     ("algebra/_operator.py", "NotImplementedError"): "unreachable: a new operator kind unhandled",
 }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -31,10 +32,8 @@ def test_a_mutated_line_decodes_or_is_a_json_line_error(value: Any, data: st.Dat
     cut = data.draw(st.integers(0, 3))
     insert = data.draw(st.sampled_from(["", "[", "{", "\\ud800", '"', ",", "9" * 5000, "x"]))
     mutated = line[:i] + insert + line[i + cut:]
-    try:
+    with contextlib.suppress(JsonLineError):  # anything else fails the test
         load_line(mutated)
-    except JsonLineError:
-        pass
 
 
 @pytest.mark.parametrize(("line", "message"), [
