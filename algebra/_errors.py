@@ -74,6 +74,10 @@ def _snippet(text: str, line: int, col: int) -> str:
     """The offending line of ``text`` with a caret under column ``col`` (1-based)."""
     lines = text.splitlines() or [""]
     src = lines[line - 1] if 0 < line <= len(lines) else ""
+    # A lone surrogate (the error may be about one) is shown as U+FFFD, one column wide, so
+    # that the message can be written out.
+    src = "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in src) \
+        if any("\ud800" <= ch <= "\udfff" for ch in src) else src
     return f"  {src}\n  {' ' * (col - 1)}^"
 
 

@@ -17,8 +17,7 @@ import bisect
 import enum
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import NoReturn
+from typing import NamedTuple, NoReturn
 
 from ._errors import ExpressionSyntaxError
 from ._paths import _NCNAME
@@ -28,6 +27,10 @@ __all__ = ["TokenType", "Token", "tokenize", "scan", "LineIndex"]
 
 class TokenType(enum.Enum):
     """The kinds of token; punctuation kinds have their text as value."""
+
+    # Members are singletons: identity hashing is valid and, unlike Enum's, runs in C (the
+    # scanner looks kinds up in sets once a token).
+    __hash__ = object.__hash__
 
     NAME = "name"
     PATH = "path"
@@ -49,11 +52,12 @@ class TokenType(enum.Enum):
     EOF = "end of input"
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
+class Token(NamedTuple):
     """One token: ``line``/``col`` are 1-based, ``start``/``end`` are offsets into the text.
 
     ``text`` is the source slice, except for STRING tokens, where it is the decoded value.
+    (A named tuple: immutable as a frozen dataclass, and built in a third of the time — a
+    file of 10,000 definitions has 190,000 tokens.)
     """
 
     type: TokenType
@@ -66,6 +70,8 @@ class Token:
 
 # The line breaks of str.splitlines, with "\r\n" as one.
 _LINE_BREAK = re.compile("\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+_BREAK_CHARS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+_SPACE = re.compile(r"[ \t]+")
 _NAME_START = re.compile(r"[^\W\d]")
 _NCNAME_RE = re.compile(_NCNAME)
 # Lenient on purpose: steps and slashes in any order, validated later by PathType.parse.
@@ -98,6 +104,9 @@ class LineIndex:
     def at(self, offset: int) -> tuple[int, int]:
         line = bisect.bisect_right(self._starts, offset)
         return line, offset - self._starts[line - 1] + 1
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _hex_escape(text: str, i: int) -> int | None:
@@ -136,6 +145,9 @@ def _read_string(text: str, start: int, fail: _Fail) -> tuple[str, int]:
             if 0xD800 <= code < 0xDC00 and low is not None and 0xDC00 <= low < 0xE000:
                 code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
                 i += 6
+            elif 0xD800 <= code < 0xE000:  # half a pair: no character, nothing to write out
+                fail(f"the escape \\u{code:04x} is half of a UTF-16 surrogate pair, not a "
+                     "character; write the character, or both halves of its pair", i - 6)
             out.append(chr(code))
         else:
             fail(f"unknown escape {text[i:i + 2]!r} in a string; use \\\\, \\\", \\', \\n, \\t or "
@@ -174,6 +186,10 @@ def scan(text: str, *, context: str = "") -> Iterator[Token]:
     """
     lines = LineIndex(text)
     fail = _Fail(text, lines, context)
+    bad = _SURROGATE.search(text)
+    if bad is not None:  # what was read cannot be written back (issue 16)
+        fail(f"the text holds the lone surrogate \\u{ord(bad.group()):04x}, which is not a "
+             "character (bytes that were not UTF-8, read with surrogateescape?)", bad.start())
     pos, depth, n = 0, 0, len(text)
     last: Token | None = None
 
@@ -183,9 +199,14 @@ def scan(text: str, *, context: str = "") -> Iterator[Token]:
         last = Token(kind, value, line, col, start, end)
         return last
 
+    space = _SPACE.match
+    line_break = _LINE_BREAK.match
     while pos < n:
         ch = text[pos]
-        brk = _LINE_BREAK.match(text, pos)
+        if ch == " " or ch == "\t":  # the common white space, skipped as a run
+            pos = space(text, pos).end()  # type: ignore[union-attr]  # matches at a space
+            continue
+        brk = line_break(text, pos) if ch in _BREAK_CHARS else None
         if brk is not None:
             if not (depth or last is None or last.type in _CONTINUES
                     or (last.type is TokenType.NAME and last.text == "with")):

@@ -57,3 +57,19 @@ def test_a_surrogate_pair_is_one_character_and_is_taken() -> None:
 def test_lines_longer_than_the_limit_are_refused() -> None:
     with pytest.raises(JsonLineError, match="the line is 12 characters long; the limit is 10"):
         load_line('{"a": "xxx"}', max_length=10)
+
+
+@pytest.mark.parametrize(("text", "col"), [
+    ('E := (ins(a) & ins(a/b)) with when="\\ud800"', 37),  # an escape: half a pair
+    ('E := (ins(a) & ins(a/b)) with when="\ud800"', 37),  # the character itself
+    ("E := ins(a\udc80)", 11),  # undecodable argv bytes, read with surrogateescape
+])
+def test_definitions_with_a_lone_surrogate_are_refused_and_the_error_can_be_written(
+        text: str, col: int) -> None:
+    """What the language accepts can always be written out again (issue 16, item 2)."""
+    from xmlevents.algebra import ExpressionSyntaxError, parse_definitions
+
+    with pytest.raises(ExpressionSyntaxError) as info:
+        parse_definitions(text)
+    assert info.value.col == col and "surrogate" in str(info.value)
+    str(info.value).encode("utf-8")  # the snippet shows U+FFFD in its place
