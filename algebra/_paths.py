@@ -247,8 +247,12 @@ class PathType:
             if step.axis is not Axis.CHILD:
                 raise InvalidArgumentError(f"PathType: {step} can only be the last step")
         # Path types key every group of the hierarchical context and name every output
-        # line: hash and print them once.
-        object.__setattr__(self, "_hash", hash((self.kind, steps)))
+        # line: hash and print them once. The hash folds step by step, so that a child's
+        # (:meth:`child`) follows from its parent's in one step.
+        h = hash(self.kind)
+        for step in steps:
+            h = hash((h, step))
+        object.__setattr__(self, "_hash", h)
         body = "/".join(str(s) for s in steps)
         object.__setattr__(self, "_text", "/" + body if self.kind is Kind.ABSOLUTE else body)
         # a * in the text is rare outside wildcard steps ({uri} may hold one): test it first
@@ -257,6 +261,26 @@ class PathType:
 
     def __hash__(self) -> int:
         return self._hash
+
+    def child(self, step: Step) -> PathType:
+        """This path type with ``step`` appended, built from this one's checks, hash and
+        text rather than again from every step: a watched document makes one per node type,
+        and a chain of 10,000 nested elements would otherwise check and hash 50 million
+        steps (issue 16).
+
+        Raises:
+            InvalidArgumentError: this path type ends in a step that cannot have children.
+        """
+        if self.steps[-1].axis is not Axis.CHILD:
+            raise InvalidArgumentError(f"PathType: {self.steps[-1]} can only be the last step")
+        pt: PathType = object.__new__(PathType)
+        setattr_ = object.__setattr__
+        setattr_(pt, "kind", self.kind)
+        setattr_(pt, "steps", (*self.steps, step))
+        setattr_(pt, "_hash", hash((self._hash, step)))
+        setattr_(pt, "_text", f"{self._text}/{step}")
+        setattr_(pt, "_wild", self._wild or step.name == WILDCARD)
+        return pt
 
     @classmethod
     def parse(cls, text: str, namespaces: Mapping[str, str] | None = None) -> PathType:

@@ -72,7 +72,7 @@ def child_type(parent: PathType | None, axis: Axis, name: str | None) -> PathTyp
     pt = _TYPES.get(key)
     if pt is None:
         step = Step(axis, name)
-        pt = (PathType(parent.kind, parent.steps + (step,)) if parent is not None
+        pt = (parent.child(step) if parent is not None
               else PathType(Kind.ABSOLUTE, (step,)))
         _TYPES[key] = pt
         PARENT_TYPE[pt] = parent

@@ -617,3 +617,21 @@ def test_prop_absolute_path_intersection(pair):
         assert contained(pt1, r)
     else:
         assert r == pt1
+
+
+def test_a_child_path_type_equals_and_hashes_as_one_parsed_whole() -> None:
+    """PathType.child builds from the parent's hash and text (issue 16): the result must be
+    indistinguishable from the path type built from all its steps."""
+    from xmlevents.algebra import Axis, PathType, Step
+
+    parent = PathType.parse("/order/item")
+    for step, text in [(Step(Axis.CHILD, "price"), "/order/item/price"),
+                       (Step(Axis.ATTRIBUTE, "partnum"), "/order/item/@partnum"),
+                       (Step(Axis.TEXT), "/order/item/text()"),
+                       (Step(Axis.CHILD, "*"), "/order/item/*")]:
+        child = parent.child(step)
+        whole = PathType.parse(text)
+        assert child == whole and hash(child) == hash(whole) and str(child) == text
+        assert child.has_wildcard == whole.has_wildcard
+    with pytest.raises(ValueError, match="can only be the last step"):
+        PathType.parse("item/@a").child(Step(Axis.CHILD, "b"))
