@@ -36,7 +36,17 @@ from dataclasses import dataclass
 from . import ast
 from ._errors import ArgumentTypeError, DefinitionError, UnknownNameError
 from ._events import CompositeEventType, EventType, PrimitiveEventType
-from ._paths import Kind, PathType, contained, derivation_problem, ends_alike, intersect_lb
+from ._paths import (
+    WILDCARD,
+    Axis,
+    Kind,
+    PathType,
+    Step,
+    contained,
+    derivation_problem,
+    ends_alike,
+    intersect_lb,
+)
 
 __all__ = [
     "LeafSpec",
@@ -398,6 +408,8 @@ def _dependencies(roots: Mapping[str, NodeSpec]) -> dict[str, tuple[str, ...]]:
     set on every change).
     """
     deps: dict[str, tuple[str, ...]] = {}
+    endings: _Endings | None = None  # built for the first wildcard leaf
+    rank = {name: i for i, name in enumerate(roots)}
     for name, root in roots.items():
         found: dict[str, None] = {}
         for leaf in _leaves(root):
@@ -405,10 +417,62 @@ def _dependencies(roots: Mapping[str, NodeSpec]) -> dict[str, tuple[str, ...]]:
                 if leaf.ref in roots and leaf.receives(roots[leaf.ref], leaf.ref):
                     found[leaf.ref] = None
             elif isinstance(leaf.et, CompositeEventType):
-                found.update((other, None) for other, oroot in roots.items()
-                             if leaf.receives(oroot, other))
+                if endings is None:
+                    endings = _Endings.of(roots)
+                found.update((other, None) for other in sorted(
+                    set(endings.candidates(leaf.pt)), key=rank.__getitem__)
+                    if leaf.receives(roots[other], other))
         deps[name] = tuple(found)
     return deps
+
+
+class _Endings:
+    """The trees by their path types read backwards (a trie of last steps): a wildcard
+    ``%(pt)`` can only receive from trees whose path type ends like ``pt`` (the shorter one
+    ends the other, section 2.2), so it looks at those, not at every tree — a scan each was
+    quadratic over 10,000 definitions (issue 16). ``*`` meets any element step (issue 15)."""
+
+    __slots__ = ("kids", "trees")
+
+    def __init__(self) -> None:
+        self.kids: dict[Step, _Endings] = {}
+        self.trees: list[str] = []
+
+    @classmethod
+    def of(cls, roots: Mapping[str, NodeSpec]) -> _Endings:
+        top = cls()
+        for name, root in roots.items():
+            node = top
+            for step in reversed(root.pt.steps):
+                node = node.kids.setdefault(step, cls())
+            node.trees.append(name)
+        return top
+
+    def candidates(self, pt: PathType) -> list[str]:
+        """The trees whose path type ends like ``pt``'s (kinds are left to ``receives``)."""
+        found: list[str] = []
+        frontier = [self]
+        for step in reversed(pt.steps):
+            found.extend(n for node in frontier for n in node.trees)  # shorter: they end pt
+            frontier = [kid for node in frontier for kid in node._meeting(step)]
+        stack = frontier  # longer or as long: pt ends them
+        while stack:
+            node = stack.pop()
+            found.extend(node.trees)
+            stack.extend(node.kids.values())
+        return found
+
+    def _meeting(self, step: Step) -> list[_Endings]:
+        kids = self.kids
+        if step.name == WILDCARD:
+            return [kid for s, kid in kids.items() if s.axis is Axis.CHILD]
+        out = [kids[step]] if step in kids else []
+        if step.axis is Axis.CHILD and _ANY in kids:
+            out.append(kids[_ANY])
+        return out
+
+
+_ANY = Step(Axis.CHILD, WILDCARD)
 
 
 def _dependency_order(deps: Mapping[str, tuple[str, ...]], roots: Mapping[str, NodeSpec],

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.strategies import wild_path_types
 from xmlevents.algebra import (
     CompositeEventType,
     Definition,
@@ -13,8 +14,10 @@ from xmlevents.algebra import (
     DefinitionSet,
     EventGraph,
     LeafSpec,
+    Op,
     OperatorSpec,
     PathType,
+    PrimitiveEventType,
     XmlEventsError,
     conj,
     ins,
@@ -24,8 +27,8 @@ from xmlevents.algebra import (
     seq,
     wildcard,
 )
-from xmlevents.algebra._definitions import may_match
-from xmlevents.algebra._paths import ends
+from xmlevents.algebra._definitions import _Endings, may_match
+from xmlevents.algebra._paths import ends, ends_alike
 
 P = PathType.parse
 
@@ -243,3 +246,16 @@ def test_an_error_about_a_modifier_points_at_the_modifier() -> None:
     assert parsed.mods.pos("when") == (1, 26)
     built = seq(ins("a"), ins("a/b")).with_(when="x")
     assert built.mods.pos("when") is None and built == parsed
+
+
+@given(st.lists(wild_path_types(), min_size=1, max_size=12), wild_path_types())
+def test_the_endings_index_finds_exactly_the_trees_a_wildcard_may_receive(
+        trees: list[PathType], wanted: PathType) -> None:
+    """The index a wildcard ``%(pt)`` looks its producers up in (issue 16) finds every tree
+    whose path type ends like ``pt``'s — the brute force over every tree, as before."""
+    roots = {f"D{i}": LeafSpec(PrimitiveEventType(Op.INS, pt), ins(pt))
+             for i, pt in enumerate(trees)}
+    found = set(_Endings.of(roots).candidates(wanted))
+    brute = {name for name, root in roots.items() if ends_alike(root.pt, wanted)}
+    assert brute <= found  # nothing missed
+    assert {n for n in found if ends_alike(roots[n].pt, wanted)} == brute
