@@ -94,12 +94,17 @@ class _Parser:
         return token.start
 
     def _error(self, reason: str, token: Token | None = None, *,
-               offset: int | None = None) -> NoReturn:
+               offset: int | None = None, phrases: tuple[tuple[str, str], ...] = ()
+               ) -> NoReturn:
+        """Raise at ``token`` (or ``offset``); ``phrases``: the CLI phrasings of the error
+        this one reports in its own words (XmlEventsError.for_cli)."""
         if offset is None:
             offset = self._offset(token or self._cur)
         line, col = self._lines.at(offset)
-        raise ExpressionSyntaxError(reason, text=self.text, line=line, col=col,
-                                    context=self.context)
+        error = ExpressionSyntaxError(reason, text=self.text, line=line, col=col,
+                                      context=self.context)
+        error.cli_phrases = phrases
+        raise error
 
     def _build(self, token: Token, factory: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Call an AST constructor, reporting its ValueError/TypeError at ``token``."""
@@ -358,7 +363,7 @@ class _Parser:
             return PathType.parse(token.text, self.namespaces)
         except PathSyntaxError as exc:
             self._error(f"bad path type {token.text!r}: {exc.reason}",
-                        offset=token.start + (exc.col or 1) - 1)
+                        offset=token.start + (exc.col or 1) - 1, phrases=exc.cli_phrases)
         except (ValueError, TypeError) as exc:
             self._error(f"bad path type {token.text!r}: {exc}", token)
 

@@ -5,6 +5,11 @@ for Spark by :func:`encode_script`), :class:`DocumentHistory` for one document's
 :func:`replay_history` for a whole table in this process — needs no Spark. The Spark job
 (:func:`replay_frames`, :func:`read_versions_df`, :func:`write_frames`) and its schemas are
 imported on first use, so pyspark is only needed for them; the errors are not.
+
+``xmlevents replay`` runs the whole job with :func:`run_spark` (on a session) or
+:func:`run_local` (in process, pyarrow writing the same datasets), each returning a
+:class:`ReplayReport`; :class:`NamespaceWarning` (and :func:`namespace_hints`) says when a
+definition matched nothing for want of a namespace.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -40,9 +45,11 @@ from ._errors import (
     ScriptPathError,
     VersionTableError,
 )
+from ._hints import NamespaceHint, NamespaceWarning, namespace_hints
 from ._history import DocumentHistory, HistoryResult, VersionResult, replay_history
 from ._keys import Key, KeyField, KeyNote
 from ._match import key_notes
+from ._report import ReplayReport
 from ._script import DiffOptions, apply_script, c14n, digest, edit_script, parse_version, sync
 from ._tables import read_versions, write_versions
 
@@ -61,7 +68,10 @@ __all__ = [
     "BadVersion", "MissingXmlError", "VersionTableError", "GitHistoryError", "EditScriptError",
     "ScriptFormatError", "ScriptPathError", "DiffActionError", "InexactScriptError",
     "KeySpecError",
-    "KeyWarning",
+    "KeyWarning", "NamespaceWarning",
+    # runs of xmlevents replay: in process (pyarrow) or on Spark, their report and progress
+    "run_local", "run_spark", "ReplayReport", "NamespaceHint", "namespace_hints",
+    "arrow_schema", "write_dataset", "ReplayProgress", "progress_for",
     # Spark (imported on first use)
     "replay_frames", "diff_stage", "read_versions_df", "write_frames", "ReplayFrames",
     "make_session", "active_session", "spark_schema",
@@ -75,11 +85,14 @@ _LAZY = {
     "ReplayFrames": "._spark", "EVENTS_SCHEMA": "._spark", "COMPOSITES_SCHEMA": "._spark",
     "ERRORS_SCHEMA": "._spark", "VERSIONS_SCHEMA": "._spark", "make_session": "._session",
     "active_session": "._session",
+    "run_local": "._local", "run_spark": "._spark_job", "arrow_schema": "._arrow",
+    "write_dataset": "._arrow", "ReplayProgress": "._progress", "progress_for": "._progress",
 }
 
 
 def __getattr__(name: str) -> Any:
-    """The Spark job's names (and git's), imported on first use (PEP 562)."""
+    """The Spark job's names (and git's, pyarrow's and rich's), imported on first use
+    (PEP 562)."""
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'xmlevents.replay' has no attribute {name!r}")
@@ -91,7 +104,10 @@ def __getattr__(name: str) -> Any:
 
 
 if TYPE_CHECKING:
+    from ._arrow import arrow_schema, write_dataset
     from ._git import git_history
+    from ._local import run_local
+    from ._progress import ReplayProgress, progress_for
     from ._session import active_session, make_session
     from ._spark import (
         COMPOSITES_SCHEMA,
@@ -105,3 +121,4 @@ if TYPE_CHECKING:
         spark_schema,
         write_frames,
     )
+    from ._spark_job import run_spark

@@ -11,11 +11,14 @@ import posixpath
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import PurePath
 from typing import IO, Any
 
-from ._errors import GitHistoryError
+from lxml import etree
+
+from ._errors import BadVersion, GitHistoryError
+from ._script import parse_version
 
 __all__ = ["git_history", "decode_xml_bytes"]
 
@@ -55,12 +58,17 @@ def git_history(repo: str | os.PathLike[str], path: str, *,
     file's text, decoded as its XML declaration says (UTF-8 without one; a byte order mark wins
     and is stripped).
 
-    The repository and the path are checked, and the list of commits read, before this returns;
-    the file's contents are read lazily, all through one ``git cat-file --batch`` process.
+    The repository and the path are checked, the list of commits read, and the first version
+    read and parsed, before this returns: only the first version decides whether the file is
+    XML at all (a later version that is not well-formed is a row like any other, which the
+    replay reports as an error row). The other versions are read lazily, all through one
+    ``git cat-file --batch`` process; closing the iterator (``close()``) ends it early.
 
     Raises:
         GitHistoryError: if git is not installed, ``repo`` is not a git repository, ``path`` was
-            never committed there (or is not a file), or a version cannot be decoded.
+            never committed there (or is not a file), its first version is not well-formed
+            XML (naming the commit and the parser's line and column), or a version cannot be
+            decoded.
     """
     git_path = _normalise(path)
     where = f"{git_path!r} in {os.fspath(repo)!r}"
@@ -92,11 +100,63 @@ def git_history(repo: str | os.PathLike[str], path: str, *,
     if not commits:
         raise GitHistoryError(f"{where}: the file was never committed (no commit reachable "
                               "from HEAD touches it)")
-    return _versions(base, env, git_path, doc or git_path, commits, where)
+    rows = _versions(base, env, git_path, doc or git_path, commits, where)
+    try:
+        first = next(rows)  # never StopIteration: _versions raises when there is no version
+        _check_first(first, base, env, where)
+    except BaseException:
+        rows.close()  # ends the cat-file process
+        raise
+    return _Rows(first, rows)
+
+
+def _check_first(row: dict[str, Any], base: list[str], env: dict[str, str], where: str) -> None:
+    """Refuse a file whose first version is not well-formed XML (parsed as the replay parses
+    every version): a text file, a JSON file, a truncated first commit. Its history would
+    replay as nothing but error rows, after the whole export and a Spark start."""
+    try:
+        parse_version(row["xml"])
+    except etree.XMLSyntaxError as exc:
+        bad = BadVersion.of(row["doc"], 0, exc)
+        at = f"line {bad.line}, column {bad.column}: " if bad.line is not None else ""
+        raise GitHistoryError(
+            f"{where}: the first version (commit {_short(base, env, row['commit'])}) is not "
+            f"XML: {at}{bad.message}; a version table holds XML documents") from None
+
+
+def _short(base: list[str], env: dict[str, str], sha: str) -> str:
+    """``sha`` abbreviated as git abbreviates it in this repository (``sha[:7]`` if that fails)."""
+    done = _run(base + ["rev-parse", "--short", sha], env)
+    short = done.stdout.decode("ascii", "replace").strip()
+    return short if done.returncode == 0 and short else sha[:7]
+
+
+class _Rows(Iterator[dict[str, Any]]):
+    """What :func:`git_history` returns: the first row, read and checked before it returned,
+    then the others as ``cat-file`` gives them; ``close()`` ends that process, as closing the
+    generator would."""
+
+    def __init__(self, first: dict[str, Any],
+                 rest: Generator[dict[str, Any], None, None]) -> None:
+        self._first: dict[str, Any] | None = first
+        self._rest = rest
+
+    def __next__(self) -> dict[str, Any]:
+        first = self._first
+        if first is not None:
+            self._first = None
+            return first
+        return next(self._rest)
+
+    def close(self) -> None:
+        """End the iteration and git's process."""
+        self._first = None
+        self._rest.close()
 
 
 def _versions(base: list[str], env: dict[str, str], path: str, doc: str,
-              commits: list[tuple[str, int]], where: str) -> Iterator[dict[str, Any]]:
+              commits: list[tuple[str, int]], where: str
+              ) -> Generator[dict[str, Any], None, None]:
     """The rows, reading each commit's blob from one ``cat-file --batch`` process."""
     try:
         proc = subprocess.Popen(base + ["cat-file", "--batch"], stdin=subprocess.PIPE,

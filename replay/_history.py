@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import warnings
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +26,7 @@ from xmlevents.algebra import (
     ERRORS_TABLE,
     EVENTS_TABLE,
     CompositeEvent,
+    DefinitionSet,
     Duration,
     PrimitiveEvent,
 )
@@ -32,13 +34,14 @@ from xmlevents.dom import Monitor, Snapshot, empty, from_snapshot
 
 from ._actions import Action
 from ._errors import BadVersion, KeyWarning, MissingXmlError
+from ._hints import NamespaceWarning, namespace_hints
 from ._keys import KeyNote
 from ._match import key_notes
 from ._script import DiffOptions, apply_script, digest, edit_script, parse_version, sync
 
 __all__ = ["DocumentHistory", "VersionResult", "HistoryResult", "replay_history",
-           "replay_document", "event_row", "composite_row", "error_row", "ordered_versions",
-           "DUPLICATE", "KEY_STAGE"]
+           "replay_grouped", "replay_document", "event_row", "composite_row", "error_row",
+           "ordered_versions", "DUPLICATE", "KEY_STAGE"]
 
 #: The message of a second row with the same version (in process and on Spark).
 DUPLICATE = "duplicate version: the first row is kept"
@@ -243,28 +246,58 @@ def replay_history(rows: Iterable[Mapping[str, Any]], definitions: Any = None, *
                    within: int | Duration | str | None = None) -> HistoryResult:
     """Replay a version table (rows with ``doc``, ``version``, ``xml``) in this process: the
     reference the Spark job must equal, and the loop its overhead is measured against.
-    ``within`` is the graph's window in ticks (None: no window)."""
+    ``within`` is the graph's window in ticks (None: no window).
+
+    Warns:
+        KeyWarning: for a key of ``options`` that selected no element of any version.
+        NamespaceWarning: for a definition that matched no event while the documents have
+            events on its paths in a namespace it does not name, with the ``namespaces=`` to
+            give and the path to write (issue 15).
+    """
     grouped, errors = ordered_versions(rows)
     result = HistoryResult(errors=errors, documents=len(grouped))
-    for doc, versions in grouped.items():
-        history = DocumentHistory(doc, definitions, options=options, namespaces=namespaces,
-                                  within=within)
-        replay_document(history, ((int(r["version"]), r["xml"], None, None, r.get("time"),
-                                   r.get("commit")) for r in versions),
-                        result)
+    replay_grouped(grouped, result, definitions, options=options, namespaces=namespaces,
+                   within=within)
     for key in (options.keys if options is not None else ()):
         # Every element is inserted once (version 0 inserts the whole document).
         if not any(e["op"] == "ins" and key.selects(e["path"]) for e in result.events):
             warnings.warn(key.nothing_selected(), KeyWarning, stacklevel=2)
+    if definitions is not None and result.events:
+        defs = DefinitionSet.of(definitions, namespaces=namespaces or None)
+        for hint in namespace_hints(defs, namespaces, Counter(e["path"] for e in result.events),
+                                    Counter(c["type"] for c in result.composites)):
+            warnings.warn(hint.python(), NamespaceWarning, stacklevel=2)
     return result
+
+
+def replay_grouped(grouped: Mapping[str, Sequence[Mapping[str, Any]]], result: HistoryResult,
+                   definitions: Any = None, *, options: DiffOptions | None = None,
+                   namespaces: dict[str, str] | None = None,
+                   within: int | Duration | str | None = None,
+                   on_document: Callable[[str, int], None] | None = None,
+                   on_version: Callable[[], None] | None = None) -> None:
+    """Replay each document's versions (:func:`ordered_versions`' groups), one
+    :class:`DocumentHistory` each, adding the rows to ``result``. ``on_document(name,
+    versions)`` is called as a document begins and ``on_version()`` as each version is done
+    (a progress display)."""
+    for doc, versions in grouped.items():
+        if on_document is not None:
+            on_document(doc, len(versions))
+        history = DocumentHistory(doc, definitions, options=options, namespaces=namespaces,
+                                  within=within)
+        replay_document(history, ((int(r["version"]), r["xml"], None, None, r.get("time"),
+                                   r.get("commit")) for r in versions),
+                        result, on_version)
 
 
 def replay_document(history: DocumentHistory,
                     versions: Iterable[tuple[int, Any, list[Action] | None, str | None,
                                              float | None, str | None]],
-                    result: HistoryResult) -> None:
+                    result: HistoryResult, on_version: Callable[[], None] | None = None
+                    ) -> None:
     """Feed ``(version, xml, script, expect, time, commit)`` in order to ``history``, adding
-    its rows to ``result``; a bad version becomes an error row and the history goes on."""
+    its rows to ``result``; a bad version becomes an error row and the history goes on.
+    ``on_version()`` is called after each version (a progress display)."""
     doc = history.name
     ns = history.namespaces
     last: int | None = None
@@ -279,6 +312,8 @@ def replay_document(history: DocumentHistory,
             except BadVersion as bad:
                 result.errors.append(error_row(doc, version, "parse", bad.message, bad.line,
                                                bad.column, **origin))
+                if on_version is not None:
+                    on_version()
                 continue
             except Exception as exc:  # one document never stops the others
                 result.errors.append(error_row(
@@ -294,6 +329,8 @@ def replay_document(history: DocumentHistory,
                                  for e in r.events)
             result.composites.extend(composite_row(doc, version, c, **origin, namespaces=ns)
                                      for c in r.composites)
+            if on_version is not None:
+                on_version()
     finally:
         closing = history.close()
     # Composites raised by closing carry the last version (None only when there was none,

@@ -9,14 +9,17 @@ into a DataFrame with the same rules and the same errors.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
+import io
 import json
 import os
+import secrets
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TextIO
 
-from xmlevents.algebra import VERSIONS_TABLE
+from xmlevents.algebra import ERRORS_TABLE, VERSIONS_TABLE
 
 from ._errors import GitHistoryError, VersionTableError
 
@@ -109,47 +112,159 @@ def decode_xml(data: bytes, where: str) -> str:
         raise VersionTableError(str(exc)) from None
 
 
-def _open(path: Path) -> IO[str]:
+def _open(path: Path) -> gzip.GzipFile | IO[bytes]:
+    """The bytes of a JSON-lines table, decompressed if it ends in ``.gz`` (decoded line by
+    line, so that a byte that is not UTF-8 is named by its line)."""
     if path.name.lower().endswith(".gz"):
-        return gzip.open(path, "rt", encoding="utf-8")
-    return path.open("r", encoding="utf-8")
+        return gzip.open(path, "rb")
+    return path.open("rb")
 
 
-def read_versions(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
+def _hidden(name: str) -> bool:
+    """Whether Spark's file listing passes over a file or folder of this name (``.x``,
+    ``_x`` but not ``_metadata``, partition folders ``_k=v`` or files being copied): a
+    folder table is read in process with the same files as on Spark."""
+    if name.startswith(("_common_metadata", "_metadata")):
+        return False
+    return ((name.startswith("_") and "=" not in name) or name.startswith(".")
+            or name.endswith("._COPYING_"))
+
+
+def _input_error(message: str) -> dict[str, Any]:
+    """An entry that cannot be read, as a row of the ``errors`` output: stage ``input``, the
+    message naming where, no document or version (the Spark reader's rows, field for field)."""
+    return ERRORS_TABLE.row(None, stage="input", message=message)
+
+
+def read_versions(path: str | os.PathLike[str], errors: list[dict[str, Any]] | None = None
+                  ) -> Iterator[dict[str, Any]]:
     """The rows of a version table, in file order.
 
+    Args:
+        path: JSON lines (``.jsonl``, ``.json``, ``.ndjson``, each maybe ``.gz``), Parquet (a
+            file or a dataset folder) or a folder of ``DOC/VERSION.xml`` files (files and
+            folders Spark passes over, ``.name`` and ``_name``, are passed over here too).
+        errors: None: the first entry that cannot be read raises. A list: each such entry
+            is appended to it as a row of the ``errors`` output (stage ``input``, the message
+            naming the file and line, row or file) and reading goes on — the rows and
+            messages the Spark reader (``read_versions_df``) gives, so that an in-process run
+            reports what a Spark run reports (a byte that is not UTF-8 is then replaced, as
+            Spark's text reader does, rather than refused).
+
     Raises:
-        VersionTableError: naming the file and line (or row, or file) of a bad entry.
+        VersionTableError: naming the file and line (or row, or file) of a bad entry (only
+            without ``errors``); or a path that is no version table (always).
     """
     p = Path(path)
     kind = table_format(p)
     if kind == "jsonl":
-        with _open(p) as f:
-            for n, line in enumerate(f, 1):
-                row = json_row(line, f"{p}, line {n}")
-                if row is not None:
-                    yield row
+        yield from _json_rows(p, os.fspath(path), errors)
     elif kind == "parquet":
         import pyarrow.parquet as pq  # type: ignore[import-untyped]  # pyarrow has no types
 
         table = pq.read_table(p)
         for n, d in enumerate(table.to_pylist(), 1):
-            yield check_row(d, f"{p}, row {n}")
+            try:
+                yield check_row(d, f"{p}, row {n}")
+            except VersionTableError as exc:
+                if errors is None:
+                    raise
+                errors.append(_input_error(str(exc)))
     else:
-        for file in sorted(p.rglob("*")):
-            if file.is_file():
-                yield folder_row(p, file, file.read_bytes())
+        yield from _folder_rows(p, os.fspath(path), errors)
+
+
+def _json_rows(p: Path, name: str, errors: list[dict[str, Any]] | None
+               ) -> Iterator[dict[str, Any]]:
+    """The rows of a JSON-lines table; ``name`` (the path as given) names it in messages, as
+    on Spark."""
+    with _open(p) as f:
+        for n, raw in enumerate(f, 1):
+            where = f"{name}, line {n}"
+            try:
+                if errors is None:
+                    try:
+                        line = raw.decode("utf-8")
+                    except UnicodeDecodeError as exc:
+                        raise VersionTableError(f"{where}: not UTF-8 ({exc.reason} at byte "
+                                                f"{exc.start})") from None
+                else:  # Spark's text reader replaces what is not UTF-8
+                    line = raw.decode("utf-8", errors="replace")
+                row = json_row(line, where)
+            except VersionTableError as exc:
+                if errors is None:
+                    raise
+                errors.append(_input_error(str(exc)))
+                continue
+            if row is not None:
+                yield row
+
+
+def _folder_rows(p: Path, name: str, errors: list[dict[str, Any]] | None
+                 ) -> Iterator[dict[str, Any]]:
+    """The rows of a folder of ``DOC/VERSION.xml`` files, in path order. Collecting errors,
+    a file is named as on Spark: the folder as given, then the file's absolute path."""
+    base = p.resolve() if errors is not None else p
+    for file in sorted(base.rglob("*")):
+        if not file.is_file() or any(_hidden(part) for part in file.relative_to(base).parts):
+            continue
+        try:
+            yield folder_row(base, file, file.read_bytes())
+        except ValueError as exc:  # a VersionTableError, or a file outside the folder
+            if errors is None:
+                raise
+            errors.append(_input_error(f"{name}: {exc}"))
 
 
 def write_versions(rows: Iterable[dict[str, Any]], path: str | os.PathLike[str]) -> int:
-    """Write rows as JSON lines (gzip-compressed if ``path`` ends in ``.gz``); returns how
-    many. Only the version-table fields are written, ``commit`` and ``time`` where set."""
+    """Write rows as a version table in JSON lines (gzip-compressed if ``path`` ends in
+    ``.gz``); returns how many. Only the version-table fields are written, ``commit`` and
+    ``time`` where set.
+
+    The name must say JSON lines — ``.jsonl``, ``.json`` or ``.ndjson``, then ``.gz`` or not,
+    the names :func:`read_versions` and ``xmlevents replay`` read as JSON lines — so that no
+    ``h.parquet`` holds JSON; it is checked before a row is asked for. The table appears whole
+    or not at all: nothing is created before the first row arrives (a source that fails at
+    once, such as a git history that cannot be read, leaves nothing behind), the rows go to a
+    temporary file beside ``path``, and that file replaces ``path`` once the last row is
+    written (a source that fails later leaves ``path`` as it was, not a truncated table that
+    would replay as a shorter history).
+
+    Raises:
+        VersionTableError: if the name does not end in one of those extensions.
+        OSError: if the file cannot be written.
+    """
     p = Path(path)
-    opener = gzip.open if p.name.lower().endswith(".gz") else open
+    name = p.name.lower()
+    compressed = name.endswith(".gz")
+    if not (name[:-3] if compressed else name).endswith((".jsonl", ".json", ".ndjson")):
+        raise VersionTableError(f"{path}: cannot write a version table under this name: it is "
+                                "written as JSON lines, so the name must end in .jsonl, .json "
+                                "or .ndjson (then .gz to compress it)")
+    it = iter(rows)
+    first = next(it, None)
+    # Hidden, unique, in the same folder: os.replace is then a rename, atomic on POSIX; opened
+    # "x" through open(), so it gets the umask's permissions like any new file.
+    part = p.with_name(f".{p.name}.{secrets.token_hex(4)}.part")
     count = 0
-    with opener(p, "wt", encoding="utf-8") as f:
-        for row in rows:
-            d = {k: row[k] for k in VERSION_FIELDS if row.get(k) is not None}
-            f.write(json.dumps(d, ensure_ascii=False) + "\n")
-            count += 1
+    try:
+        with contextlib.ExitStack() as stack:  # closed innermost first: text, gzip, file
+            raw = stack.enter_context(open(part, "xb"))
+            f: TextIO
+            if compressed:  # the header names the table, not the temporary file
+                z = stack.enter_context(gzip.GzipFile(filename=p.name, mode="wb", fileobj=raw))
+                f = stack.enter_context(io.TextIOWrapper(z, encoding="utf-8", newline="\n"))
+            else:
+                f = stack.enter_context(io.TextIOWrapper(raw, encoding="utf-8", newline="\n"))
+            row = first
+            while row is not None:
+                d = {k: row[k] for k in VERSION_FIELDS if row.get(k) is not None}
+                f.write(json.dumps(d, ensure_ascii=False) + "\n")
+                count += 1
+                row = next(it, None)
+        os.replace(part, p)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(part)
+        raise
     return count

@@ -7,9 +7,11 @@ place on stderr, never a traceback), 2 for a usage error.
 from __future__ import annotations
 
 import argparse
+import gzip
 import io
 import json
 import sys
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any, TextIO
 
@@ -17,6 +19,7 @@ from xmlevents.algebra import (
     Context,
     Definition,
     DefinitionSet,
+    EventFormatError,
     EventGraph,
     XmlEventsError,
     parse_definitions,
@@ -26,7 +29,7 @@ from xmlevents.algebra import (
 )
 
 from . import _cli_replay
-from ._cli_common import window_argument
+from ._cli_common import ArgumentFailure, cli_message, parse_namespaces, window_argument
 
 __all__ = ["main", "entry"]
 
@@ -42,6 +45,13 @@ def _add_definition_options(p: argparse.ArgumentParser) -> None:
                    help="a file of definitions, one per line, '#' comments (repeatable)")
 
 
+def _add_namespace_option(p: argparse.ArgumentParser) -> None:
+    # As replay's --namespace: the definitions a user replays can be detected and drawn.
+    p.add_argument("--namespace", "-n", action="append", default=[], metavar="P=URI",
+                   help="a prefix for the definitions, e.g. "
+                        "pom=http://maven.apache.org/POM/4.0.0 (repeatable)")
+
+
 def _parser() -> argparse.ArgumentParser:
     from xmlevents import __version__
 
@@ -55,8 +65,10 @@ def _parser() -> argparse.ArgumentParser:
         description="Read primitive events (JSON lines), write every composite event raised "
                     "by the root of a defined tree (JSON lines), closing the graph at the end.")
     _add_definition_options(detect)
+    _add_namespace_option(detect)
     detect.add_argument("events", nargs="?", default="-", metavar="EVENTS.jsonl",
-                        help="the primitive events, one JSON object a line ('-' for stdin)")
+                        help="the primitive events, one JSON object a line ('-' for stdin; "
+                             "gzip-compressed if the name ends in .gz)")
     detect.add_argument("--context", choices=[c.value for c in Context], default="chronicle",
                         help="Snoop context of operators that set none (default: chronicle)")
     detect.add_argument("--hierarchical", action=argparse.BooleanOptionalAction, default=True,
@@ -73,6 +85,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Print every definition's event tree with each node's event type and "
                     "path type, as text or as Graphviz DOT.")
     _add_definition_options(graph)
+    _add_namespace_option(graph)
     graph.add_argument("--dot", action="store_true", help="print Graphviz DOT instead of text")
     _cli_replay.add_parsers(sub, _add_definition_options)
     return p
@@ -92,6 +105,9 @@ def _read_text(path: str) -> str:
 
 def _definitions(args: argparse.Namespace, namespaces: dict[str, str] | None = None,
                  sources: list[tuple[str, str]] | None = None) -> DefinitionSet:
+    """The definitions of ``--definitions`` and ``--define``, parsed with ``namespaces`` (the
+    ``--namespace`` prefixes) into one set; a bad one is a failure naming its source, line and
+    column, its hints phrased as flags."""
     defs: list[Definition] = []
     if sources is None:
         sources = _definition_sources(args)
@@ -99,7 +115,7 @@ def _definitions(args: argparse.Namespace, namespaces: dict[str, str] | None = N
         try:
             defs.extend(parse_definitions(text, namespaces, source=where))
         except XmlEventsError as exc:  # the parser names ``where`` itself
-            raise _Failure(str(exc)) from None
+            raise _Failure(cli_message(exc)) from None
     if not defs:
         raise _Failure("no definitions: give --define 'Name := expression' or "
                        "--definitions FILE")
@@ -107,7 +123,8 @@ def _definitions(args: argparse.Namespace, namespaces: dict[str, str] | None = N
         return DefinitionSet(defs)
     except XmlEventsError as exc:
         where = next((w for w, text in sources if getattr(exc, "text", None) == text), "")
-        raise _Failure(f"{where}: {exc}" if where else str(exc)) from None
+        message = cli_message(exc)
+        raise _Failure(f"{where}: {message}" if where else message) from None
 
 
 def _definition_sources(args: argparse.Namespace) -> list[tuple[str, str]]:
@@ -124,15 +141,37 @@ def _definition_text(args: argparse.Namespace, namespaces: dict[str, str]) -> st
     return "\n".join(text for _, text in sources)
 
 
-def _open_events(path: str) -> tuple[IO[bytes] | IO[str], str]:
+def _open_events(path: str) -> tuple[IO[bytes] | IO[str] | gzip.GzipFile, str]:
+    """The events' stream and its name for messages: stdin as it is, a file whose name ends
+    in ``.gz`` decompressed (as ``replay`` reads its tables), any other file as it is."""
     # Binary, so that the reader decodes line by line and names the line of a bad byte
     # (stdin replaced by a text stream, as in tests, is read as text).
     if path == "-":
         return getattr(sys.stdin, "buffer", sys.stdin), "<stdin>"
     try:
+        if path.lower().endswith(".gz"):
+            # GzipFile has read1: the chunked reader below works on it unchanged.
+            return gzip.open(path, "rb"), path
         return open(path, "rb"), path
     except OSError as exc:
-        raise _Failure(f"cannot read {path}: {exc.strerror}") from None
+        raise _Failure(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _reading(read1: Callable[[int], bytes], name: str) -> Callable[[int], bytes]:
+    """``read1`` with its errors as failures naming the file: a file that cannot be read, or
+    compressed data that is not gzip or ends early. (Errors of writing the output, a closed
+    pipe among them, stay what they are.)"""
+    def read(size: int) -> bytes:
+        try:
+            return read1(size)
+        except EOFError:  # gzip: the stream ends inside a member
+            raise _Failure(f"{name}: the compressed data ends early (a truncated file?)"
+                           ) from None
+        except (gzip.BadGzipFile, zlib.error) as exc:
+            raise _Failure(f"{name}: not valid gzip data ({exc})") from None
+        except OSError as exc:
+            raise _Failure(f"cannot read {name}: {exc.strerror or exc}") from None
+    return read
 
 
 def _line_encoder() -> Callable[[dict[str, Any]], str]:
@@ -207,14 +246,14 @@ def _input_lines(read1: Callable[[int], bytes], flush: Callable[[], None],
         yield b"".join(parts)
 
 
-def _detect(args: argparse.Namespace, out: TextIO) -> None:
-    defs = _definitions(args)
+def _detect(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
+    defs = _definitions(args, parse_namespaces(args.namespace))
     try:
         graph = EventGraph(defs, context=args.context, hierarchical=args.hierarchical,
                            semantics=args.semantics, within=args.within,
                            detect_aliases=True)  # every definition is written out
     except XmlEventsError as exc:
-        raise _Failure(str(exc)) from None
+        raise _Failure(cli_message(exc)) from None
     stream, name = _open_events(args.events)
     dumps = _line_encoder()
     output = _Output(out)
@@ -222,32 +261,66 @@ def _detect(args: argparse.Namespace, out: TextIO) -> None:
     read1 = getattr(stream, "read1", None)
     # A text stream (stdin replaced, as in tests) has no read1: it is read as it is, and the
     # output written at the end.
-    lines = stream if read1 is None else _input_lines(read1, output.flush)
+    lines = stream if read1 is None else _input_lines(_reading(read1, name), output.flush)
+    # Events no definition takes are checked but not built (the graph only needs their
+    # ticks): most of a document's events concern no definition. No source: the messages
+    # below name the file once, themselves.
+    reader = read_events(lines, keep=graph.takes, check_ids=True)
+    read_all = False
     try:
-        # Events no definition takes are checked but not built (the graph only needs their
-        # ticks): most of a document's events concern no definition.
-        reader = read_events(lines, source=name, keep=graph.takes)
         for event in reader:
             for c in graph.feed(event):
                 add(dumps(c.to_dict()))
+        read_all = True
         if reader.last_ts is not None and reader.last_ts != graph.last_ts:
             graph.advance(reader.last_ts)
         # Composites raised by closing carry the last input tick (DESIGN section 6).
         for c in graph.close():
             add(dumps(c.to_dict()))
+    except _Failure:  # the input could not be read: already worded
+        raise
     except XmlEventsError as exc:
-        raise _Failure(str(exc)) from None
+        raise _Failure(_event_failure(exc, name, None if read_all else reader.line)) from None
     finally:
         if args.events != "-":
             stream.close()
         # At the end, and on a bad line before main writes its message: what was detected
         # before it is written first.
         output.flush()
+    reused, first = reader.reused_ids()
+    if first is not None:
+        err.write(_reused_warning(reused, *first))
+
+
+def _event_failure(exc: XmlEventsError, name: str, line: int | None) -> str:
+    """The message of an error while detecting, naming the file once: ``FILE, line N: ...``
+    for a malformed line (the reader's error, ``line N: ...``) and for an event the graph
+    refused (``line``: that of the last event read); ``FILE: ...`` otherwise."""
+    message = cli_message(exc)
+    if isinstance(exc, EventFormatError) and exc.line is not None:
+        return f"{name}, {message}"
+    if line is not None:
+        return f"{name}, line {line}: {message}"
+    return f"{name}: {message}"
+
+
+def _reused_warning(n: int, ident: str, line: int, first: int) -> str:
+    """The warning line for ``n`` events whose id an earlier event had, the first of them
+    ``ident`` at ``line`` (seen first at ``first``): composites name their constituents by
+    id, so such a composite's ``events`` do not say which event they mean."""
+    what = (f"{n} events reuse an id (first: id" if n > 1 else "1 event reuses an id (id")
+    return (f"xmlevents detect: warning: {what} {json.dumps(ident, ensure_ascii=False)} at "
+            f"line {line}, first seen at line {first}); composites name their constituents "
+            "by id\n")
 
 
 def _graph(args: argparse.Namespace, out: TextIO) -> None:
-    defs = _definitions(args)
-    out.write((render_dot(defs) if args.dot else render_text(defs)) + "\n")
+    defs = _definitions(args, parse_namespaces(args.namespace))
+    try:
+        text = render_dot(defs) if args.dot else render_text(defs)
+    except XmlEventsError as exc:
+        raise _Failure(cli_message(exc)) from None
+    out.write(text + "\n")
 
 
 def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
@@ -269,12 +342,12 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
         return int(exc.code or 0)
     try:
         if args.command == "detect":
-            _detect(args, out)
+            _detect(args, out, err)
         elif args.command == "graph":
             _graph(args, out)
         else:
             _cli_replay.run(args, out, err, _definition_text)
-    except (_Failure, _cli_replay.CommandError) as exc:
+    except (_Failure, ArgumentFailure, _cli_replay.CommandError) as exc:
         err.write(f"xmlevents: error: {exc}\n")
         return 1
     except BrokenPipeError:

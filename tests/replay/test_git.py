@@ -322,3 +322,150 @@ def test_git_that_cannot_run_is_a_git_history_error(
     fake.write_text("not a program")  # not executable
     monkeypatch.setattr(shutil, "which", lambda name: str(fake))
     assert "cannot run git" in _error(root, "conf/app.xml")
+
+
+# --- the first version decides whether the file is XML (issue 15) ---------------------------
+
+
+def test_first_version_that_is_not_xml_is_refused_at_the_call(tmp_path: Path) -> None:
+    """A file whose first version is not well-formed is refused before any row is asked for,
+    naming the path, the commit (abbreviated as git abbreviates it) and the line and column."""
+    repo = Repo(tmp_path / "repo")
+    repo.write("notes.txt", "just some notes\n")
+    sha, _ = repo.commit("text")
+    repo.write("notes.txt", "<a/>")
+    repo.commit("xml later")
+    short = git(repo.root, "rev-parse", "--short", sha).strip()
+    with pytest.raises(GitHistoryError) as caught:
+        git_history(repo.root, "notes.txt")
+    message = str(caught.value)
+    assert message == (f"'notes.txt' in {str(repo.root)!r}: the first version (commit {short}) "
+                       "is not XML: line 1, column 1: Start tag expected, '<' not found; a "
+                       "version table holds XML documents")
+    assert "\n" not in message and sha not in message
+
+
+def test_first_version_truncated_names_its_position(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "repo")
+    repo.write("doc.xml", "<a>\n  <b>text\n</a>\n")
+    repo.commit("bad")
+    message = _error(repo.root, "doc.xml")
+    assert "the first version (commit " in message and "is not XML: line 3, column" in message
+
+
+def test_later_versions_that_are_not_xml_stay_rows(tmp_path: Path) -> None:
+    """Only the first version decides: a later one that is not well-formed is a row (the
+    replay reports it as an error row), and so are the ones after it."""
+    repo = Repo(tmp_path / "repo")
+    texts = ["<a/>", "<a><b></a>", "not xml at all", "<a><b/></a>"]
+    for i, text in enumerate(texts):
+        repo.write("doc.xml", text)
+        repo.commit(f"v{i}")
+    assert [r["xml"] for r in git_history(repo.root, "doc.xml")] == texts
+
+
+def test_first_version_after_deletions_and_other_files(tmp_path: Path) -> None:
+    """The first version is the first commit that has the file, whatever came before it."""
+    repo = Repo(tmp_path / "repo")
+    repo.write("other.txt", "not xml")
+    repo.commit("other")
+    repo.write("doc.xml", "<a/>")
+    repo.commit("xml")
+    assert [r["xml"] for r in git_history(repo.root, "doc.xml")] == ["<a/>"]
+
+
+# --- history from-git on the command line ----------------------------------------------------
+
+
+def _cli(*argv: str) -> tuple[int, str, str]:
+    import io
+
+    from xmlevents._cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    status = main(["history", "from-git", *argv], stdout=out, stderr=err)
+    return status, out.getvalue(), err.getvalue()
+
+
+def _one_error(err: str) -> str:
+    assert err.startswith("xmlevents: error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in err
+    return err[len("xmlevents: error: "):-1]
+
+
+@pytest.mark.parametrize("name", ["h.parquet", "h.txt", "h", "h.gz", "h.jsonl.bz2",
+                                  "h.xml.gz"])
+def test_from_git_refuses_an_output_it_cannot_write(tmp_path: Path, name: str) -> None:
+    """An output name that is not JSON lines is refused before git runs (the repository need
+    not even exist) and before anything is written."""
+    out = tmp_path / name
+    status, stdout, err = _cli(str(tmp_path / "no-repo"), "doc.xml", "-o", str(out))
+    assert (status, stdout) == (1, "")
+    assert _one_error(err) == (
+        f"{out}: cannot write a version table under this name: it is written as JSON lines, "
+        "so the name must end in .jsonl, .json or .ndjson (then .gz to compress it)")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["h.jsonl", "h.JSON", "h.ndjson.gz", "h.jsonl.gz"])
+def test_from_git_writes_json_lines(history: tuple[Path, list[tuple[str, int, str]]],
+                                    tmp_path: Path, name: str) -> None:
+    import gzip
+    import json
+
+    root, expected = history
+    out = tmp_path / name
+    status, stdout, err = _cli(str(root), "conf/app.xml", "-o", str(out), "--doc", "app")
+    assert (status, err) == (0, "")
+    assert stdout == f"{len(expected)} versions of conf/app.xml written to {out}\n"
+    data = out.read_bytes()
+    text = (gzip.decompress(data) if name.endswith(".gz") else data).decode("utf-8")
+    rows = [json.loads(x) for x in text.splitlines()]
+    assert [(r["doc"], r["version"], r["commit"], r["xml"]) for r in rows] == [
+        ("app", v, sha, xml) for v, (sha, _, xml) in enumerate(expected)]
+    assert [p.name for p in tmp_path.iterdir()] == [name]  # no temporary file left
+
+
+def test_from_git_refuses_a_first_version_that_is_not_xml(tmp_path: Path) -> None:
+    """One line naming the commit and the parser's position; the output is not created."""
+    repo = Repo(tmp_path / "repo")
+    repo.write("conf.json", '{"port": 80}\n')
+    sha, _ = repo.commit("json")
+    out = tmp_path / "h.jsonl"
+    status, stdout, err = _cli(str(repo.root), "conf.json", "-o", str(out))
+    assert (status, stdout) == (1, "")
+    short = git(repo.root, "rev-parse", "--short", sha).strip()
+    message = _one_error(err)
+    assert message.startswith(f"'conf.json' in {str(repo.root)!r}: the first version (commit "
+                              f"{short}) is not XML: line 1, column 1: ")
+    assert not out.exists() and [p.name for p in tmp_path.iterdir()] == ["repo"]
+
+
+def test_from_git_failure_later_leaves_the_output_as_it_was(tmp_path: Path) -> None:
+    """A version that cannot be decoded, after good ones, fails the export (status 1); an
+    output that existed is left as it was, and no temporary file stays."""
+    repo = Repo(tmp_path / "repo")
+    repo.write("doc.xml", "<a>ok</a>")
+    repo.commit("good")
+    repo.write("doc.xml", b"<a>ok\xff</a>")
+    repo.commit("bad")
+    out = tmp_path / "h.jsonl.gz"
+    out.write_bytes(b"before")
+    status, _, err = _cli(str(repo.root), "doc.xml", "-o", str(out))
+    assert status == 1 and "byte offset 5" in _one_error(err)
+    assert out.read_bytes() == b"before"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["h.jsonl.gz", "repo"]
+
+
+def test_write_versions_refuses_names_before_asking_for_rows(tmp_path: Path) -> None:
+    """write_versions checks the name first: rows that cannot be produced are never asked for."""
+    from xmlevents.replay import VersionTableError, write_versions
+
+    def rows() -> Any:
+        raise AssertionError("asked for a row")
+        yield  # a generator
+
+    with pytest.raises(VersionTableError, match=r"must end in \.jsonl, \.json or \.ndjson"):
+        write_versions(rows(), tmp_path / "h.parquet")
+    assert write_versions([], tmp_path / "empty.jsonl") == 0
+    assert (tmp_path / "empty.jsonl").read_bytes() == b""
