@@ -59,29 +59,31 @@ def load_line(line: str, *, max_length: int = MAX_LINE) -> Any:
     start = len(line) - len(line.lstrip())
     try:
         value, end = _SCAN(line, start)
-    except StopIteration as exc:
-        raise JsonLineError(_expected(line, exc.value), exc.value + 1) from None
-    except json.JSONDecodeError as exc:
-        raise JsonLineError(f"not JSON: {exc.msg}", exc.colno) from None
+    except (StopIteration, json.JSONDecodeError):
+        raise _not_json(line) from None
     except RecursionError:
-        raise JsonLineError("nested too deeply (arrays or objects inside each other more "
-                            "than the decoder's limit, about 1,000 levels)") from None
+        raise JsonLineError("not valid JSON: nested too deeply (arrays or objects inside each "
+                            "other more than the decoder's limit, about 1,000 levels)") from None
     except ValueError:  # int() refuses more than sys.get_int_max_str_digits() digits
         raise JsonLineError(f"an integer of more than {sys.get_int_max_str_digits():,} "
                             "digits") from None
     rest = line[end:]
     if rest and not rest.isspace():
-        raise JsonLineError("not JSON: extra data after the value",
-                            end + len(rest) - len(rest.lstrip()) + 1)
+        raise _not_json(line)
     if _SURROGATE_ESCAPE.search(line) is not None:
         check_text(value)
     return value
 
 
-def _expected(line: str, at: int) -> str:
-    if at >= len(line.rstrip()):
-        return "not JSON: the line ends where a value should begin"
-    return "not JSON: expecting a value"
+def _not_json(line: str) -> JsonLineError:
+    """The error of a line the scanner stopped in, in the words of ``json.loads``."""
+    try:
+        json.loads(line)
+    except json.JSONDecodeError as exc:
+        return JsonLineError(f"not valid JSON: {exc.msg}", exc.colno)
+    except (ValueError, RecursionError):  # pragma: no cover - the scanner failed first
+        pass
+    return JsonLineError("not valid JSON")
 
 
 def check_text(value: Any, where: str = "") -> None:

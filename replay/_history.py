@@ -201,6 +201,9 @@ class DocumentHistory:
             return parse_version(xml)
         except etree.XMLSyntaxError as exc:
             raise BadVersion.of(self.name, version, exc) from None
+        except UnicodeEncodeError as exc:  # text with a lone surrogate: not a document
+            raise BadVersion(self.name, version, f"not Unicode text: {exc.reason} at character "
+                             f"{exc.start + 1}") from None
 
     def close(self) -> list[CompositeEvent]:
         """End the history: the monitor closes (composites it held are raised) and the

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, TextIO
 
-from xmlevents.algebra import ERRORS_TABLE, VERSIONS_TABLE
+from xmlevents.algebra import ERRORS_TABLE, MAX_INT, VERSIONS_TABLE, JsonLineError, load_line
 
 from ._errors import GitHistoryError, VersionTableError
 
@@ -63,18 +63,28 @@ def check_row(d: Any, where: str) -> dict[str, Any]:
     if not isinstance(d["doc"], str):
         raise VersionTableError(f"{where}: doc={d['doc']!r} must be a string")
     version = d["version"]
-    if isinstance(version, bool) or not isinstance(version, int) or version < 0:
-        raise VersionTableError(f"{where}: version={version!r} must be an integer >= 0")
+    if isinstance(version, bool) or not isinstance(version, int) \
+            or not 0 <= version <= MAX_INT:
+        raise VersionTableError(f"{where}: version={_short(version)} must be an integer from 0 "
+                                f"to {MAX_INT} (a 64-bit column)")
     if not isinstance(d["xml"], str):
         raise VersionTableError(f"{where}: xml must be a string (the document's text)")
     time = d.get("time")
-    if time is not None and (isinstance(time, bool) or not isinstance(time, int)):
-        raise VersionTableError(f"{where}: time={time!r} must be an integer (unix seconds)")
+    if time is not None and (isinstance(time, bool) or not isinstance(time, int)
+                             or not -MAX_INT <= time <= MAX_INT):
+        raise VersionTableError(f"{where}: time={_short(time)} must be an integer (unix "
+                                "seconds, a 64-bit column)")
     commit = d.get("commit")
     if commit is not None and not isinstance(commit, str):
         raise VersionTableError(f"{where}: commit={commit!r} must be a string")
     return {"doc": d["doc"], "version": version, "xml": d["xml"], "commit": commit,
             "time": time}
+
+
+def _short(value: Any) -> str:
+    """A field's value for a message, cut short: a 5,000-digit number is not repeated."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:20]}...({len(text):,} characters)"
 
 
 def json_row(line: str, where: str) -> dict[str, Any] | None:
@@ -83,12 +93,21 @@ def json_row(line: str, where: str) -> dict[str, Any] | None:
     Raises:
         VersionTableError: for a line that is not JSON or not a version.
     """
+    line = line.rstrip("\r\n")  # as Spark's text reader gives it: columns count alike
     if not line.strip():
         return None
+    bad = line.find("\ufffd")
+    if bad >= 0:
+        # Spark's text reader turns bytes that are not UTF-8 into U+FFFD, and so does the
+        # in-process reader when it collects errors: a line holding one is refused on both,
+        # the same way (issue 16). JSON can still carry the character, as the escape \ufffd.
+        raise VersionTableError(f"{where}, column {bad + 1}: not UTF-8 text (bytes that are "
+                                "not UTF-8, read as U+FFFD; write a real U+FFFD as \\ufffd)")
     try:
-        d = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise VersionTableError(f"{where}, column {exc.colno}: not JSON: {exc.msg}") from None
+        d = load_line(line)
+    except JsonLineError as exc:
+        column = f", column {exc.column}" if exc.column is not None else ""
+        raise VersionTableError(f"{where}{column}: {exc.reason}") from None
     return check_row(d, where)
 
 

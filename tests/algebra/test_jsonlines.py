@@ -41,8 +41,8 @@ def test_a_mutated_line_decodes_or_is_a_json_line_error(value: Any, data: st.Dat
     ('{"version": ' + "9" * 5000 + "}", "an integer of more than 4,300 digits"),
     ('{"xml": "<a>\\ud800</a>"}', "a lone surrogate \\ud800 in xml"),
     ('{"\\udc00": 1}', "a lone surrogate \\udc00"),
-    ('{"a": 1} x', "column 10: not JSON: extra data after the value"),
-    ('{"a": ', "column 7: not JSON: the line ends where a value should begin"),
+    ('{"a": 1} x', "column 10: not valid JSON: Extra data"),
+    ('{"a": ', "column 7: not valid JSON: Expecting value"),
 ])
 def test_what_python_s_decoder_takes_or_fails_on_is_a_reason(line: str, message: str) -> None:
     with pytest.raises(JsonLineError) as info:

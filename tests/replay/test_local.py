@@ -81,8 +81,9 @@ def test_run_local_writes_replay_historys_rows_in_the_published_schemas(tmp_path
         ("", 0, "input"), ("", 0, "input"), ("a.xml", 1, "input"), ("a.xml", 2, "parse")]
     bad = sorted(e["message"] for e in errors if e["doc"] is None)
     # the Spark reader's words: the path as given, the line (blank lines counted)
-    assert bad == [f"{history}, line 2, column 1: not JSON: Expecting value",
-                   f"{history}, line 5: version='one' must be an integer >= 0"]
+    assert bad == [f"{history}, line 2, column 1: not valid JSON: Expecting value",
+                   f"{history}, line 5: version='one' must be an integer from 0 to "
+                   "9223372036854775807 (a 64-bit column)"]
     assert report.engine == "local" and report.documents == 2 and report.versions == 4
     assert report.composites == {"ItemComplete": 1} and len(report.errors) == 4
     assert [name for name, _ in report.times] == ["reading", "replay", "writing"]
@@ -130,11 +131,15 @@ def test_read_versions_collects_what_it_cannot_read(tmp_path: Path) -> None:
                      b'{"doc": "a", "version": 1, "xml": "<a>\xff</a>"}\n[1]\n')
     errors: list[dict[str, Any]] = []
     rows = list(read_versions(path, errors))
-    assert [r["version"] for r in rows] == [0, 1]
-    assert rows[1]["xml"] == "<a>\ufffd</a>"  # as Spark's text reader decodes it
-    assert errors == [{"doc": None, "version": None, "commit": None, "time": None,
-                       "stage": "input", "line": None, "column": None,
-                       "message": f"{path}, line 3: expected a JSON object, got list"}]
+    assert [r["version"] for r in rows] == [0]
+    # Spark's text reader reads the byte as U+FFFD: both readers refuse such a line (issue 16)
+    assert [e["message"] for e in errors] == [
+        f"{path}, line 2, column 39: not UTF-8 text (bytes that are not UTF-8, read as U+FFFD; "
+        "write a real U+FFFD as \\ufffd)",
+        f"{path}, line 3: expected a JSON object, got list"]
+    assert errors[1] == {"doc": None, "version": None, "commit": None, "time": None,
+                         "stage": "input", "line": None, "column": None,
+                         "message": f"{path}, line 3: expected a JSON object, got list"}
     with pytest.raises(VersionTableError, match=r"h\.jsonl, line 2: not UTF-8"):
         list(read_versions(path))
 

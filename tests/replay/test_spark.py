@@ -151,7 +151,7 @@ def test_unreadable_lines_are_named_and_the_rest_goes_on(spark: Any, tmp_path: P
     versions, unreadable = read_versions_df(spark, str(path))
     messages = sorted(r["message"] for r in unreadable.collect())
     assert len(messages) == 2
-    assert "line 2" in messages[0] and "not JSON" in messages[0]
+    assert "line 2" in messages[0] and "not valid JSON" in messages[0]
     assert "line 3" in messages[1] and "version='one'" in messages[1]
     frames = replay_frames(spark, versions)
     try:

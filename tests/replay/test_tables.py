@@ -37,7 +37,7 @@ def test_blank_lines_are_passed_over_and_bad_lines_named(tmp_path: Path) -> None
                     encoding="utf-8")
     rows = read_versions(path)
     assert next(rows)["doc"] == "a"
-    with pytest.raises(VersionTableError, match=r"h\.jsonl, line 3, column 9: not JSON"):
+    with pytest.raises(VersionTableError, match=r"h\.jsonl, line 3, column 9: not valid JSON"):
         next(rows)
 
 
@@ -89,10 +89,11 @@ def test_table_format_from_the_path(tmp_path: Path) -> None:
     ([1], "expected a JSON object, got list"),
     ({"doc": "a", "xml": "<a/>"}, "missing version (a version has doc, version and xml)"),
     ({"doc": 1, "version": 0, "xml": "<a/>"}, "doc=1 must be a string"),
-    ({"doc": "a", "version": True, "xml": "<a/>"}, "version=True must be an integer >= 0"),
+    ({"doc": "a", "version": True, "xml": "<a/>"},
+     "version=True must be an integer from 0 to 9223372036854775807 (a 64-bit column)"),
     ({"doc": "a", "version": 0, "xml": b"<a/>"}, "xml must be a string (the document's text)"),
     ({"doc": "a", "version": 0, "xml": "<a/>", "time": 1.5},
-     "time=1.5 must be an integer (unix seconds)"),
+     "time=1.5 must be an integer (unix seconds, a 64-bit column)"),
     ({"doc": "a", "version": 0, "xml": "<a/>", "commit": 3}, "commit=3 must be a string"),
 ])
 def test_bad_rows_are_named(row: Any, message: str) -> None:
