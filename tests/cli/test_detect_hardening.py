@@ -82,3 +82,18 @@ def test_detect_exits_0_or_1_with_one_line_never_a_traceback(lines: list[str]) -
         assert err.getvalue().startswith("xmlevents: error: <stdin>, line ")
         assert "Traceback" not in err.getvalue()
     out.getvalue().encode("utf-8")
+
+
+@pytest.mark.parametrize("command", ["graph", "detect"])
+def test_a_long_chain_of_definitions_listed_backwards_needs_no_recursion(
+        command: str, tmp_path: Any) -> None:
+    """3,000 definitions each reusing the next, in reverse order: checked and drawn without
+    a RecursionError (the issue found one at about 200)."""
+    lines = [f"D{i} := ins(a) ; D{i + 1}" for i in range(3000)] + ["D3000 := ins(a)"]
+    path = tmp_path / "chain.xev"
+    path.write_text("\n".join(reversed(lines)), encoding="utf-8")
+    events = tmp_path / "e.jsonl"
+    events.write_text(json.dumps(GOOD) + "\n", encoding="utf-8")
+    argv = [command, "-f", str(path)] + ([str(events)] if command == "detect" else [])
+    out, err = io.StringIO(), io.StringIO()
+    assert main(argv, stdout=out, stderr=err) == 0, err.getvalue()
