@@ -16,6 +16,7 @@ from ._errors import (
     GraphStateError,
     InvalidArgumentError,
     PathSyntaxError,
+    PositionedError,
     UnknownNameError,
     XmlEventsError,
 )
@@ -69,6 +70,7 @@ from ._subscriptions import (
     subscription_type,
     unknown_name,
 )
+from ._tokens import LineIndex
 from ._window import Expired
 from .ast import (
     AnyOf,
@@ -104,7 +106,8 @@ from .ast import (
 __all__ = [
     # errors
     "XmlEventsError", "InvalidArgumentError", "ArgumentTypeError", "UnknownNameError",
-    "PathSyntaxError", "ExpressionSyntaxError", "DefinitionError", "EventFormatError",
+    "PositionedError", "PathSyntaxError", "ExpressionSyntaxError", "DefinitionError",
+    "EventFormatError",
     "GraphStateError", "ConditionError",
     # paths
     "Axis", "Kind", "Step", "PathType", "PathInstance", "contained", "ends", "intersect_lb",
@@ -125,7 +128,7 @@ __all__ = [
     "Expr", "Primitive", "Ref", "Disj", "Conj", "Seq", "AnyOf", "Not", "Mult", "Definition",
     "Mode", "Context", "Modifiers", "ins", "upd", "dele", "del_", "any_op", "ref", "wildcard",
     "conj", "disj", "seq", "any_of", "not_", "mult", "window", "Duration",
-    "parse", "parse_definition", "parse_definitions", "parse_event_type",
+    "parse", "parse_definition", "parse_definitions", "parse_event_type", "LineIndex",
     # definitions, engine, drawings
     "DefinitionSet", "ResolvedDefinition", "LeafSpec", "OperatorSpec", "EventGraph", "Expired",
     "render_text", "render_dot",

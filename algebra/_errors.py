@@ -20,6 +20,7 @@ __all__ = [
     "InvalidArgumentError",
     "ArgumentTypeError",
     "UnknownNameError",
+    "PositionedError",
     "PathSyntaxError",
     "ExpressionSyntaxError",
     "DefinitionError",
@@ -81,8 +82,10 @@ def _snippet(text: str, line: int, col: int) -> str:
     return f"  {src}\n  {' ' * (col - 1)}^"
 
 
-class _Positioned(XmlEventsError, ValueError):
-    """An error at a line and column of some text; the fields are there for tests to check."""
+class PositionedError(XmlEventsError, ValueError):
+    """An error at a line and column of some text (the offending line shown with a caret under
+    the column); the fields are there for tests to check. The languages of the other packages
+    (the rules of ``xmlevents.rules``) lay their errors out the same way by subclassing it."""
 
     def __init__(self, reason: str, *, text: str = "", line: int | None = 1,
                  col: int | None = 1, context: str = "") -> None:
@@ -100,15 +103,15 @@ class _Positioned(XmlEventsError, ValueError):
         super().__init__(message)
 
 
-class PathSyntaxError(_Positioned):
+class PathSyntaxError(PositionedError):
     """A path type or path instance that does not follow the text form of section 2.1."""
 
 
-class ExpressionSyntaxError(_Positioned):
+class ExpressionSyntaxError(PositionedError):
     """Malformed text in the expression language (DESIGN section 3)."""
 
 
-class DefinitionError(_Positioned):
+class DefinitionError(PositionedError):
     """A well-formed definition that cannot be evaluated: unknown name, cycle, bad path type.
 
     ``definition`` names the definition and ``node`` prints the offending node of its tree.

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import pathlib
 import re
@@ -12,25 +11,9 @@ import sys
 
 import pytest
 
-from xmlevents._cli import main
+from tests.cli.helpers import EI, line, run
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-EI = "Ei := ins(item) ; (ins(item/price) & ins(item/quantity))"
-
-
-def run(argv: list[str], stdin: str = "") -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    old = sys.stdin
-    sys.stdin = io.StringIO(stdin)
-    try:
-        status = main(argv, stdout=out, stderr=err)
-    finally:
-        sys.stdin = old
-    return status, out.getvalue(), err.getvalue()
-
-
-def line(**fields: object) -> str:
-    return json.dumps(fields)
 
 
 ITEM_LINES = "\n".join([

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import gzip
-import io
 import json
 import pathlib
 import subprocess
@@ -12,26 +11,8 @@ import sys
 
 import pytest
 
-from xmlevents._cli import main
+from tests.cli.helpers import EI, line, run
 from xmlevents._cli_common import ArgumentFailure, parse_namespaces
-
-EI = "Ei := ins(item) ; (ins(item/price) & ins(item/quantity))"
-
-
-def run(argv: list[str], stdin: str = "") -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    old = sys.stdin
-    sys.stdin = io.StringIO(stdin)
-    try:
-        status = main(argv, stdout=out, stderr=err)
-    finally:
-        sys.stdin = old
-    return status, out.getvalue(), err.getvalue()
-
-
-def line(**fields: object) -> str:
-    return json.dumps(fields)
-
 
 ITEM = [line(id="ei1", op="ins", path="/order/item", ids=["o1", "i1"]),
         line(id="ep1", op="ins", path="/order/item/price", ids=["o1", "i1", "p1"]),
