@@ -19,9 +19,12 @@ not(document('p.xml')/products/product[@id=$delta/@id]/store[@id=$delta/../@id])
 """
 
 from . import ast
+from ._analysis import Analysis, Arc, Graph, Verdict, analyse, decompose, self_disactivating
 from ._errors import RuleError, RuleSyntaxError, UnknownDocumentError
+from ._execute import ActionError, StepLimitError, TraceStep, UpdateError
 from ._parser import MAX_DEPTH, parse_action, parse_condition, parse_path, parse_rule, parse_rules
 from ._printer import quote, to_text
+from ._store import BoundRules, Store
 from ._xpath import (
     CompiledCondition,
     CompiledContent,
@@ -47,6 +50,11 @@ __all__ = [
     "compile_path", "compile_condition", "compile_qualifier", "compile_content", "CompiledPath",
     "CompiledCondition", "CompiledQualifier", "CompiledContent", "SelectedNode", "Documents",
     "string_value",
+    # static analysis (section 3)
+    "analyse", "Analysis", "Graph", "Arc", "Verdict", "decompose", "self_disactivating",
+    # execution (section 2.6)
+    "Store", "BoundRules", "TraceStep",
     # errors
-    "RuleSyntaxError", "RuleError", "UnknownDocumentError",
+    "RuleSyntaxError", "RuleError", "UnknownDocumentError", "UpdateError", "StepLimitError",
+    "ActionError",
 ]

@@ -60,11 +60,14 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from xmlevents.algebra import ArgumentTypeError, InvalidArgumentError, UnknownNameError
 
 from ._errors import RuleError
+
+if TYPE_CHECKING:
+    from ._analysis import Analysis
 
 __all__ = [
     "Pos",
@@ -840,6 +843,13 @@ class RuleSet(Node):
                 return rule
         raise UnknownNameError(f"no rule named {name!r}; the rules are "
                        f"{', '.join(r.name for r in self.rules) or 'none'}")
+
+    def analyse(self, *, strict: bool = False) -> Analysis:
+        """The static termination analysis of section 3: triggering and activation graphs
+        and a verdict (:func:`xmlevents.rules.analyse`)."""
+        from ._analysis import analyse
+
+        return analyse(self, strict=strict)
 
     def by_priority(self) -> tuple[Rule, ...]:
         """The rules, highest priority first: the order their actions enter the schedule."""

@@ -22,7 +22,7 @@ from xmlevents import XmlEventsError
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = {"xmlevents": "xmlevents", "algebra": "xmlevents.algebra", "dom": "xmlevents.dom",
-            "replay": "xmlevents.replay"}
+            "replay": "xmlevents.replay", "rules": "xmlevents.rules"}
 
 # (file, exception): the protocol asks for exactly this built-in.
 PROTOCOL = {

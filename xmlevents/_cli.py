@@ -28,7 +28,7 @@ from xmlevents.algebra import (
     render_text,
 )
 
-from . import _cli_replay
+from . import _cli_replay, _cli_rules
 from ._cli_common import ArgumentFailure, cli_message, parse_namespaces, window_argument
 
 __all__ = ["main", "entry"]
@@ -88,6 +88,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_namespace_option(graph)
     graph.add_argument("--dot", action="store_true", help="print Graphviz DOT instead of text")
     _cli_replay.add_parsers(sub, _add_definition_options)
+    _cli_rules.add_parsers(sub)
     return p
 
 
@@ -345,6 +346,10 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
             _detect(args, out, err)
         elif args.command == "graph":
             _graph(args, out)
+        elif args.command == "rules":
+            status = _cli_rules.run(args, out, err)
+            out.flush()
+            return status
         else:
             _cli_replay.run(args, out, err, _definition_text)
     except (_Failure, ArgumentFailure, _cli_replay.CommandError) as exc:
