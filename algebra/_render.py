@@ -10,7 +10,6 @@ from collections.abc import Iterable
 
 from . import ast
 from ._definitions import DefinitionSet, LeafSpec, NodeSpec, OperatorSpec, ResolvedDefinition
-from ._events import CompositeEventType
 from ._printer import quote
 
 __all__ = ["render_text", "render_dot"]
@@ -131,14 +130,11 @@ def render_dot(definitions: DefinitionSet) -> str:
     trees = {t.name: t for t in definitions.trees()}  # once: a leaf looks its producers up
 
     def producers(d: ResolvedDefinition, leaf: LeafSpec) -> Iterable[str]:
-        """The trees whose composites reach ``leaf``: the one it names, or for the wildcard
-        ``%(pt)`` every tree whose path type can match (a scan only for wildcards)."""
-        if leaf.ref is not None:
-            return (leaf.ref,) if leaf.ref in trees and leaf.ref != d.name else ()
-        if not isinstance(leaf.et, CompositeEventType):
-            return ()
-        return [t.name for t in trees.values()
-                if t.name != d.name and leaf.receives(t.root, t.name)]
+        """The trees whose composites reach ``leaf``: among those the definition set found
+        feeding ``d``'s leaves (``depends_on``, looked up there by name or through its index
+        of path types), the ones this leaf receives."""
+        return [n for n in d.depends_on
+                if n != d.name and n in trees and leaf.receives(trees[n].root, n)]
 
     def visit(d: ResolvedDefinition, node: NodeSpec, lines: list[str]) -> str:
         nonlocal counter
