@@ -29,7 +29,7 @@ from xmlevents.algebra import (
 )
 
 from . import _cli_replay, _cli_rules
-from ._cli_common import ArgumentFailure, cli_message, parse_namespaces, window_argument
+from ._cli_common import ArgumentFailure, parse_namespaces, window_argument
 
 __all__ = ["main", "entry"]
 
@@ -116,7 +116,7 @@ def _definitions(args: argparse.Namespace, namespaces: dict[str, str] | None = N
         try:
             defs.extend(parse_definitions(text, namespaces, source=where))
         except XmlEventsError as exc:  # the parser names ``where`` itself
-            raise _Failure(cli_message(exc)) from None
+            raise _Failure(exc.for_cli()) from None
     if not defs:
         raise _Failure("no definitions: give --define 'Name := expression' or "
                        "--definitions FILE")
@@ -124,7 +124,7 @@ def _definitions(args: argparse.Namespace, namespaces: dict[str, str] | None = N
         return DefinitionSet(defs)
     except XmlEventsError as exc:
         where = next((w for w, text in sources if getattr(exc, "text", None) == text), "")
-        message = cli_message(exc)
+        message = exc.for_cli()
         raise _Failure(f"{where}: {message}" if where else message) from None
 
 
@@ -254,7 +254,7 @@ def _detect(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
                            semantics=args.semantics, within=args.within,
                            detect_aliases=True)  # every definition is written out
     except XmlEventsError as exc:
-        raise _Failure(cli_message(exc)) from None
+        raise _Failure(exc.for_cli()) from None
     stream, name = _open_events(args.events)
     dumps = _line_encoder()
     output = _Output(out)
@@ -297,7 +297,7 @@ def _event_failure(exc: XmlEventsError, name: str, line: int | None) -> str:
     """The message of an error while detecting, naming the file once: ``FILE, line N: ...``
     for a malformed line (the reader's error, ``line N: ...``) and for an event the graph
     refused (``line``: that of the last event read); ``FILE: ...`` otherwise."""
-    message = cli_message(exc)
+    message = exc.for_cli()
     if isinstance(exc, EventFormatError) and exc.line is not None:
         return f"{name}, {message}"
     if line is not None:
@@ -320,7 +320,7 @@ def _graph(args: argparse.Namespace, out: TextIO) -> None:
     try:
         text = render_dot(defs) if args.dot else render_text(defs)
     except XmlEventsError as exc:
-        raise _Failure(cli_message(exc)) from None
+        raise _Failure(exc.for_cli()) from None
     out.write(text + "\n")
 
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from xmlevents.algebra import Duration, XmlEventsError, window
 
-__all__ = ["ArgumentFailure", "window_argument", "parse_namespaces", "cli_message"]
+__all__ = ["ArgumentFailure", "window_argument", "parse_namespaces"]
 
 
 class ArgumentFailure(XmlEventsError, ValueError):
@@ -62,9 +62,3 @@ def parse_namespaces(pairs: Sequence[str]) -> dict[str, str]:
                                   f"to {namespaces[prefix]!r}")
         namespaces[prefix] = uri
     return namespaces
-
-
-def cli_message(exc: XmlEventsError) -> str:
-    """The message of a library error as the command line prints it: its hints phrased as
-    command-line flags (``pass --namespace p=URI``, not ``namespaces=``; ``for_cli``)."""
-    return exc.for_cli()

@@ -19,7 +19,7 @@ from urllib.parse import urlparse
 
 from xmlevents.algebra import XmlEventsError
 
-from ._cli_common import cli_message, parse_namespaces, window_argument
+from ._cli_common import parse_namespaces, window_argument
 
 if TYPE_CHECKING:  # imported when the command runs: detect and graph never load lxml
     from xmlevents.replay import DiffOptions, Key, ReplayProgress, ReplayReport
@@ -136,7 +136,7 @@ def _from_git(args: argparse.Namespace, out: TextIO) -> None:
     try:
         count = write_versions(rows(), args.output)
     except XmlEventsError as exc:
-        raise CommandError(cli_message(exc)) from None
+        raise CommandError(exc.for_cli()) from None
     except OSError as exc:
         raise CommandError(f"cannot write {args.output}: {exc.strerror or exc}") from None
     out.write(f"{count} versions of {args.path} written to {args.output}\n")
@@ -261,7 +261,7 @@ def _run_local(args: argparse.Namespace, definitions: str | None, namespaces: di
                          namespaces=namespaces, within=args.within, show=args.show,
                          progress=progress)
     except XmlEventsError as exc:  # a version table that cannot be read, ...
-        raise CommandError(cli_message(exc)) from None
+        raise CommandError(exc.for_cli()) from None
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else f"{args.out}: "
         raise CommandError(f"cannot write {where}{exc.strerror or exc}") from None
@@ -291,7 +291,7 @@ def _run_spark(args: argparse.Namespace, definitions: str | None, namespaces: di
                            namespaces=namespaces, partitions=args.partitions,
                            within=args.within, show=args.show, progress=progress)
     except XmlEventsError as exc:  # a version table that cannot be read, ...
-        raise CommandError(cli_message(exc)) from None
+        raise CommandError(exc.for_cli()) from None
     finally:
         if ours:
             spark.stop()
