@@ -5,6 +5,7 @@ This package imports nothing outside the standard library: lxml (for termination
 blinker and pyspark live in the layers above it.
 """
 
+from ._contexts import Group, Occurrence, select_any, select_disj, select_seq
 from ._definitions import DefinitionSet, LeafSpec, OperatorSpec, ResolvedDefinition
 from ._documents import Condition, Documents
 from ._errors import (
@@ -132,6 +133,9 @@ __all__ = [
     # definitions, engine, drawings
     "DefinitionSet", "ResolvedDefinition", "LeafSpec", "OperatorSpec", "EventGraph", "Expired",
     "render_text", "render_dot",
+    # Snoop's contexts as parts: picking and consuming stored occurrences in one group (the
+    # detection service's operators use them on their own instances)
+    "Occurrence", "Group", "select_any", "select_seq", "select_disj",
     # subscriptions: checked when made (the watched documents' monitor uses these too)
     "subscription_type", "check_subscription", "check_receiver", "check_weak", "unknown_name",
     "raise_collected",

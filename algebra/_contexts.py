@@ -31,17 +31,37 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from itertools import combinations, product
+from typing import Generic, Protocol, TypeVar
 
 from ._events import Event
 from .ast import Context
 
-__all__ = ["Group", "Before", "select_any", "select_seq", "select_not", "select_disj", "remove"]
+__all__ = ["Group", "Before", "Occurrence", "select_any", "select_seq", "select_not",
+           "select_disj", "remove"]
+
+
+class Occurrence(Protocol):
+    """What a context needs of an event: the tick it was detected and its interval. The
+    algebra's events have it; so do the detection service's instances (seed 001), whose
+    operators pick and consume by these same functions."""
+
+    @property
+    def ts(self) -> int: ...
+
+    @property
+    def start(self) -> int: ...
+
+    @property
+    def end(self) -> int: ...
+
+
+OccT = TypeVar("OccT", bound=Occurrence)
 
 Before = Callable[[Event, Event], bool]
 Picks = tuple[Event, ...]
 
 
-class Group:
+class Group(Generic[OccT]):
     """The stored events of one group: one buffer a child, oldest first.
 
     ``taken`` collects, per child, events a continuous-context operator consumed during the
@@ -51,10 +71,10 @@ class Group:
     __slots__ = ("bufs", "taken")
 
     def __init__(self, width: int) -> None:
-        self.bufs: list[list[Event]] = [[] for _ in range(width)]
+        self.bufs: list[list[OccT]] = [[] for _ in range(width)]
         self.taken: list[set[int]] | None = None
 
-    def take(self, child: int, event: Event) -> None:
+    def take(self, child: int, event: OccT) -> None:
         if self.taken is None:
             self.taken = [set() for _ in self.bufs]
         self.taken[child].add(id(event))
@@ -69,22 +89,22 @@ class Group:
     def is_empty(self) -> bool:
         return not any(self.bufs)
 
-    def events(self) -> list[Event]:
+    def events(self) -> list[OccT]:
         return [e for buf in self.bufs for e in buf]
 
 
-def _age(e: Event) -> tuple[int, int]:
+def _age(e: Occurrence) -> tuple[int, int]:
     return (e.ts, e.start)
 
 
-def _store(ctx: Context, buf: list[Event], e: Event) -> None:
+def _store(ctx: Context, buf: list[OccT], e: OccT) -> None:
     if ctx is Context.RECENT:
         buf[:] = [e]
     else:
         buf.append(e)
 
 
-def remove(buf: list[Event], e: Event) -> bool:
+def remove(buf: list[OccT], e: OccT) -> bool:
     """Take ``e`` itself (not an equal event) out of ``buf``; whether it was there."""
     for i, x in enumerate(buf):
         if x is e:
@@ -93,13 +113,14 @@ def remove(buf: list[Event], e: Event) -> bool:
     return False
 
 
-def select_disj(ctx: Context, g: Group, k: int, e: Event, before: Before) -> list[Picks]:
+def select_disj(ctx: Context, g: Group[OccT], k: int, e: OccT, before: Callable[[OccT, OccT], bool]
+                ) -> list[tuple[OccT, ...]]:
     """Disjunction ∇: every event raises a composite on its own; nothing is stored."""
     return [(e,)]
 
 
-def select_any(ctx: Context, n: int, g: Group, k: int, e: Event,
-               before: Before) -> list[Picks]:
+def select_any(ctx: Context, n: int, g: Group[OccT], k: int, e: OccT,
+               before: Callable[[OccT, OccT], bool]) -> list[tuple[OccT, ...]]:
     """Conjunction ∆ (``n`` = number of children) and Snoop's ``any(n, ...)``."""
     if n == 1:
         # any(1, ...): every event raises a composite on its own, in every context; none
@@ -141,7 +162,7 @@ def select_any(ctx: Context, n: int, g: Group, k: int, e: Event,
             bufs[j].clear()
         return [out]
     if ctx is Context.CONTINUOUS:
-        results: list[Picks] = []
+        results: list[tuple[OccT, ...]] = []
         nxt = {j: len(bufs[j]) - 1 for j in others}
         while True:
             ready = [j for j, i in nxt.items() if i >= 0]
@@ -163,18 +184,18 @@ def select_any(ctx: Context, n: int, g: Group, k: int, e: Event,
     return results
 
 
-def _chains(bufs: Sequence[list[Event]], e: Event, before: Before, *, first_only: bool,
-            newest_first: bool = False, skip: frozenset[int] | set[int] = frozenset()
-            ) -> list[list[Event]]:
+def _chains(bufs: Sequence[list[OccT]], e: OccT, before: Callable[[OccT, OccT], bool], *,
+            first_only: bool, newest_first: bool = False,
+            skip: frozenset[int] | set[int] = frozenset()) -> list[list[OccT]]:
     """Chains ``x0 < x1 < ... < e`` through the buffers, in preference order (DFS).
 
     With ``first_only`` the search stops at the first chain; ``newest_first`` prefers recent
     events at every step; events whose ``id`` is in ``skip`` are passed over.
     """
     last = len(bufs) - 1
-    found: list[list[Event]] = []
+    found: list[list[OccT]] = []
 
-    def walk(p: int, prev: Event | None, acc: list[Event]) -> bool:
+    def walk(p: int, prev: OccT | None, acc: list[OccT]) -> bool:
         if p == last:
             found.append(acc + [e])
             return first_only
@@ -191,7 +212,8 @@ def _chains(bufs: Sequence[list[Event]], e: Event, before: Before, *, first_only
     return found
 
 
-def select_seq(ctx: Context, g: Group, k: int, e: Event, before: Before) -> list[Picks]:
+def select_seq(ctx: Context, g: Group[OccT], k: int, e: OccT, before: Callable[[OccT, OccT], bool]
+               ) -> list[tuple[OccT, ...]]:
     """Sequence ``E0 ; E1 ; ... ; En``: events of child ``i`` must precede those of ``i+1``.
 
     Only the last child's events terminate; an event of a middle child that no stored event of
@@ -224,7 +246,7 @@ def select_seq(ctx: Context, g: Group, k: int, e: Event, before: Before) -> list
                 remove(bufs[p], x)
         return [tuple(chain)]
     if ctx is Context.CUMULATIVE:
-        selected: list[list[Event]] = [[e]]
+        selected: list[list[OccT]] = [[e]]
         for p in range(last - 1, -1, -1):
             later = selected[0]
             picked = [x for x in bufs[p] if any(before(x, y) for y in later)]
@@ -236,7 +258,7 @@ def select_seq(ctx: Context, g: Group, k: int, e: Event, before: Before) -> list
             bufs[p][:] = [x for x in bufs[p] if id(x) not in gone]
         return [tuple(x for picked in selected for x in picked)]
     if ctx is Context.CONTINUOUS:
-        results: list[Picks] = []
+        results: list[tuple[OccT, ...]] = []
         used: set[int] = set()
         while True:
             found = _chains(bufs, e, before, first_only=True, newest_first=True, skip=used)
@@ -250,7 +272,8 @@ def select_seq(ctx: Context, g: Group, k: int, e: Event, before: Before) -> list
     return [tuple(chain) for chain in _chains(bufs, e, before, first_only=False)]
 
 
-def select_not(ctx: Context, g: Group, k: int, e: Event, before: Before) -> list[Picks]:
+def select_not(ctx: Context, g: Group[OccT], k: int, e: OccT, before: Callable[[OccT, OccT], bool]
+               ) -> list[tuple[OccT, ...]]:
     """Snoop's ``not(E1, E2, E3)``: E1 then E3 with no E2 in between.
 
     An E2 drops every stored E1 it follows; an E3 pairs with the E1s before it, chosen and

@@ -97,7 +97,7 @@ def before_detection(a: Event, b: Event) -> bool:
 
 SEMANTICS: dict[str, Before] = {"interval": before_interval, "detection": before_detection}
 
-_Select = Callable[[Group, int, Event], list[Picks]]
+_Select = Callable[[Group[Event], int, Event], list[Picks]]
 
 
 class OperatorNode:
@@ -157,7 +157,7 @@ class OperatorNode:
         self.parent: OperatorNode | None = None
         self.index = 0
         self.width = len(spec.children)
-        self.groups: dict[Hashable, Group] = {}
+        self.groups: dict[Hashable, Group[Event]] = {}
         self.pending: list[tuple[int, Event]] = []
         self._select: _Select | None = _selector(spec.expr, self.context, before)
         self._before = before
@@ -238,7 +238,7 @@ class OperatorNode:
         if self._terminators_first and len(arrivals) > 1:
             arrivals.sort(key=lambda arrival: -arrival[0])
         raised: list[CompositeEvent] = []
-        touched: list[tuple[Hashable, Group]] = []
+        touched: list[tuple[Hashable, Group[Event]]] = []
         groups = self.groups
         select = self._select
         assert select is not None

@@ -1,0 +1,937 @@
+"""The SNOOP-R detector (seed 001, section 3): an event graph of shared nodes, expressions
+registered and unregistered while it runs, atomic events signalled with parameters.
+
+The graph is the paper's (sections 3.1-3.4):
+
+* **Leaves** are one per atomic event type (:class:`Leaf`). Each holds the *event
+  definitions* of every expression using that type — its parameters' literals, the variables
+  they bind, the use it activates — indexed by one literal each, so that a signal is matched
+  only against the definitions that can take it (a ``newCD(artist="U2")`` signal never looks
+  at the 10,000 definitions asking for other artists).
+* **Operator nodes** (:class:`OperatorNode`) are hash-consed: an equal subexpression (the same
+  operators over the same atomic expressions, with the same input values) is built once, and
+  the node keeps its stored instances *per use*, a use being one occurrence of the node in one
+  expression's tree (:class:`Use`). So a shared node activates only its own expression's
+  parent (section 3.3, Figure 2), and sharing never changes a result.
+* **Opaque leaves** are one per opaque expression, never shared (section 3.2).
+
+Detection is bottom-up (section 3.3). A signal gets the next tick; at the leaf of its type each
+matching definition validates the bindings (the *binding validity* rule: every output
+variable bound, nothing bound that is neither an output nor an input, inputs equal to their
+values) and passes an :class:`Instance` to its use's parent. Operators pick and keep instances
+in Snoop's *recent* context with the algebra's context functions
+(:func:`xmlevents.algebra.select_seq`, :func:`~xmlevents.algebra.select_any`): a stored
+instance is replaced by the next one of its child and never consumed. Time is the order of
+detection: ``E1`` precedes ``E2`` if it occurred at an earlier tick (the occurrence of a
+composite is its last constituent's, section 2.2).
+
+**Joins.** Instances meeting at ``SEQ`` or ``ANY`` must agree on the variables they share
+(section 3.3, "computing variable bindings"). Two behaviours, chosen per engine:
+
+* ``join="correlate"`` (default): the *grouping key* of a use is the values of the variables
+  every child always binds, so an instance meets only instances with the same values — the
+  same part the algebra's hierarchical context plays with projections (seed 000, section 3.1).
+  Variables some children share but not all are checked when instances meet.
+* ``join="paper"``: one group per use, as the paper: when the most recent instances disagree,
+  "the event detector discards the last instance received at the node".
+
+The two differ only when an older instance would have matched: ``SEQ(newCD(title=T),
+newDVD(title=T))`` after ``newCD("Boy")``, ``newCD("War")``, ``newDVD("Boy")`` detects with the
+``correlate`` join and not with the paper's.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Literal as TypingLiteral
+
+from xmlevents.algebra import (
+    CompositeEvent,
+    Context,
+    Event,
+    Group,
+    PrimitiveEvent,
+    PrimitiveEventType,
+    XmlEventsError,
+    matches,
+    parse_event_type,
+    select_any,
+    select_disj,
+    select_seq,
+)
+
+from ._errors import RegistrationError, SignalError, UnknownExpressionError
+from ._text import parse_expression
+from .ast import (
+    Any,
+    Atomic,
+    Expression,
+    Literal,
+    Opaque,
+    Or,
+    Registration,
+    Seq,
+    Value,
+    check_value,
+)
+
+__all__ = [
+    "Engine",
+    "Signal",
+    "Detection",
+    "Instance",
+    "OpaqueRequest",
+    "Provider",
+    "Leaf",
+    "OperatorNode",
+    "Use",
+    "Join",
+]
+
+Join = TypingLiteral["correlate", "paper"]
+
+
+@dataclass(frozen=True, slots=True)
+class Signal:
+    """An atomic event as the engine received it: its id, type, parameters, the tick the
+    engine gave it (the order of arrival) and the time its provider gave, if any."""
+
+    id: str
+    type: str
+    params: Mapping[str, Value]
+    ts: int
+    time: float | None = None
+
+    def to_json(self) -> dict[str, object]:
+        d: dict[str, object] = {"id": self.id, "type": self.type, "params": dict(self.params),
+                                "tick": self.ts}
+        if self.time is not None:
+            d["time"] = self.time
+        return d
+
+
+class Instance:
+    """An occurrence of a node's event for one use: its variable bindings, its atomic events
+    (by tick) and its interval of ticks (what the contexts compare)."""
+
+    __slots__ = ("bindings", "end", "events", "start", "ts")
+
+    def __init__(self, ts: int, start: int, end: int, bindings: dict[str, Value],
+                 events: tuple[Signal, ...]) -> None:
+        self.ts = ts
+        self.start = start
+        self.end = end
+        self.bindings = bindings
+        self.events = events
+
+
+@dataclass(frozen=True, slots=True)
+class Detection:
+    """A notification (section 3.3): the expression, its output bindings, the atomic events
+    that contributed (by tick), and the next evaluation id — the expression's id while it can
+    occur again, None once it never can (then ``events`` is empty: the empty result)."""
+
+    expression: str
+    bindings: Mapping[str, Value]
+    events: tuple[Signal, ...]
+    next: str | None
+    tick: int
+
+    def to_json(self) -> dict[str, object]:
+        return {"expression": self.expression, "bindings": dict(self.bindings),
+                "events": [s.to_json() for s in self.events], "next": self.next,
+                "tick": self.tick}
+
+
+@dataclass(frozen=True, slots=True)
+class OpaqueRequest:
+    """What a provider is asked to evaluate (section 3.3, evaluating atomic expressions): the
+    opaque expression's language and text, the input variables' values, its outputs."""
+
+    language: str
+    text: str
+    inputs: Mapping[str, Value]
+    binds: tuple[str, ...]
+    expression: str
+
+
+#: A provider evaluates opaque expressions of one language: it returns an evaluation id under
+#: which it later reports results (:meth:`Engine.report`), or raises (an evaluation error).
+Provider = Callable[[OpaqueRequest], str]
+
+
+def _before(a: Instance, b: Instance) -> bool:
+    """``a`` occurred before ``b`` (section 2.2: the occurrence time of a composite is its
+    last constituent's)."""
+    return a.end < b.end
+
+
+@dataclass(slots=True)
+class _Definition:
+    """An event definition stored at a leaf (Figure 1's ellipses): one atomic expression of
+    one use, compiled against the registration's input values."""
+
+    use: Use
+    atomic: Atomic
+    #: parameter -> value it must have (literals, and variables given as inputs)
+    required: tuple[tuple[str, Value], ...]
+    #: parameter -> output variable it binds
+    binds: tuple[tuple[str, str], ...]
+
+    def bindings(self, params: Mapping[str, Value]) -> dict[str, Value] | None:
+        """The bindings this definition makes of ``params``; None if it does not take them
+        (a literal or input differs, an output variable cannot be bound: binding validity)."""
+        for name, value in self.required:
+            got = params.get(name, _ABSENT)
+            if got is _ABSENT or not _same(got, value):
+                return None
+        out: dict[str, Value] = {}
+        for name, var in self.binds:
+            got = params.get(name, _ABSENT)
+            if got is _ABSENT:
+                return None  # binding validity: an output variable left unbound
+            prior = out.get(var, _ABSENT)
+            if prior is not _ABSENT and not _same(prior, got):
+                return None  # newCD(title=T, artist=T): both must be equal
+            out[var] = got  # type: ignore[assignment]
+        return out
+
+
+_ABSENT: object = object()
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal values of the same JSON kind: ``1`` is not ``"1"`` nor ``true``."""
+    return a == b and (type(a) is type(b) or (isinstance(a, int | float)
+                                              and isinstance(b, int | float)
+                                              and not isinstance(a, bool)
+                                              and not isinstance(b, bool)))
+
+
+class Leaf:
+    """The leaf of one atomic event type, with the event definitions stored at it (section
+    3.2), indexed by one required parameter value each."""
+
+    __slots__ = ("_all", "_index", "_loose", "doc_type", "type")
+
+    def __init__(self, etype: str) -> None:
+        self.type = etype
+        #: For a primitive document event type (``ins(/order/item)``): the parsed type.
+        self.doc_type: PrimitiveEventType | None = None
+        self._all: dict[int, _Definition] = {}
+        self._index: dict[tuple[str, Hashable], dict[int, _Definition]] = {}
+        self._loose: dict[int, _Definition] = {}
+
+    @property
+    def definitions(self) -> list[tuple[str, Atomic]]:
+        """(expression id, atomic expression) of every definition stored, in registration
+        order."""
+        return [(d.use.expression, d.atomic) for _, d in sorted(self._all.items())]
+
+    def __len__(self) -> int:
+        return len(self._all)
+
+    def definition(self, use: Use) -> _Definition:
+        return self._all[use.id]
+
+    def add(self, d: _Definition) -> None:
+        self._all[d.use.id] = d
+        if d.required:
+            name, value = d.required[0]
+            self._index.setdefault((name, _hashable(value)), {})[d.use.id] = d
+        else:
+            self._loose[d.use.id] = d
+
+    def discard(self, use: Use) -> None:
+        d = self._all.pop(use.id, None)
+        if d is None:
+            return
+        if d.required:
+            name, value = d.required[0]
+            key = (name, _hashable(value))
+            bucket = self._index[key]
+            del bucket[use.id]
+            if not bucket:
+                del self._index[key]
+        else:
+            del self._loose[use.id]
+
+    def candidates(self, params: Mapping[str, Value]) -> list[_Definition]:
+        """The definitions that may take an event with ``params``, in registration order."""
+        found = list(self._loose.values())
+        for name, value in params.items():
+            try:
+                bucket = self._index.get((name, _hashable(value)))
+            except TypeError:  # pragma: no cover - values are checked scalars
+                bucket = None
+            if bucket:
+                found.extend(bucket.values())
+        if len(found) > 1:
+            found.sort(key=lambda d: d.use.id)
+        return found
+
+
+def _hashable(value: Value) -> Hashable:
+    # 1 == 1.0 == True hash alike; the kind keeps them apart as _same does.
+    return (type(value) is bool, type(value) is str, value)
+
+
+class OperatorNode:
+    """An operator node, shared by every equal subexpression (section 3.1): its operator and,
+    per use, the instances it stores by grouping key (section 3.3, "separate storage for
+    instances of different expressions")."""
+
+    __slots__ = ("key", "kind", "needed", "serial", "storage", "uses", "width")
+
+    def __init__(self, kind: str, key: Hashable, width: int, needed: int, serial: int) -> None:
+        self.kind = kind
+        self.key = key
+        #: Names the node in its parents' keys (never reused).
+        self.serial = serial
+        self.width = width
+        self.needed = needed
+        #: The uses of this node (its parents, keyed by use as Figure 2 keys them by rule).
+        self.uses: dict[int, Use] = {}
+        #: use id -> grouping key -> the stored instances of that group, one buffer a child.
+        self.storage: dict[int, dict[Hashable, Group[Instance]]] = {}
+
+    def stored(self, use: Use) -> list[Instance]:
+        """The instances this node stores for ``use``."""
+        return [i for g in self.storage.get(use.id, {}).values() for i in g.events()]
+
+    def activate(self, use: Use, child: int, inst: Instance, tick: int) -> list[Instance]:
+        """An instance of child ``child`` arrives for ``use``: store it as the recent context
+        does and return the composite instances it completes."""
+        group = _EMPTY
+        if self.kind == "OR":
+            picked = select_disj(Context.RECENT, group, child, inst, _before)
+        else:
+            key = tuple(_key_value(inst.bindings.get(v)) for v in use.key_vars)
+            groups = self.storage.setdefault(use.id, {})
+            found = groups.get(key)
+            if found is None:
+                found = groups[key] = Group(self.width)
+            group = found
+            if self.kind == "SEQ":
+                picked = select_seq(Context.RECENT, group, child, inst, _before)
+            else:
+                picked = select_any(Context.RECENT, self.needed, group, child, inst, _before)
+        out: list[Instance] = []
+        for picks in picked:
+            merged = _merge(picks)
+            if merged is None:
+                # Variables disagree: discard the last instance received (section 3.3).
+                buf = group.bufs[child] if group.bufs else []
+                if buf and buf[-1] is inst:
+                    buf.pop()
+                continue
+            events = sorted({s.id: s for p in picks for s in p.events}.values(),
+                            key=lambda s: s.ts)
+            out.append(Instance(tick, min(p.start for p in picks),
+                                max(p.end for p in picks), merged, tuple(events)))
+        return out
+
+
+_EMPTY: Group[Instance] = Group(0)
+
+
+def _key_value(value: Value | None) -> Hashable:
+    return None if value is None else _hashable(value)
+
+
+def _merge(picks: tuple[Instance, ...]) -> dict[str, Value] | None:
+    """The bindings of instances joined, or None if two give a variable different values."""
+    merged: dict[str, Value] = {}
+    for p in picks:
+        for name, value in p.bindings.items():
+            prior = merged.get(name, _ABSENT)
+            if prior is _ABSENT:
+                merged[name] = value
+            elif not _same(prior, value):
+                return None
+    return merged
+
+
+@dataclass(eq=False, slots=True)
+class Use:
+    """One node of one expression's tree: the node (shared or not), its parent use, and which
+    child of the parent it is. ``key_vars`` are the variables grouping its stored instances
+    (the ``correlate`` join; empty for the paper's)."""
+
+    id: int
+    expression: str
+    node: OperatorNode | Leaf | _OpaqueLeaf
+    parent: Use | None
+    child: int
+    key_vars: tuple[str, ...] = ()
+    children: list[Use] = field(default_factory=list)
+
+
+class _OpaqueLeaf:
+    """An opaque expression's leaf: never shared; its evaluation id, or failed."""
+
+    __slots__ = ("evaluation", "expr", "failed", "inputs")
+
+    def __init__(self, expr: Opaque, inputs: Mapping[str, Value]) -> None:
+        self.expr = expr
+        self.inputs = inputs
+        self.evaluation: str | None = None
+        self.failed: str | None = None
+
+
+@dataclass(slots=True)
+class _Registered:
+    id: str
+    registration: Registration
+    root: Use
+    uses: list[Use]
+    #: Whether it may still occur (False once it cannot: the empty result was sent).
+    alive: bool = True
+    opaque: list[Use] = field(default_factory=list)
+
+
+class Engine:
+    """The detector: register expressions, signal atomic events, receive detections.
+
+    Args:
+        join: ``"correlate"`` (instances meet only when they bind their shared variables
+            alike) or ``"paper"`` (the most recent instances meet; a mismatch discards the
+            last one): see the module.
+        share: build an equal subexpression once (the paper's event graph); False builds every
+            expression's tree apart (same results: the test of the sharing).
+        providers: language URI -> :data:`Provider`, for opaque expressions.
+        trace: called with (expression id, operator kind, use id) on every operator
+            activation, for tests and debugging (section 3.3's parent disambiguation).
+
+    >>> engine = Engine()
+    >>> a = engine.register('SEQ(newCD(title=T, artist="U2"), newMusicDVD(title=T))')
+    >>> engine.signal("newCD", {"title": "Boy", "artist": "U2"})
+    []
+    >>> [d.bindings for d in engine.signal("newMusicDVD", {"title": "Boy"})]
+    [{'T': 'Boy'}]
+    """
+
+    def __init__(self, *, join: Join = "correlate", share: bool = True,
+                 providers: Mapping[str, Provider] | None = None,
+                 trace: Callable[[str, str, int], object] | None = None) -> None:
+        if join not in ("correlate", "paper"):
+            raise RegistrationError(f"join must be 'correlate' or 'paper', got {join!r}")
+        self.join: Join = join
+        self.share = share
+        self.providers: dict[str, Provider] = dict(providers or {})
+        self.trace = trace
+        self.tick = 0
+        self._uses = itertools.count(1)
+        self._serials = itertools.count(1)
+        self._ids = itertools.count(1)
+        self._leaves: dict[str, Leaf] = {}
+        self._doc_leaves: dict[str, Leaf] = {}
+        self._nodes: dict[Hashable, OperatorNode] = {}
+        self._opaque: dict[int, _OpaqueLeaf] = {}
+        self._evaluations: dict[str, Use] = {}
+        self._expressions: dict[str, _Registered] = {}
+
+    # --- registration (sections 3.2, 3.4) ---------------------------------------------------
+
+    def register(self, expression: Expression | Registration | str,
+                 inputs: Mapping[str, Value] | None = None, *, ident: str | None = None
+                 ) -> str:
+        """Add an expression to the graph and return its id (its first evaluation id).
+
+        ``expression`` is a tree, its text form, or a :class:`Registration` (which carries the
+        inputs). Every check happens before the graph is touched: a bad expression leaves it
+        exactly as it was (section 3.2's cleaning, made unnecessary).
+
+        Raises:
+            ExpressionTextError: malformed text, with line and column.
+            RegistrationError: an output variable no atomic expression binds, an input no
+                expression uses, an opaque language without a provider, a used id.
+        """
+        if isinstance(expression, str):
+            expression = parse_expression(expression)
+        if isinstance(expression, Registration):
+            if inputs:
+                raise RegistrationError("inputs given twice: in the Registration and apart")
+            registration = expression
+        else:
+            registration = Registration(expression, dict(inputs or {}))
+        self._check(registration)
+        if ident is None:
+            ident = f"e{next(self._ids)}"
+            while ident in self._expressions:
+                ident = f"e{next(self._ids)}"
+        elif not isinstance(ident, str) or not ident:
+            raise RegistrationError("an expression id must be a non-empty string")
+        elif ident in self._expressions:
+            raise RegistrationError(f"an expression with the id {ident!r} is registered")
+        uses: list[Use] = []
+        root = self._build(ident, registration, uses)
+        reg = _Registered(ident, registration, root, uses)
+        reg.opaque = [u for u in uses if isinstance(u.node, _OpaqueLeaf)]
+        self._expressions[ident] = reg
+        for use in reg.opaque:
+            self._evaluate(reg, use)
+        return ident
+
+    def _check(self, reg: Registration) -> None:
+        e = reg.expression
+        used = e.variables
+        unused = sorted(set(reg.inputs) - used)
+        if unused:
+            raise RegistrationError(
+                f"input variable {unused[0]} is given a value but no atomic expression uses it")
+        for node in e.walk():
+            if isinstance(node, Opaque):
+                if node.language not in self.providers:
+                    known = ", ".join(sorted(self.providers)) or "none"
+                    raise RegistrationError(
+                        f"no provider evaluates the opaque language {node.language!r} "
+                        f"(providers: {known})")
+                given = sorted(set(node.binds) & set(reg.inputs))
+                if given:
+                    raise RegistrationError(
+                        f"variable {given[0]} is an output of an opaque expression and is "
+                        "given a value")
+            elif isinstance(node, Atomic) and node.is_document_type:
+                try:
+                    et = parse_event_type(node.type)
+                except XmlEventsError as exc:
+                    raise RegistrationError(f"bad document event type {node.type}: {exc}"
+                                            ) from None
+                if not isinstance(et, PrimitiveEventType):  # pragma: no cover - parser
+                    raise RegistrationError(f"{node.type} is not a primitive event type")
+
+    def _build(self, ident: str, reg: Registration, uses: list[Use]) -> Use:
+        """The uses of the expression's tree, nodes found or made (hash-consed), leaves given
+        their definitions; pre-order in ``uses``. Iterative: trees may be deep.
+
+        A node's key is flat: its operator and its children's keys, where an operator child
+        is named by its node's serial number and an atomic child by its type, parameters and
+        the input values they use. Equal subexpressions with equal inputs get equal keys; no
+        key nests (deep trees hash and compare in constant time per node).
+        """
+        inputs = reg.inputs
+        # The occurrences of subexpressions, pre-order: (expression, parent index, child).
+        occ: list[tuple[Expression, int, int]] = []
+        stack: list[tuple[Expression, int, int]] = [(reg.expression, -1, 0)]
+        while stack:
+            expr, parent, child = stack.pop()
+            index = len(occ)
+            occ.append((expr, parent, child))
+            stack.extend((c, index, i) for i, c in reversed(list(enumerate(expr.children))))
+        kids: list[list[int]] = [[] for _ in occ]
+        for index, (_, parent, _) in enumerate(occ):
+            if parent >= 0:
+                kids[parent].append(index)
+        # Nodes bottom-up (children come after their parent in pre-order).
+        keys: list[Hashable | None] = [None] * len(occ)
+        nodes: list[OperatorNode | None] = [None] * len(occ)
+        for index in range(len(occ) - 1, -1, -1):
+            expr = occ[index][0]
+            if isinstance(expr, Atomic):
+                keys[index] = ("atom", expr.type, _params_key(expr, inputs))
+            elif not isinstance(expr, Opaque):
+                child_keys = [keys[k] for k in kids[index]]
+                shareable = self.share and all(k is not None for k in child_keys)
+                node = self._operator(expr, tuple(child_keys) if shareable else None)
+                nodes[index] = node
+                keys[index] = ("op", node.serial) if shareable else None
+        # Uses top-down, each linked to its parent's.
+        made: list[Use] = []
+        for index, (expr, parent, child) in enumerate(occ):
+            parent_use = made[parent] if parent >= 0 else None
+            if isinstance(expr, Atomic):
+                leaf = self._leaf(expr.type)
+                use = Use(next(self._uses), ident, leaf, parent_use, child)
+                leaf.add(_definition(use, expr, inputs))
+            elif isinstance(expr, Opaque):
+                opaque = _OpaqueLeaf(expr, dict(inputs))
+                use = Use(next(self._uses), ident, opaque, parent_use, child)
+                self._opaque[use.id] = opaque
+            else:
+                found = nodes[index]
+                assert found is not None
+                use = Use(next(self._uses), ident, found, parent_use, child)
+                found.uses[use.id] = use
+            made.append(use)
+            if parent_use is not None:
+                parent_use.children.append(use)
+        uses.extend(made)
+        # Grouping keys, bottom-up: the variables every child of a use always binds.
+        always: dict[int, frozenset[str]] = {}
+        for use in reversed(made):
+            op = use.node
+            if not isinstance(op, OperatorNode):
+                always[use.id] = _always(use)
+                continue
+            sets = [always[c.id] for c in use.children]
+            common = frozenset.intersection(*sets)
+            if self.join == "correlate" and op.kind != "OR":
+                use.key_vars = tuple(sorted(common))
+            if op.kind == "OR" or (op.kind == "ANY" and op.needed < op.width):
+                always[use.id] = common
+            else:
+                always[use.id] = frozenset.union(*sets)
+        return made[0]
+
+    def _leaf(self, etype: str) -> Leaf:
+        leaf = self._leaves.get(etype)
+        if leaf is None:
+            leaf = self._leaves[etype] = Leaf(etype)
+            if "(" in etype:
+                et = parse_event_type(etype)
+                assert isinstance(et, PrimitiveEventType)
+                leaf.doc_type = et
+                self._doc_leaves[etype] = leaf
+        return leaf
+
+    def _operator(self, expr: Expression, children: tuple[Hashable, ...] | None
+                  ) -> OperatorNode:
+        """The node of operator ``expr`` over children with these keys: the existing one of
+        an equal subexpression (hash-consing), or a new one (always new if ``children`` is
+        None: not shareable)."""
+        if isinstance(expr, Or):
+            kind, width, needed = "OR", len(expr.operands), 1
+        elif isinstance(expr, Seq):
+            kind, width, needed = "SEQ", 2, 2
+        else:
+            assert isinstance(expr, Any)
+            kind, width, needed = "ANY", len(expr.operands), expr.needed
+        serial = next(self._serials)
+        key: Hashable = (kind, needed, children) if children is not None else ("new", serial)
+        node = self._nodes.get(key)
+        if node is None:
+            node = self._nodes[key] = OperatorNode(kind, key, width, needed, serial)
+        return node
+
+    def unregister(self, ident: str) -> None:
+        """Take an expression's tree out of the graph (section 3.4): pre-order, a node used by
+        another tree only loses this expression's stored instances and parent link; a node no
+        other tree uses is deleted."""
+        reg = self._expressions.pop(ident, None)
+        if reg is None:
+            raise UnknownExpressionError(ident, self._expressions)
+        for use in reg.uses:  # pre-order
+            node = use.node
+            if isinstance(node, Leaf):
+                node.discard(use)
+                if not len(node):
+                    del self._leaves[node.type]
+                    self._doc_leaves.pop(node.type, None)
+            elif isinstance(node, _OpaqueLeaf):
+                del self._opaque[use.id]
+                if node.evaluation is not None:
+                    self._evaluations.pop(node.evaluation, None)
+            else:
+                node.uses.pop(use.id, None)
+                node.storage.pop(use.id, None)
+                if not node.uses:
+                    del self._nodes[node.key]
+
+    # --- detection (section 3.3) ------------------------------------------------------------
+
+    def signal(self, etype: str, params: Mapping[str, object] | None = None, *,
+               time: float | None = None) -> list[Detection]:
+        """An atomic event occurred: detect what it completes. Returns the detections, by
+        expression in registration order.
+
+        Raises:
+            SignalError: no type, or parameters that are not names to strings, numbers or
+                booleans. Nothing is changed (the tick is not spent).
+        """
+        checked = _check_signal(etype, params, time)
+        self.tick += 1
+        s = Signal(f"s{self.tick}", etype, checked, self.tick, time)
+        leaf = self._leaves.get(etype)
+        if leaf is None or leaf.doc_type is not None:
+            return []
+        return self._take(leaf, s)
+
+    def feed(self, event: Event) -> list[Detection]:
+        """An event of the algebra (a watched document's primitive event, or a composite of its
+        definitions) as an atomic event: ``ins(/order/item)(id=I)`` or ``ItemComplete(id=I)``
+        take it, with parameters :data:`~.ast.DOCUMENT_PARAMS`."""
+        params: dict[str, Value] = {"path": str(event.pi)}
+        if event.pi.ids:
+            params["id"] = event.pi.ids[-1]
+        if event.doc is not None:
+            params["doc"] = event.doc
+        time: float | None = None
+        if isinstance(event, PrimitiveEvent):
+            if event.value is not None:
+                params["value"] = event.value
+            if event.old is not None:
+                params["old"] = event.old
+            time = event.time
+            self.tick += 1
+            s = Signal(f"s{self.tick}", str(event.type), params, self.tick, time)
+            out: list[Detection] = []
+            for leaf in list(self._doc_leaves.values()):
+                assert leaf.doc_type is not None
+                if matches(event, leaf.doc_type):
+                    out.extend(self._take(leaf, s))
+            out.sort(key=lambda d: self._order(d.expression))
+            return out
+        assert isinstance(event, CompositeEvent)
+        name = event.type.name
+        assert name is not None
+        self.tick += 1
+        s = Signal(f"s{self.tick}", name, params, self.tick, None)
+        named = self._leaves.get(name)
+        return [] if named is None or named.doc_type is not None else self._take(named, s)
+
+    def _order(self, ident: str) -> int:
+        reg = self._expressions.get(ident)
+        return reg.root.id if reg is not None else 0
+
+    def _take(self, leaf: Leaf, s: Signal) -> list[Detection]:
+        out: list[Detection] = []
+        for d in leaf.candidates(s.params):
+            bindings = d.bindings(s.params)
+            if bindings is not None:
+                inst = Instance(s.ts, s.ts, s.ts, bindings, (s,))
+                self._propagate(d.use, inst, out)
+        return out
+
+    def _propagate(self, use: Use, inst: Instance, out: list[Detection]) -> None:
+        """Take ``inst`` of ``use`` up its expression's tree to the root (iteratively)."""
+        work: list[tuple[Use, Instance]] = [(use, inst)]
+        while work:
+            use, inst = work.pop(0)
+            parent = use.parent
+            if parent is None:
+                out.append(self._detection(use.expression, inst))
+                continue
+            node = parent.node
+            assert isinstance(node, OperatorNode)
+            if self.trace is not None:
+                self.trace(parent.expression, node.kind, parent.id)
+            for c in node.activate(parent, use.child, inst, self.tick):
+                work.append((parent, c))
+
+    def _detection(self, ident: str, inst: Instance) -> Detection:
+        reg = self._expressions[ident]
+        outputs = reg.registration.outputs
+        bindings = {k: v for k, v in inst.bindings.items() if k in outputs}
+        alive = self._alive(reg)
+        return Detection(ident, bindings, inst.events, ident if alive else None, self.tick)
+
+    # --- opaque expressions ------------------------------------------------------------------
+
+    def _evaluate(self, reg: _Registered, use: Use) -> None:
+        leaf = use.node
+        assert isinstance(leaf, _OpaqueLeaf)
+        provider = self.providers[leaf.expr.language]
+        used = {k: v for k, v in leaf.inputs.items()}
+        request = OpaqueRequest(leaf.expr.language, leaf.expr.text, used, leaf.expr.binds,
+                                reg.id)
+        try:
+            evaluation = provider(request)
+            if not isinstance(evaluation, str) or not evaluation:
+                raise RegistrationError("the provider returned no evaluation id")
+        except Exception as exc:  # an evaluation error (section 3.3)
+            leaf.failed = f"{type(exc).__name__}: {exc}"
+            return
+        leaf.evaluation = evaluation
+        self._evaluations[evaluation] = use
+
+    def report(self, evaluation: str, bindings: Mapping[str, object], *,
+               time: float | None = None) -> list[Detection]:
+        """A provider's result for evaluation ``evaluation``: an instance of its opaque leaf,
+        kept if its bindings are valid (section 3.3: every output bound, nothing else but
+        inputs, inputs equal to their values), discarded otherwise."""
+        use = self._evaluations.get(evaluation)
+        if use is None:
+            raise UnknownExpressionError(evaluation, self._evaluations)
+        leaf = use.node
+        assert isinstance(leaf, _OpaqueLeaf)
+        checked = _check_signal("opaque", bindings, time)
+        self.tick += 1
+        s = Signal(f"s{self.tick}", leaf.expr.language, checked, self.tick, time)
+        valid = valid_bindings(checked, leaf.expr.binds, leaf.inputs)
+        if valid is None:
+            return []
+        out: list[Detection] = []
+        self._propagate(use, Instance(s.ts, s.ts, s.ts, valid, (s,)), out)
+        return out
+
+    def fail(self, evaluation: str, reason: str = "") -> list[Detection]:
+        """A provider says evaluation ``evaluation`` will never produce a result. If its
+        expression can no longer occur, the empty result (next id None) is returned."""
+        use = self._evaluations.pop(evaluation, None)
+        if use is None:
+            raise UnknownExpressionError(evaluation, ())
+        leaf = use.node
+        assert isinstance(leaf, _OpaqueLeaf)
+        leaf.failed = reason or "failed"
+        return self.dead()
+
+    def dead(self) -> list[Detection]:
+        """The empty result of every expression that can no longer occur and was not yet told
+        (each once)."""
+        out: list[Detection] = []
+        for reg in self._expressions.values():
+            if reg.alive and reg.opaque and not self._alive(reg):
+                reg.alive = False
+                out.append(Detection(reg.id, {}, (), None, self.tick))
+        return out
+
+    def _alive(self, reg: _Registered) -> bool:
+        """Whether the expression may occur again: its atomic leaves always can; a failed
+        opaque leaf never; an operator as its operands and stored instances allow."""
+        if not reg.opaque or not any(
+                isinstance(u.node, _OpaqueLeaf) and u.node.failed for u in reg.opaque):
+            return True
+        can: dict[int, bool] = {}
+        for use in reversed(reg.uses):  # children before parents
+            node = use.node
+            if isinstance(node, Leaf):
+                can[use.id] = True
+            elif isinstance(node, _OpaqueLeaf):
+                can[use.id] = node.failed is None
+            else:
+                kids = [can[c.id] for c in use.children]
+                if node.kind == "OR":
+                    can[use.id] = any(kids)
+                    continue
+                have = [False] * node.width
+                for group in node.storage.get(use.id, {}).values():
+                    for i, buf in enumerate(group.bufs):
+                        have[i] = have[i] or bool(buf)
+                if node.kind == "SEQ":
+                    can[use.id] = kids[1] and (kids[0] or have[0])
+                else:
+                    ready = sum(1 for k, h in zip(kids, have, strict=True) if k or h)
+                    can[use.id] = any(kids) and ready >= node.needed
+        return can[reg.root.id]
+
+    # --- inspection ---------------------------------------------------------------------------
+
+    @property
+    def leaves(self) -> Mapping[str, Leaf]:
+        """The leaves by atomic event type."""
+        return dict(self._leaves)
+
+    @property
+    def operators(self) -> list[OperatorNode]:
+        return list(self._nodes.values())
+
+    def expressions(self) -> Iterator[tuple[str, Registration]]:
+        """(id, registration) of every registered expression, in registration order."""
+        for ident, reg in self._expressions.items():
+            yield ident, reg.registration
+
+    def registration(self, ident: str) -> Registration:
+        reg = self._expressions.get(ident)
+        if reg is None:
+            raise UnknownExpressionError(ident, self._expressions)
+        return reg.registration
+
+    def __contains__(self, ident: object) -> bool:
+        return ident in self._expressions
+
+    def __len__(self) -> int:
+        return len(self._expressions)
+
+    def uses(self, ident: str) -> list[Use]:
+        """The uses of an expression's tree, in pre-order."""
+        reg = self._expressions.get(ident)
+        if reg is None:
+            raise UnknownExpressionError(ident, self._expressions)
+        return list(reg.uses)
+
+    def stats(self) -> dict[str, object]:
+        """Node counts with and without sharing, and per expression (``GET /graph``)."""
+        per: dict[str, dict[str, int]] = {}
+        for ident, reg in self._expressions.items():
+            shared = 0
+            for u in reg.uses:
+                node = u.node
+                if (isinstance(node, OperatorNode) and len(node.uses) > 1) or (
+                        isinstance(node, Leaf) and len(node) > 1):
+                    shared += 1
+            per[ident] = {"nodes": len(reg.uses), "shared": shared}
+        leaves = len(self._leaves) + len(self._opaque)
+        return {"nodes": leaves + len(self._nodes), "leaves": leaves,
+                "operators": len(self._nodes),
+                "nodes_without_sharing": sum(p["nodes"] for p in per.values()),
+                "expressions": per}
+
+
+def _definition(use: Use, expr: Atomic, inputs: Mapping[str, Value]) -> _Definition:
+    required: list[tuple[str, Value]] = []
+    binds: list[tuple[str, str]] = []
+    for p in expr.params:
+        if isinstance(p.term, Literal):
+            required.append((p.name, p.term.value))
+        elif p.term.name in inputs:
+            required.append((p.name, inputs[p.term.name]))
+        else:
+            binds.append((p.name, p.term.name))
+    return _Definition(use, expr, tuple(required), tuple(binds))
+
+
+def _always(use: Use) -> frozenset[str]:
+    """The output variables every instance of leaf ``use`` binds."""
+    node = use.node
+    if isinstance(node, _OpaqueLeaf):
+        return frozenset(node.expr.binds)
+    assert isinstance(node, Leaf)
+    return frozenset(var for _, var in node.definition(use).binds)
+
+
+def _params_key(expr: Atomic, inputs: Mapping[str, Value]) -> Hashable:
+    """An atomic expression's parameters as they act: literals and input values by value
+    (of their kind), output variables by name."""
+    out: list[Hashable] = []
+    for p in expr.params:
+        if isinstance(p.term, Literal):
+            out.append((p.name, 0, _hashable(p.term.value)))
+        elif p.term.name in inputs:
+            out.append((p.name, 0, _hashable(inputs[p.term.name])))
+        else:
+            out.append((p.name, 1, p.term.name))
+    return tuple(out)
+
+
+def valid_bindings(tuple_: Mapping[str, Value], free: Iterable[str],
+                   inputs: Mapping[str, Value]) -> dict[str, Value] | None:
+    """Section 3.3's binding validity: every variable of the tuple is an output (``free``) or
+    an input variable, with an input's value; every output variable is bound. The valid
+    tuple's outputs, or None."""
+    free = frozenset(free)
+    for name, value in tuple_.items():
+        if name in inputs:
+            if not _same(value, inputs[name]):
+                return None
+        elif name not in free:
+            return None
+    if not free <= set(tuple_):
+        return None
+    return {k: v for k, v in tuple_.items() if k in free}
+
+
+def _check_signal(etype: object, params: Mapping[str, object] | None, time: object
+                  ) -> dict[str, Value]:
+    if not isinstance(etype, str) or not etype:
+        raise SignalError("an atomic event needs its type, a non-empty string")
+    if params is None:
+        params = {}
+    if not isinstance(params, Mapping):
+        raise SignalError(f"{etype}: parameters must be an object of names to values, got "
+                          f"{type(params).__name__}")
+    out: dict[str, Value] = {}
+    for name, value in params.items():
+        if not isinstance(name, str):
+            raise SignalError(f"{etype}: parameter names must be strings")
+        try:
+            out[name] = check_value(value, f"{etype}: parameter {name}")
+        except XmlEventsError as exc:
+            raise SignalError(str(exc)) from None
+    if time is not None and (isinstance(time, bool) or not isinstance(time, int | float)
+                             or time != time):
+        raise SignalError(f"{etype}: time must be a number of seconds, got {time!r}")
+    return out
+
