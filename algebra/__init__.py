@@ -37,6 +37,7 @@ from ._events import (
     trusted_primitive,
 )
 from ._graph import EventGraph
+from ._grouping import NULL, GroupingKey
 from ._jsonlines import MAX_INT, JsonLineError, check_text, load_line
 from ._parser import parse, parse_definition, parse_definitions, parse_event_type
 from ._paths import (
@@ -135,7 +136,7 @@ __all__ = [
     "render_text", "render_dot",
     # Snoop's contexts as parts: picking and consuming stored occurrences in one group (the
     # detection service's operators use them on their own instances)
-    "Occurrence", "Group", "select_any", "select_seq", "select_disj",
+    "Occurrence", "Group", "select_any", "select_seq", "select_disj", "GroupingKey", "NULL",
     # subscriptions: checked when made (the watched documents' monitor uses these too)
     "subscription_type", "check_subscription", "check_receiver", "check_weak", "unknown_name",
     "raise_collected",

@@ -11,8 +11,9 @@ when the node is built:
 
 Both refuse an event whose projection on the operator's path type is null (:data:`NULL`):
 it could not be given a path instance, so it is never combined, in any context. Events of
-different documents are never combined either. A later grouping (the variable bindings of
-the detection service, seed 001) is one more class with the same ``key``.
+different documents are never combined either. The detection service (seed 001) groups its
+instances by the values of variables its children bind: one more :class:`GroupingKey`, over
+its own instances, used with the same context functions (:mod:`._contexts`).
 
 References:
     M. Bernauer, G. Kappel, G. Kramler. Composite Events for XML. WWW 2004, section 3.1.
@@ -22,11 +23,21 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Hashable
+from typing import Protocol, TypeVar
 
 from ._events import Event
 from ._paths import PathType, _offset
 
-__all__ = ["NULL", "Grouping", "Projection", "ByDocument", "grouping"]
+__all__ = ["NULL", "GroupingKey", "Grouping", "Projection", "ByDocument", "grouping"]
+
+_Contra = TypeVar("_Contra", contravariant=True)
+
+
+class GroupingKey(Protocol[_Contra]):
+    """The grouping part of an operator: the group of an arriving occurrence, or
+    :data:`NULL` if it is never combined."""
+
+    def key(self, event: _Contra) -> Hashable: ...
 
 #: The key of an event whose projection on the operator's path type is null.
 NULL: Hashable = object()

@@ -52,6 +52,7 @@ from xmlevents.algebra import (
     Context,
     Event,
     Group,
+    GroupingKey,
     PrimitiveEvent,
     PrimitiveEventType,
     XmlEventsError,
@@ -308,7 +309,7 @@ class OperatorNode:
         if self.kind == "OR":
             picked = select_disj(Context.RECENT, group, child, inst, _before)
         else:
-            key = tuple(_key_value(inst.bindings.get(v)) for v in use.key_vars)
+            key = use.grouping.key(inst)
             groups = self.storage.setdefault(use.id, {})
             found = groups.get(key)
             if found is None:
@@ -337,8 +338,22 @@ class OperatorNode:
 _EMPTY: Group[Instance] = Group(0)
 
 
-def _key_value(value: Value | None) -> Hashable:
-    return None if value is None else _hashable(value)
+class Bindings:
+    """The grouping of a use (the ``correlate`` join): instances are grouped by the values of
+    the variables every child of the use binds, as the hierarchical context groups events by
+    their projection (seed 000, section 3.1). No variables: one group (the paper's join)."""
+
+    __slots__ = ("names",)
+
+    def __init__(self, names: tuple[str, ...] = ()) -> None:
+        self.names = names
+
+    def key(self, event: Instance) -> Hashable:
+        bindings = event.bindings
+        return tuple(_hashable(bindings[n]) for n in self.names)
+
+
+_ONE_GROUP = Bindings()
 
 
 def _merge(picks: tuple[Instance, ...]) -> dict[str, Value] | None:
@@ -357,15 +372,15 @@ def _merge(picks: tuple[Instance, ...]) -> dict[str, Value] | None:
 @dataclass(eq=False, slots=True)
 class Use:
     """One node of one expression's tree: the node (shared or not), its parent use, and which
-    child of the parent it is. ``key_vars`` are the variables grouping its stored instances
-    (the ``correlate`` join; empty for the paper's)."""
+    child of the parent it is, and its grouping: by the variables every child binds (the
+    ``correlate`` join), or one group (the paper's)."""
 
     id: int
     expression: str
     node: OperatorNode | Leaf | _OpaqueLeaf
     parent: Use | None
     child: int
-    key_vars: tuple[str, ...] = ()
+    grouping: GroupingKey[Instance] = _ONE_GROUP
     children: list[Use] = field(default_factory=list)
 
 
@@ -569,7 +584,7 @@ class Engine:
             sets = [always[c.id] for c in use.children]
             common = frozenset.intersection(*sets)
             if self.join == "correlate" and op.kind != "OR":
-                use.key_vars = tuple(sorted(common))
+                use.grouping = Bindings(tuple(sorted(common)))
             if op.kind == "OR" or (op.kind == "ANY" and op.needed < op.width):
                 always[use.id] = common
             else:
