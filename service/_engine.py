@@ -42,6 +42,7 @@ newDVD(title=T))`` after ``newCD("Boy")``, ``newCD("War")``, ``newDVD("Boy")`` d
 
 from __future__ import annotations
 
+import heapq
 import itertools
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -321,6 +322,8 @@ class OperatorNode:
                 picked = select_any(Context.RECENT, self.needed, group, child, inst, _before)
         out: list[Instance] = []
         for picks in picked:
+            if self.kind == "ANY" and len(picks) > 1 and _overlap(picks):
+                continue  # ANY's events are distinct (section 2.2): one signal counts once
             merged = _merge(picks)
             if merged is None:
                 # Variables disagree: discard the last instance received (section 3.3).
@@ -356,6 +359,17 @@ class Bindings:
 _ONE_GROUP = Bindings()
 
 
+def _overlap(picks: tuple[Instance, ...]) -> bool:
+    """Whether two of the instances share an atomic event."""
+    seen: set[str] = set()
+    for p in picks:
+        ids = {s.id for s in p.events}
+        if seen & ids:
+            return True
+        seen |= ids
+    return False
+
+
 def _merge(picks: tuple[Instance, ...]) -> dict[str, Value] | None:
     """The bindings of instances joined, or None if two give a variable different values."""
     merged: dict[str, Value] = {}
@@ -380,6 +394,8 @@ class Use:
     node: OperatorNode | Leaf | _OpaqueLeaf
     parent: Use | None
     child: int
+    #: Its distance from the root (children are evaluated before their parents).
+    depth: int = 0
     grouping: GroupingKey[Instance] = _ONE_GROUP
     children: list[Use] = field(default_factory=list)
 
@@ -572,6 +588,7 @@ class Engine:
                 found.uses[use.id] = use
             made.append(use)
             if parent_use is not None:
+                use.depth = parent_use.depth + 1
                 parent_use.children.append(use)
         uses.extend(made)
         # Grouping keys, bottom-up: the variables every child of a use always binds.
@@ -682,13 +699,12 @@ class Engine:
             time = event.time
             self.tick += 1
             s = Signal(f"s{self.tick}", str(event.type), params, self.tick, time)
-            out: list[Detection] = []
-            for leaf in list(self._doc_leaves.values()):
+            starts: list[tuple[Use, Instance]] = []
+            for leaf in self._doc_leaves.values():
                 assert leaf.doc_type is not None
                 if matches(event, leaf.doc_type):
-                    out.extend(self._take(leaf, s))
-            out.sort(key=lambda d: self._order(d.expression))
-            return out
+                    starts.extend(self._matching(leaf, s))
+            return self._propagate(starts)
         assert isinstance(event, CompositeEvent)
         name = event.type.name
         assert name is not None
@@ -702,29 +718,57 @@ class Engine:
         return reg.root.id if reg is not None else 0
 
     def _take(self, leaf: Leaf, s: Signal) -> list[Detection]:
-        out: list[Detection] = []
+        return self._propagate(self._matching(leaf, s))
+
+    @staticmethod
+    def _matching(leaf: Leaf, s: Signal) -> list[tuple[Use, Instance]]:
+        """The instances of ``s`` at the definitions of ``leaf`` that take it."""
+        starts: list[tuple[Use, Instance]] = []
         for d in leaf.candidates(s.params):
             bindings = d.bindings(s.params)
             if bindings is not None:
-                inst = Instance(s.ts, s.ts, s.ts, bindings, (s,))
-                self._propagate(d.use, inst, out)
-        return out
+                starts.append((d.use, Instance(s.ts, s.ts, s.ts, bindings, (s,))))
+        return starts
 
-    def _propagate(self, use: Use, inst: Instance, out: list[Detection]) -> None:
-        """Take ``inst`` of ``use`` up its expression's tree to the root (iteratively)."""
-        work: list[tuple[Use, Instance]] = [(use, inst)]
-        while work:
-            use, inst = work.pop(0)
+    def _propagate(self, starts: list[tuple[Use, Instance]]) -> list[Detection]:
+        """Take this tick's leaf instances up their trees (``processTree`` of seed 000,
+        section 4, over the uses touched): a use is evaluated once, after every child that
+        delivered to it, with its arrivals in order — a sequence's terminators first, so an
+        instance reaching both children of ``SEQ`` ends the chain an older instance started
+        before it starts its own. Deepest uses first guarantees children before parents.
+        Detections are returned by expression in registration order."""
+        found: list[tuple[int, int, Detection]] = []
+        arrivals: dict[int, list[tuple[int, Instance]]] = {}
+        heap: list[tuple[int, int, Use]] = []
+
+        def deliver(use: Use, inst: Instance) -> None:
             parent = use.parent
             if parent is None:
-                out.append(self._detection(use.expression, inst))
-                continue
-            node = parent.node
+                found.append((self._order(use.expression), len(found),
+                              self._detection(use.expression, inst)))
+                return
+            waiting = arrivals.get(parent.id)
+            if waiting is None:
+                waiting = arrivals[parent.id] = []
+                heapq.heappush(heap, (-parent.depth, parent.id, parent))
+            waiting.append((use.child, inst))
+
+        for use, inst in starts:
+            deliver(use, inst)
+        while heap:
+            _, _, use = heapq.heappop(heap)
+            waiting = arrivals.pop(use.id)
+            node = use.node
             assert isinstance(node, OperatorNode)
+            if node.kind == "SEQ" and len(waiting) > 1:
+                waiting.sort(key=lambda arrival: -arrival[0])
             if self.trace is not None:
-                self.trace(parent.expression, node.kind, parent.id)
-            for c in node.activate(parent, use.child, inst, self.tick):
-                work.append((parent, c))
+                self.trace(use.expression, node.kind, use.id)
+            for child, inst in waiting:
+                for c in node.activate(use, child, inst, self.tick):
+                    deliver(use, c)
+        found.sort(key=lambda item: (item[0], item[1]))
+        return [d for _, _, d in found]
 
     def _detection(self, ident: str, inst: Instance) -> Detection:
         reg = self._expressions[ident]
@@ -768,9 +812,7 @@ class Engine:
         valid = valid_bindings(checked, leaf.expr.binds, leaf.inputs)
         if valid is None:
             return []
-        out: list[Detection] = []
-        self._propagate(use, Instance(s.ts, s.ts, s.ts, valid, (s,)), out)
-        return out
+        return self._propagate([(use, Instance(s.ts, s.ts, s.ts, valid, (s,)))])
 
     def fail(self, evaluation: str, reason: str = "") -> list[Detection]:
         """A provider says evaluation ``evaluation`` will never produce a result. If its

@@ -27,14 +27,13 @@ from typing import Any
 
 import pytest
 
-import xmlevents
-import xmlevents.algebra
-import xmlevents.dom
-
 
 def _modules() -> list[str]:
+    import xmlevents.rules
+    import xmlevents.service
+
     names = ["xmlevents", "xmlevents._cli"]
-    for package in (xmlevents.algebra, xmlevents.dom):
+    for package in (xmlevents.algebra, xmlevents.dom, xmlevents.rules, xmlevents.service):
         for info in pkgutil.iter_modules(package.__path__, package.__name__ + "."):
             names.append(info.name)
     return sorted(names)
@@ -179,9 +178,12 @@ def test_every_example_from_10_to_17_has_a_figure_shown_in_the_docs() -> None:
 
 def _exported_errors() -> dict[str, type]:
     import xmlevents.replay
+    import xmlevents.rules
+    import xmlevents.service
 
     errors = {}
-    for module in (xmlevents, xmlevents.algebra, xmlevents.dom, xmlevents.replay):
+    for module in (xmlevents, xmlevents.algebra, xmlevents.dom, xmlevents.replay,
+                   xmlevents.rules, xmlevents.service):
         for name in module.__all__:
             value = getattr(module, name)
             if isinstance(value, type) and issubclass(value, xmlevents.XmlEventsError):

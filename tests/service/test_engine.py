@@ -311,3 +311,24 @@ def test_deep_expressions_register_and_detect_without_recursion() -> None:
         assert engine.signal(f"e{i}") == []
     assert len(engine.signal("e2999")) == 1
     assert len(str(parse_expression(text))) > 3000
+
+
+def test_one_signal_at_both_children_of_a_seq_ends_the_older_chain_first() -> None:
+    """Terminators first (as the algebra's processTree): the signal pairs with the initiator
+    before it, then becomes the new initiator."""
+    engine = Engine()
+    engine.register("SEQ(a(x=X), a(y=Y))")
+    assert engine.signal("a", {"x": 1, "y": 1}) == []  # nothing precedes it
+    [d] = engine.signal("a", {"x": 2, "y": 2})
+    assert d.bindings == {"X": 1, "Y": 2}
+    [d] = engine.signal("a", {"x": 3, "y": 3})
+    assert d.bindings == {"X": 2, "Y": 3}
+
+
+def test_any_counts_one_signal_once() -> None:
+    """ANY(n, ...) occurs when n *distinct* events occurred (section 2.2)."""
+    engine = Engine()
+    engine.register("ANY(2, a(x=X), a(y=Y))")
+    assert engine.signal("a", {"x": 1, "y": 1}) == []
+    [d] = engine.signal("a", {"x": 2})
+    assert d.bindings == {"X": 2, "Y": 1}
