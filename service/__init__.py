@@ -28,6 +28,7 @@ from ._errors import (
     SignalError,
     UnknownExpressionError,
 )
+from ._markup import SNOOP_R, detection_to_xml, parse_markup, to_markup
 from ._text import parse_expression, to_text
 from .ast import (
     DOCUMENT_PARAMS,
@@ -48,6 +49,8 @@ __all__ = [
     # expressions
     "Expression", "Atomic", "Opaque", "Or", "Seq", "Any", "Param", "Var", "Literal", "Value",
     "Registration", "DOCUMENT_PARAMS", "parse_expression", "to_text",
+    # the R3-style markup (section 2.3)
+    "parse_markup", "to_markup", "detection_to_xml", "SNOOP_R",
     # engine
     "Engine", "Signal", "Detection", "Instance", "OpaqueRequest", "Provider", "Leaf",
     "OperatorNode", "Use", "Join", "valid_bindings",
