@@ -8,6 +8,7 @@ References:
     J. J. Alferes, G. E. Tagni. Implementation of a Complex Event Engine for the Web.
 """
 
+from ._app import ANONYMOUS, MAX_BODY, Service, create_app
 from ._engine import (
     Detection,
     Engine,
@@ -19,6 +20,7 @@ from ._engine import (
     Provider,
     Signal,
     Use,
+    check_signal,
     valid_bindings,
 )
 from ._errors import (
@@ -53,7 +55,9 @@ __all__ = [
     "parse_markup", "to_markup", "detection_to_xml", "SNOOP_R",
     # engine
     "Engine", "Signal", "Detection", "Instance", "OpaqueRequest", "Provider", "Leaf",
-    "OperatorNode", "Use", "Join", "valid_bindings",
+    "OperatorNode", "Use", "Join", "valid_bindings", "check_signal",
+    # the HTTP service
+    "create_app", "Service", "MAX_BODY", "ANONYMOUS",
     # errors
     "ExpressionTextError", "MarkupError", "RegistrationError", "SignalError",
     "UnknownExpressionError",

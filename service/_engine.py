@@ -90,6 +90,7 @@ __all__ = [
     "OperatorNode",
     "Use",
     "Join",
+    "check_signal",
 ]
 
 Join = TypingLiteral["correlate", "paper"]
@@ -673,7 +674,7 @@ class Engine:
             SignalError: no type, or parameters that are not names to strings, numbers or
                 booleans. Nothing is changed (the tick is not spent).
         """
-        checked = _check_signal(etype, params, time)
+        checked = check_signal(etype, params, time)
         self.tick += 1
         s = Signal(f"s{self.tick}", etype, checked, self.tick, time)
         leaf = self._leaves.get(etype)
@@ -806,7 +807,7 @@ class Engine:
             raise UnknownExpressionError(evaluation, self._evaluations)
         leaf = use.node
         assert isinstance(leaf, _OpaqueLeaf)
-        checked = _check_signal("opaque", bindings, time)
+        checked = check_signal("opaque", bindings, time)
         self.tick += 1
         s = Signal(f"s{self.tick}", leaf.expr.language, checked, self.tick, time)
         valid = valid_bindings(checked, leaf.expr.binds, leaf.inputs)
@@ -970,8 +971,10 @@ def valid_bindings(tuple_: Mapping[str, Value], free: Iterable[str],
     return {k: v for k, v in tuple_.items() if k in free}
 
 
-def _check_signal(etype: object, params: Mapping[str, object] | None, time: object
-                  ) -> dict[str, Value]:
+def check_signal(etype: object, params: Mapping[str, object] | None, time: object
+                 ) -> dict[str, Value]:
+    """The parameters of an atomic event, checked (names to strings, finite numbers,
+    booleans; a type; a numeric time); raises :class:`SignalError` naming what is wrong."""
     if not isinstance(etype, str) or not etype:
         raise SignalError("an atomic event needs its type, a non-empty string")
     if params is None:

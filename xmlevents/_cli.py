@@ -28,7 +28,7 @@ from xmlevents.algebra import (
     render_text,
 )
 
-from . import _cli_replay, _cli_rules
+from . import _cli_replay, _cli_rules, _cli_serve
 from ._cli_common import ArgumentFailure, parse_namespaces, window_argument
 
 __all__ = ["main", "entry"]
@@ -89,6 +89,7 @@ def _parser() -> argparse.ArgumentParser:
     graph.add_argument("--dot", action="store_true", help="print Graphviz DOT instead of text")
     _cli_replay.add_parsers(sub, _add_definition_options)
     _cli_rules.add_parsers(sub)
+    _cli_serve.add_parsers(sub)
     return p
 
 
@@ -350,6 +351,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
             status = _cli_rules.run(args, out, err)
             out.flush()
             return status
+        elif args.command == "serve":
+            return _cli_serve.run(args, out, err)
         else:
             _cli_replay.run(args, out, err, _definition_text)
     except (_Failure, ArgumentFailure, _cli_replay.CommandError) as exc:

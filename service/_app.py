@@ -1,0 +1,518 @@
+"""The detection service over HTTP (issue 18, item 4): an ASGI application on Starlette.
+
+Starlette rather than FastAPI: bodies are XML markup as often as JSON, and errors are RFC 9457
+problem documents written here; FastAPI's value is pydantic models and OpenAPI, which would
+stand between us and both. The application holds one :class:`Service`: the engine, the
+journal (:mod:`._db`) and one lock, so signals are processed in the order accepted and every
+accepted change is one database transaction with the notifications it produced.
+
+Routes (each but ``/health`` needs ``Authorization: Bearer SECRET`` when tokens are given):
+
+* ``POST /expressions`` — markup (``application/xml``) or JSON ``{"expression": text,
+  "variables": {...}, "callback": url}`` → 201 ``{"id": ...}``; ``GET /expressions``,
+  ``GET /expressions/{id}``, ``DELETE /expressions/{id}`` → 204;
+* ``POST /events`` — one ``{"type": ..., "params": {...}, "time": ...}`` or a list → 202
+  ``{"accepted": n}`` (a list is checked whole before any is applied);
+* ``GET /notifications?after=CURSOR`` (the client's own, oldest first; without ``after``
+  every one it has not deleted), ``DELETE /notifications?through=CURSOR``,
+  ``GET /notifications/stream`` (Server-Sent Events, ``id:`` the cursor; resumes after
+  ``Last-Event-ID`` or ``?after``);
+* ``GET /graph`` — node counts with and without sharing, and the client's expressions'.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import math
+import secrets
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any
+
+import httpx
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from xmlevents.algebra import PositionedError, XmlEventsError
+
+from ._db import Journal
+from ._engine import Detection, Engine, Join, check_signal
+from ._errors import (
+    ExpressionTextError,
+    MarkupError,
+    RegistrationError,
+    SignalError,
+    UnknownExpressionError,
+)
+from ._markup import parse_markup
+from ._text import parse_expression
+from .ast import Registration, check_value
+
+__all__ = ["Service", "create_app", "MAX_BODY", "ANONYMOUS"]
+
+#: The largest request body accepted (bytes): 413 beyond.
+MAX_BODY = 1024 * 1024
+#: The one client of a service started without tokens.
+ANONYMOUS = "anonymous"
+#: Webhook deliveries: attempts before giving up, and the longest wait between two.
+MAX_ATTEMPTS = 8
+MAX_BACKOFF = 60.0
+_PROBLEM = "application/problem+json"
+
+
+class Problem(Exception):
+    """An error answered as a problem document (RFC 9457)."""
+
+    def __init__(self, status: int, title: str, detail: str, **extra: Any) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.title = title
+        self.detail = detail
+        self.extra = extra
+
+    def response(self) -> JSONResponse:
+        body = {"type": "about:blank", "title": self.title, "status": self.status,
+                "detail": self.detail, **self.extra}
+        headers = {"WWW-Authenticate": "Bearer"} if self.status == 401 else None
+        return JSONResponse(body, status_code=self.status, media_type=_PROBLEM,
+                            headers=headers)
+
+
+def _problem_of(exc: XmlEventsError) -> Problem:
+    extra: dict[str, Any] = {}
+    if isinstance(exc, PositionedError):
+        if exc.line is not None:
+            extra = {"line": exc.line, "column": exc.col}
+        detail = exc.reason
+    else:
+        detail = str(exc)
+    if isinstance(exc, UnknownExpressionError):
+        return Problem(404, "Not Found", detail)
+    if isinstance(exc, ExpressionTextError | MarkupError):
+        return Problem(400, "Malformed expression", detail, **extra)
+    if isinstance(exc, SignalError):
+        return Problem(422, "Bad event", detail)
+    return Problem(422, "Expression not registered", detail, **extra)
+
+
+class Service:
+    """The engine, its journal and its clients (see the module)."""
+
+    def __init__(self, db: str, tokens: Mapping[str, str] | None = None, *,
+                 join: Join = "correlate") -> None:
+        #: secret -> client name; empty: an open service with one anonymous client.
+        self.tokens = dict(tokens or {})
+        self.journal = Journal(db)
+        self.engine = Engine(join=join)
+        self.owner: dict[str, str] = {}
+        self.callbacks: dict[str, str] = {}
+        self.lock = asyncio.Lock()
+        self.changed = asyncio.Condition()
+        self._wake = asyncio.Event()
+        self._worker: asyncio.Task[None] | None = None
+        self._http: httpx.AsyncClient | None = None
+        self.replayed = self._replay()
+
+    def _replay(self) -> int:
+        """Rebuild the engine from the log (the notifications are stored already)."""
+        count = 0
+        for entry in self.journal.log():
+            body = entry.body
+            if entry.kind == "register":
+                self.engine.register(_registration(body["format"], body["source"],
+                                                   body.get("variables") or {}),
+                                     ident=body["id"])
+                self.owner[body["id"]] = entry.client
+                if body.get("callback"):
+                    self.callbacks[body["id"]] = body["callback"]
+            elif entry.kind == "unregister":
+                self.engine.unregister(body["id"])
+                self.owner.pop(body["id"], None)
+                self.callbacks.pop(body["id"], None)
+            else:
+                self.engine.signal(body["type"], body["params"], time=body.get("time"))
+            count += 1
+        return count
+
+    # --- clients --------------------------------------------------------------------------
+
+    def client(self, request: Request) -> str:
+        if not self.tokens:
+            return ANONYMOUS
+        header = request.headers.get("authorization", "")
+        scheme, _, secret = header.partition(" ")
+        if scheme.lower() != "bearer" or not secret:
+            raise Problem(401, "Unauthorized", "send Authorization: Bearer <token>")
+        for known, name in self.tokens.items():
+            if secrets.compare_digest(known.encode(), secret.strip().encode()):
+                return name
+        raise Problem(401, "Unauthorized", "the token is not valid")
+
+    def own(self, client: str, ident: str) -> None:
+        if self.owner.get(ident) != client:  # another client's ids do not exist for it
+            raise Problem(404, "Not Found", f"no registered expression has the id {ident!r}")
+
+    # --- changes --------------------------------------------------------------------------
+
+    async def register(self, client: str, fmt: str, source: str,
+                       variables: Mapping[str, Any], callback: str | None) -> str:
+        registration = _registration(fmt, source, variables)
+        async with self.lock:
+            ident = "x" + secrets.token_hex(8)
+            self.engine.register(registration, ident=ident)
+            body = {"id": ident, "format": fmt, "source": source,
+                    "variables": dict(registration.inputs) if fmt == "text" else {},
+                    "callback": callback, "text": str(registration.expression)}
+            try:
+                self.journal.write([("register", client, body)], [],
+                                   add=(ident, client, body))
+            except BaseException:
+                self.engine.unregister(ident)
+                raise
+            self.owner[ident] = client
+            if callback:
+                self.callbacks[ident] = callback
+        return ident
+
+    async def unregister(self, client: str, ident: str) -> None:
+        async with self.lock:
+            self.own(client, ident)
+            self.journal.write([("unregister", client, {"id": ident})], [], remove=ident)
+            self.engine.unregister(ident)
+            del self.owner[ident]
+            self.callbacks.pop(ident, None)
+
+    async def signal(self, client: str, events: list[tuple[str, dict[str, Any],
+                                                          float | None]]) -> int:
+        """Apply checked signals in order; their log rows and notifications in one
+        transaction. If the write fails, the engine is rebuilt from the log."""
+        async with self.lock:
+            entries = []
+            found: list[tuple[str, str, dict[str, Any], str | None]] = []
+            try:
+                for etype, params, at in events:
+                    body: dict[str, Any] = {"type": etype, "params": params}
+                    if at is not None:
+                        body["time"] = at
+                    entries.append(("signal", client, body))
+                    for d in self.engine.signal(etype, params, time=at):
+                        owner = self.owner[d.expression]
+                        found.append((owner, d.expression, _notification(d),
+                                      self.callbacks.get(d.expression)))
+                self.journal.write(entries, found)
+            except BaseException:
+                # The engine saw signals the log does not have: start it again from the log.
+                self.engine = Engine(join=self.engine.join)
+                self.owner.clear()
+                self.callbacks.clear()
+                self._replay()
+                raise
+        if found:
+            async with self.changed:
+                self.changed.notify_all()
+            if any(url for *_, url in found):
+                self._wake.set()
+        return len(events)
+
+    # --- webhooks -------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._http = httpx.AsyncClient(timeout=5.0)
+        self._worker = asyncio.get_running_loop().create_task(self._deliver())
+
+    async def stop(self) -> None:
+        if self._worker is not None:
+            self._worker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._worker
+        if self._http is not None:
+            await self._http.aclose()
+        self.journal.close()
+
+    async def _deliver(self) -> None:
+        """POST each pending notification to its callback; retry with exponential backoff
+        (at most :data:`MAX_ATTEMPTS`); pending deliveries are in the database, so they
+        survive a restart (at-least-once)."""
+        assert self._http is not None
+        while True:
+            now = time.time()
+            for cursor, url, attempts, body in self.journal.due_deliveries(now):
+                note = {"cursor": cursor, **json.loads(body)}
+                try:
+                    response = await self._http.post(url, json=note)
+                    ok = response.status_code < 300
+                except httpx.HTTPError:
+                    ok = False
+                if ok or attempts + 1 >= MAX_ATTEMPTS:
+                    self.journal.delivered(cursor)
+                else:
+                    wait = min(MAX_BACKOFF, 0.5 * 2 ** attempts)
+                    self.journal.retry(cursor, attempts + 1, time.time() + wait)
+            due = self.journal.next_due()
+            timeout = None if due is None else max(0.0, due - time.time())
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout)
+
+
+def _registration(fmt: str, source: str, variables: Mapping[str, Any]) -> Registration:
+    if fmt == "xml":
+        return parse_markup(source)
+    expression = parse_expression(source)
+    inputs = {}
+    for name, value in variables.items():
+        try:
+            inputs[name] = check_value(value, f"variable {name}")
+        except XmlEventsError as exc:
+            raise RegistrationError(str(exc)) from None
+    return Registration(expression, inputs)
+
+
+def _notification(d: Detection) -> dict[str, Any]:
+    return {"expression": d.expression, "bindings": dict(d.bindings),
+            "events": [s.to_json() for s in d.events], "next": d.next}
+
+
+# --- request handling ---------------------------------------------------------------------
+
+async def _body(request: Request) -> bytes:
+    """The body, refused past :data:`MAX_BODY` without reading it all."""
+    length = request.headers.get("content-length")
+    if length is not None and length.isdigit() and int(length) > MAX_BODY:
+        raise Problem(413, "Content Too Large", f"bodies are limited to {MAX_BODY:,} bytes")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise Problem(413, "Content Too Large", f"bodies are limited to {MAX_BODY:,} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _json(raw: bytes) -> Any:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Problem(400, "Malformed JSON", f"the body is not UTF-8 (byte {exc.start})"
+                      ) from None
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise Problem(400, "Malformed JSON", exc.msg, line=exc.lineno, column=exc.colno
+                      ) from None
+    except (ValueError, RecursionError) as exc:
+        raise Problem(400, "Malformed JSON", str(exc)) from None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _expect(obj: Any, fields: Mapping[str, type | tuple[type, ...]], required: set[str],
+            what: str) -> dict[str, Any]:
+    if not isinstance(obj, dict):
+        raise Problem(422, "Bad request body", f"{what} must be a JSON object")
+    unknown = sorted(set(obj) - set(fields))
+    if unknown:
+        raise Problem(422, "Bad request body",
+                      f"{what}: unknown field {unknown[0]!r} (fields: {', '.join(fields)})")
+    for name in sorted(required):
+        if name not in obj:
+            raise Problem(422, "Bad request body", f"{what}: field {name!r} is required")
+    for name, kinds in fields.items():
+        if name in obj and obj[name] is not None and (
+                not isinstance(obj[name], kinds) or (isinstance(obj[name], bool)
+                and bool not in (kinds if isinstance(kinds, tuple) else (kinds,)))):
+            raise Problem(422, "Bad request body",
+                          f"{what}: field {name!r} has the wrong JSON type")
+    return obj
+
+
+def _cursor(request: Request, name: str) -> int | None:
+    value = request.query_params.get(name)
+    if value is None:
+        return None
+    if not value.isdigit():
+        raise Problem(400, "Bad query", f"{name} must be a cursor (a non-negative integer)")
+    return int(value)
+
+
+Handler = Callable[[Service, Request, str], Awaitable[Response]]
+
+
+def _route(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        service: Service = request.app.state.service
+        try:
+            client = service.client(request)
+            return await handler(service, request, client)
+        except Problem as p:
+            return p.response()
+        except XmlEventsError as exc:
+            return _problem_of(exc).response()
+    return endpoint
+
+
+async def post_expressions(service: Service, request: Request, client: str) -> Response:
+    raw = await _body(request)
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind in ("application/xml", "text/xml"):
+        ident = await service.register(client, "xml", raw.decode("utf-8", "replace"), {},
+                                       None)
+    elif kind in ("application/json", ""):
+        obj = _expect(_json(raw), {"expression": str, "variables": dict, "callback": str},
+                      {"expression"}, "the registration")
+        callback = obj.get("callback")
+        if callback is not None and not callback.startswith(("http://", "https://")):
+            raise Problem(422, "Bad request body", "callback must be an http(s) URL")
+        ident = await service.register(client, "text", obj["expression"],
+                                       obj.get("variables") or {}, callback)
+    else:
+        raise Problem(415, "Unsupported Media Type",
+                      "send the expression as application/json or application/xml")
+    return JSONResponse({"id": ident}, status_code=201,
+                        headers={"Location": f"/expressions/{ident}"})
+
+
+def _described(ident: str, body: Mapping[str, Any]) -> dict[str, Any]:
+    out = {"id": ident, "expression": body["text"], "variables": body.get("variables") or {},
+           "callback": body.get("callback")}
+    if body.get("format") == "xml":
+        out["markup"] = body["source"]
+    return out
+
+
+async def get_expressions(service: Service, request: Request, client: str) -> Response:
+    return JSONResponse({"expressions": [_described(i, b)
+                                         for i, _, b in service.journal.expressions(client)]})
+
+
+async def get_expression(service: Service, request: Request, client: str) -> Response:
+    ident = request.path_params["id"]
+    service.own(client, ident)
+    for i, _, body in service.journal.expressions(client):
+        if i == ident:
+            return JSONResponse(_described(i, body))
+    raise Problem(404, "Not Found", f"no registered expression has the id {ident!r}")
+
+
+async def delete_expression(service: Service, request: Request, client: str) -> Response:
+    await service.unregister(client, request.path_params["id"])
+    return Response(status_code=204)
+
+
+def _signal_of(obj: Any, where: str) -> tuple[str, dict[str, Any], float | None]:
+    obj = _expect(obj, {"type": str, "params": dict, "time": (int, float)},
+                  {"type", "params"}, where)
+    at = obj.get("time")
+    try:
+        params = check_signal(obj["type"], obj["params"], at)
+    except SignalError as exc:
+        raise Problem(422, "Bad event", f"{where}: {exc}") from None
+    if at is not None and not math.isfinite(at):  # pragma: no cover - JSON has no inf
+        raise Problem(422, "Bad event", f"{where}: time must be finite")
+    return obj["type"], params, None if at is None else float(at)
+
+
+async def post_events(service: Service, request: Request, client: str) -> Response:
+    data = _json(await _body(request))
+    if isinstance(data, list):
+        if not data:
+            raise Problem(422, "Bad request body", "an empty list of events")
+        events = [_signal_of(e, f"event {i}") for i, e in enumerate(data)]
+    else:
+        events = [_signal_of(data, "the event")]
+    accepted = await service.signal(client, events)
+    return JSONResponse({"accepted": accepted}, status_code=202)
+
+
+async def get_notifications(service: Service, request: Request, client: str) -> Response:
+    after = _cursor(request, "after")
+    limit = _cursor(request, "limit") or 1000
+    rows = service.journal.notifications(client, after, min(limit, 10_000))
+    return JSONResponse({"notifications": [r.to_json() for r in rows]})
+
+
+async def delete_notifications(service: Service, request: Request, client: str) -> Response:
+    through = _cursor(request, "through")
+    if through is None:
+        raise Problem(400, "Bad query", "say which to delete: ?through=CURSOR")
+    service.journal.delete_notifications(client, through)
+    return Response(status_code=204)
+
+
+async def stream_notifications(service: Service, request: Request, client: str) -> Response:
+    last = request.headers.get("last-event-id")
+    after = int(last) if last is not None and last.isdigit() else _cursor(request, "after")
+
+    async def events() -> AsyncIterator[str]:
+        cursor = after
+        while True:
+            rows = service.journal.notifications(client, cursor, 500)
+            for r in rows:
+                cursor = r.cursor
+                yield f"id: {r.cursor}\nevent: notification\ndata: {json.dumps(r.to_json())}\n\n"
+            if rows:
+                continue
+            if await request.is_disconnected():
+                return
+            async with service.changed:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(service.changed.wait(), 15.0)
+                    continue
+            yield ": keep-alive\n\n"
+
+    return StreamingResponse(events(), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache"})
+
+
+async def get_graph(service: Service, request: Request, client: str) -> Response:
+    stats = service.engine.stats()
+    per = stats.pop("expressions")
+    assert isinstance(per, dict)
+    stats["expressions"] = {i: v for i, v in per.items() if service.owner.get(i) == client}
+    return JSONResponse(stats)
+
+
+async def _not_found(request: Request, exc: Exception) -> Response:
+    status = exc.status_code if isinstance(exc, HTTPException) else 500
+    title = {404: "Not Found", 405: "Method Not Allowed"}.get(status, "Error")
+    detail = exc.detail if isinstance(exc, HTTPException) else "internal error"
+    return Problem(status, title, str(detail)).response()
+
+
+def create_app(db: str, tokens: Mapping[str, str] | None = None, *,
+               join: Join = "correlate") -> Starlette:
+    """The ASGI application of a service whose state lives in the SQLite file ``db``;
+    ``tokens`` maps each client's secret to its name (none: open, one anonymous client)."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        service = Service(db, tokens, join=join)
+        app.state.service = service
+        service.start()
+        try:
+            yield
+        finally:
+            await service.stop()
+
+    routes = [
+        Route("/expressions", _route(post_expressions), methods=["POST"]),
+        Route("/expressions", _route(get_expressions), methods=["GET"]),
+        Route("/expressions/{id}", _route(get_expression), methods=["GET"]),
+        Route("/expressions/{id}", _route(delete_expression), methods=["DELETE"]),
+        Route("/events", _route(post_events), methods=["POST"]),
+        Route("/notifications", _route(get_notifications), methods=["GET"]),
+        Route("/notifications", _route(delete_notifications), methods=["DELETE"]),
+        Route("/notifications/stream", _route(stream_notifications), methods=["GET"]),
+        Route("/graph", _route(get_graph), methods=["GET"]),
+        Route("/health", lambda request: JSONResponse({"ok": True}), methods=["GET"]),
+    ]
+    return Starlette(routes=routes, lifespan=lifespan,
+                     exception_handlers={HTTPException: _not_found})

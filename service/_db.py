@@ -1,0 +1,178 @@
+"""The service's memory: an SQLite database in WAL mode that survives a restart and a kill.
+
+Every change the service accepts is one transaction: the operation appended to the **log**
+(a registration with its source, an unregistration, a signal) together with the
+**notifications** its processing produced and their pending webhook **deliveries**. A kill
+between two transactions loses nothing accepted; a kill inside one loses the whole of it (the
+client got no answer). On start the engine is rebuilt by replaying the log in order, which
+gives back every stored instance (the engine is deterministic: ids are stored, ticks are the
+order of the log); the notifications are not produced again, they are already stored.
+
+``synchronous=NORMAL`` in WAL mode: a commit survives a process kill (the WAL is in the OS's
+hands); only a power loss may lose the last commits.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Journal", "Stored", "LogEntry"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS log (
+    seq INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL,          -- register, unregister, signal
+    client TEXT NOT NULL,
+    body TEXT NOT NULL           -- JSON
+);
+CREATE TABLE IF NOT EXISTS expressions (
+    id TEXT PRIMARY KEY,
+    client TEXT NOT NULL,
+    body TEXT NOT NULL           -- JSON: format, source, text, variables, callback
+);
+CREATE TABLE IF NOT EXISTS notifications (
+    cursor INTEGER PRIMARY KEY,
+    client TEXT NOT NULL,
+    expression TEXT NOT NULL,
+    body TEXT NOT NULL,          -- JSON of the detection
+    deleted INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS notifications_client ON notifications (client, cursor);
+CREATE TABLE IF NOT EXISTS deliveries (
+    cursor INTEGER PRIMARY KEY,  -- the notification
+    url TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    due REAL NOT NULL
+);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class LogEntry:
+    seq: int
+    kind: str
+    client: str
+    body: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    """A notification as stored: its cursor, owner and JSON."""
+
+    cursor: int
+    client: str
+    expression: str
+    body: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"cursor": self.cursor, **self.body}
+
+
+class Journal:
+    """The database of one service (see the module)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        self._db.close()
+
+    # --- reading back -------------------------------------------------------------------
+
+    def log(self) -> Iterator[LogEntry]:
+        """The log in the order accepted."""
+        for seq, kind, client, body in self._db.execute(
+                "SELECT seq, kind, client, body FROM log ORDER BY seq"):
+            yield LogEntry(seq, kind, client, json.loads(body))
+
+    def expressions(self, client: str | None = None) -> list[tuple[str, str, dict[str, Any]]]:
+        """(id, client, body) of the registered expressions, oldest first."""
+        if client is None:
+            rows = self._db.execute("SELECT id, client, body FROM expressions ORDER BY rowid")
+        else:
+            rows = self._db.execute(
+                "SELECT id, client, body FROM expressions WHERE client = ? ORDER BY rowid",
+                (client,))
+        return [(i, c, json.loads(b)) for i, c, b in rows]
+
+    def notifications(self, client: str, after: int | None, limit: int) -> list[Stored]:
+        """The client's notifications after ``after`` (all not deleted without it)."""
+        rows = self._db.execute(
+            "SELECT cursor, client, expression, body FROM notifications "
+            "WHERE client = ? AND deleted = 0 AND cursor > ? ORDER BY cursor LIMIT ?",
+            (client, -1 if after is None else after, limit))
+        return [Stored(c, cl, e, json.loads(b)) for c, cl, e, b in rows]
+
+    def last_cursor(self) -> int:
+        row = self._db.execute("SELECT MAX(cursor) FROM notifications").fetchone()
+        return int(row[0] or 0)
+
+    def due_deliveries(self, now: float, limit: int = 100) -> list[tuple[int, str, int, str]]:
+        """(cursor, url, attempts, notification JSON) of the webhook deliveries due."""
+        rows = self._db.execute(
+            "SELECT d.cursor, d.url, d.attempts, n.body FROM deliveries d "
+            "JOIN notifications n ON n.cursor = d.cursor WHERE d.due <= ? "
+            "ORDER BY d.due LIMIT ?", (now, limit))
+        return [(c, u, a, b) for c, u, a, b in rows]
+
+    def next_due(self) -> float | None:
+        row = self._db.execute("SELECT MIN(due) FROM deliveries").fetchone()
+        return None if row[0] is None else float(row[0])
+
+    # --- writing: one transaction per accepted change -------------------------------------
+
+    def write(self, entries: Sequence[tuple[str, str, dict[str, Any]]],
+              notifications: Sequence[tuple[str, str, dict[str, Any], str | None]],
+              *, add: tuple[str, str, dict[str, Any]] | None = None,
+              remove: str | None = None) -> list[int]:
+        """Append log ``entries`` (kind, client, body), store ``notifications`` (client,
+        expression, body, webhook URL or None) and add or remove an expression, in one
+        transaction. Returns the notifications' cursors."""
+        db = self._db
+        cursors: list[int] = []
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.executemany("INSERT INTO log (kind, client, body) VALUES (?, ?, ?)",
+                           [(k, c, json.dumps(b, separators=(",", ":"))) for k, c, b in entries])
+            if add is not None:
+                db.execute("INSERT INTO expressions (id, client, body) VALUES (?, ?, ?)",
+                           (add[0], add[1], json.dumps(add[2])))
+            if remove is not None:
+                db.execute("DELETE FROM expressions WHERE id = ?", (remove,))
+            now = time.time()
+            for client, expression, body, url in notifications:
+                cur = db.execute(
+                    "INSERT INTO notifications (client, expression, body) VALUES (?, ?, ?)",
+                    (client, expression, json.dumps(body, separators=(",", ":"))))
+                cursor = int(cur.lastrowid or 0)
+                cursors.append(cursor)
+                if url is not None:
+                    db.execute("INSERT INTO deliveries (cursor, url, due) VALUES (?, ?, ?)",
+                               (cursor, url, now))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        return cursors
+
+    def delete_notifications(self, client: str, through: int) -> int:
+        cur = self._db.execute(
+            "UPDATE notifications SET deleted = 1 WHERE client = ? AND cursor <= ? "
+            "AND deleted = 0", (client, through))
+        return cur.rowcount
+
+    def delivered(self, cursor: int) -> None:
+        self._db.execute("DELETE FROM deliveries WHERE cursor = ?", (cursor,))
+
+    def retry(self, cursor: int, attempts: int, due: float) -> None:
+        self._db.execute("UPDATE deliveries SET attempts = ?, due = ? WHERE cursor = ?",
+                         (attempts, due, cursor))

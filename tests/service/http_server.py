@@ -1,0 +1,79 @@
+"""A real uvicorn server for the HTTP tests: in a thread of the test process, or as
+``xmlevents serve`` in a subprocess (for kills)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import httpx
+import uvicorn
+
+from xmlevents.service import create_app
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_up(base: str, timeout: float = 20.0) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            if httpx.get(f"{base}/health", timeout=1.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            time.sleep(0.05)
+    raise RuntimeError(f"the server at {base} did not start")
+
+
+@contextmanager
+def thread_server(db: str, tokens: dict[str, str] | None = None,
+                  join: str = "correlate") -> Iterator[str]:
+    """A server on 127.0.0.1 in a thread; yields its base URL."""
+    port = free_port()
+    config = uvicorn.Config(create_app(db, tokens, join=join),  # type: ignore[arg-type]
+                            host="127.0.0.1", port=port, log_level="warning")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_up(base)
+        yield base
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+@contextmanager
+def process_server(db: str, tokens: list[str], port: int | None = None
+                   ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``xmlevents serve`` as a subprocess; yields its base URL and the process."""
+    port = port or free_port()
+    args = [sys.executable, "-m", "xmlevents", "serve", "--port", str(port), "--db", db]
+    for t in tokens:
+        args += ["--token", t]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_up(base)
+        yield base, proc
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:  # pragma: no cover
+                proc.kill()
+        if proc.stderr is not None:
+            proc.stderr.close()
