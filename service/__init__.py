@@ -9,6 +9,7 @@ References:
 """
 
 from ._app import ANONYMOUS, MAX_BODY, Service, create_app
+from ._server import serve
 from ._engine import (
     Detection,
     Engine,
@@ -57,7 +58,7 @@ __all__ = [
     "Engine", "Signal", "Detection", "Instance", "OpaqueRequest", "Provider", "Leaf",
     "OperatorNode", "Use", "Join", "valid_bindings", "check_signal",
     # the HTTP service
-    "create_app", "Service", "MAX_BODY", "ANONYMOUS",
+    "create_app", "serve", "Service", "MAX_BODY", "ANONYMOUS",
     # errors
     "ExpressionTextError", "MarkupError", "RegistrationError", "SignalError",
     "UnknownExpressionError",

@@ -23,6 +23,8 @@ from typing import Any
 
 __all__ = ["Journal", "Stored", "LogEntry"]
 
+_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS log (
     seq INTEGER PRIMARY KEY,
@@ -142,7 +144,7 @@ class Journal:
         db.execute("BEGIN IMMEDIATE")
         try:
             db.executemany("INSERT INTO log (kind, client, body) VALUES (?, ?, ?)",
-                           [(k, c, json.dumps(b, separators=(",", ":"))) for k, c, b in entries])
+                           [(k, c, _dumps(b)) for k, c, b in entries])
             if add is not None:
                 db.execute("INSERT INTO expressions (id, client, body) VALUES (?, ?, ?)",
                            (add[0], add[1], json.dumps(add[2])))
@@ -152,7 +154,7 @@ class Journal:
             for client, expression, body, url in notifications:
                 cur = db.execute(
                     "INSERT INTO notifications (client, expression, body) VALUES (?, ?, ?)",
-                    (client, expression, json.dumps(body, separators=(",", ":"))))
+                    (client, expression, _dumps(body)))
                 cursor = int(cur.lastrowid or 0)
                 cursors.append(cursor)
                 if url is not None:

@@ -422,6 +422,8 @@ class _Registered:
     #: Whether it may still occur (False once it cannot: the empty result was sent).
     alive: bool = True
     opaque: list[Use] = field(default_factory=list)
+    #: Its output variables (computed once: every detection filters by them).
+    outputs: frozenset[str] = frozenset()
 
 
 class Engine:
@@ -500,7 +502,7 @@ class Engine:
             raise RegistrationError(f"an expression with the id {ident!r} is registered")
         uses: list[Use] = []
         root = self._build(ident, registration, uses)
-        reg = _Registered(ident, registration, root, uses)
+        reg = _Registered(ident, registration, root, uses, outputs=registration.outputs)
         reg.opaque = [u for u in uses if isinstance(u.node, _OpaqueLeaf)]
         self._expressions[ident] = reg
         for use in reg.opaque:
@@ -773,9 +775,9 @@ class Engine:
 
     def _detection(self, ident: str, inst: Instance) -> Detection:
         reg = self._expressions[ident]
-        outputs = reg.registration.outputs
+        outputs = reg.outputs
         bindings = {k: v for k, v in inst.bindings.items() if k in outputs}
-        alive = self._alive(reg)
+        alive = not reg.opaque or self._alive(reg)
         return Detection(ident, bindings, inst.events, ident if alive else None, self.tick)
 
     # --- opaque expressions ------------------------------------------------------------------

@@ -53,9 +53,7 @@ def _tokens(pairs: list[str]) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    import uvicorn
-
-    from xmlevents.service import create_app
+    from xmlevents.service import serve
 
     tokens = _tokens(args.token)
     folder = os.path.dirname(os.path.abspath(args.db))
@@ -70,6 +68,5 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     err.write(f"xmlevents serve: http://{args.host}:{args.port} — database {args.db}; "
               f"clients: {who}\n")
     err.flush()
-    app = create_app(args.db, tokens, join=args.join)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", workers=1)
+    serve(args.db, tokens, host=args.host, port=args.port, join=args.join)
     return 0

@@ -1,0 +1,104 @@
+"""The detection service over HTTP on loopback (issue 18): one uvicorn worker, 1,000
+registered expressions, the database on disk.
+
+Prints single-event requests per second (target >= 1,000) and events per second in batches of
+100 (target >= 20,000), each with 1 and with 8 concurrent clients. The server runs as
+``xmlevents serve`` in its own process; the clients are httpx with keep-alive. The machine is
+shared: note its load.
+
+    python3 bench/bench_service_http.py [--expressions 1000] [--seconds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+
+TOKEN = {"Authorization": "Bearer bench"}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def run(port: int, clients: int, seconds: float, batch: int) -> float:
+    """Events per second from ``clients`` threads posting ``batch`` events per request (the
+    standard library's keep-alive client: httpx would take more of the two cores than the
+    server it measures)."""
+    def work(i: int) -> int:
+        sent = 0
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        headers = {**TOKEN, "Content-Type": "application/json"}
+        bodies = []
+        for n in range(0, 10_000, batch):
+            events = [{"type": "newCD" if (n + k) % 2 else "newMusicDVD",
+                       "params": {"title": f"t{(n + k) % 97}",
+                                  "artist": f"artist {(n + k) % 7}"}} for k in range(batch)]
+            bodies.append(json.dumps(events[0] if batch == 1 else events).encode())
+        end = time.perf_counter() + seconds
+        n = 0
+        while time.perf_counter() < end:
+            conn.request("POST", "/events", bodies[n % len(bodies)], headers)
+            r = conn.getresponse()
+            r.read()
+            assert r.status == 202, r.status
+            sent += batch
+            n += 1
+        conn.close()
+        return sent
+
+    start = time.perf_counter()
+    with ThreadPoolExecutor(clients) as pool:
+        total = sum(pool.map(work, range(clients)))
+    return total / (time.perf_counter() - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--expressions", type=int, default=1000)
+    parser.add_argument("--seconds", type=float, default=5.0)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        port = free_port()
+        url = f"http://127.0.0.1:{port}"
+        proc = subprocess.Popen([sys.executable, "-m", "xmlevents", "serve", "--port",
+                                 str(port), "--db", os.path.join(tmp, "bench.db"), "--token",
+                                 "bench=bench"], stderr=subprocess.DEVNULL)
+        try:
+            for _ in range(200):
+                try:
+                    httpx.get(f"{url}/health", timeout=1)
+                    break
+                except httpx.HTTPError:
+                    time.sleep(0.05)
+            with httpx.Client(base_url=url, headers=TOKEN) as c:
+                for i in range(args.expressions):
+                    c.post("/expressions", json={"expression":
+                           f'SEQ(newCD(title=T, artist="artist {i}"), '
+                           f'newMusicDVD(title=T, artist="artist {i}"))'})
+            print(f"{args.expressions:,} expressions registered; load {os.getloadavg()[0]:.2f}")
+            for clients in (1, 8):
+                single = run(port, clients, args.seconds, 1)
+                batched = run(port, clients, args.seconds, 100)
+                print(f"  {clients} client(s): single-event requests {single:8,.0f}/s   "
+                      f"events in batches of 100 {batched:9,.0f}/s")
+        finally:
+            os.kill(proc.pid, signal.SIGTERM)
+            proc.wait(10)
+
+
+if __name__ == "__main__":
+    main()
