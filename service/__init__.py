@@ -9,7 +9,6 @@ References:
 """
 
 from ._app import ANONYMOUS, MAX_BODY, Service, create_app
-from ._server import serve
 from ._engine import (
     Detection,
     Engine,
@@ -32,6 +31,7 @@ from ._errors import (
     UnknownExpressionError,
 )
 from ._markup import SNOOP_R, detection_to_xml, parse_markup, to_markup
+from ._server import serve
 from ._text import parse_expression, to_text
 from .ast import (
     DOCUMENT_PARAMS,
