@@ -41,7 +41,7 @@ from starlette.routing import Route
 from xmlevents.algebra import PositionedError, XmlEventsError
 
 from ._db import Journal
-from ._engine import Detection, Engine, Join, check_signal
+from ._engine import Detection, Engine, Join, Provider, check_signal
 from ._errors import (
     ExpressionTextError,
     MarkupError,
@@ -104,11 +104,13 @@ class Service:
     """The engine, its journal and its clients (see the module)."""
 
     def __init__(self, db: str, tokens: Mapping[str, str] | None = None, *,
-                 join: Join = "correlate") -> None:
+                 join: Join = "correlate", providers: Mapping[str, Provider] | None = None
+                 ) -> None:
         #: secret -> client name; empty: an open service with one anonymous client.
         self.tokens = dict(tokens or {})
         self.journal = Journal(db)
-        self.engine = Engine(join=join)
+        self.providers = dict(providers or {})
+        self.engine = Engine(join=join, providers=self.providers)
         self.owner: dict[str, str] = {}
         self.callbacks: dict[str, str] = {}
         self.lock = asyncio.Lock()
@@ -177,6 +179,11 @@ class Service:
             self.owner[ident] = client
             if callback:
                 self.callbacks[ident] = callback
+            # an opaque leaf whose provider failed at once: the empty result, stored
+            dead = [(client, d.expression, _notification(d), callback)
+                    for d in self.engine.dead()]
+            if dead:
+                self.journal.write([], dead)
         return ident
 
     async def unregister(self, client: str, ident: str) -> None:
@@ -207,7 +214,7 @@ class Service:
                 self.journal.write(entries, found)
             except BaseException:
                 # The engine saw signals the log does not have: start it again from the log.
-                self.engine = Engine(join=self.engine.join)
+                self.engine = Engine(join=self.engine.join, providers=self.providers)
                 self.owner.clear()
                 self.callbacks.clear()
                 self._replay()
@@ -488,13 +495,15 @@ async def _not_found(request: Request, exc: Exception) -> Response:
 
 
 def create_app(db: str, tokens: Mapping[str, str] | None = None, *,
-               join: Join = "correlate") -> Starlette:
+               join: Join = "correlate", providers: Mapping[str, Provider] | None = None
+               ) -> Starlette:
     """The ASGI application of a service whose state lives in the SQLite file ``db``;
-    ``tokens`` maps each client's secret to its name (none: open, one anonymous client)."""
+    ``tokens`` maps each client's secret to its name (none: open, one anonymous client);
+    ``providers`` evaluate opaque expressions by language URI (none: they are refused)."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        service = Service(db, tokens, join=join)
+        service = Service(db, tokens, join=join, providers=providers)
         app.state.service = service
         service.start()
         try:
