@@ -180,12 +180,15 @@ _ANY = ""  # the index key of event paths whose last step names no single node n
 
 
 def _event_key(path: ast.Path) -> str:
-    """The name a node must have to be selected by ``path``: its last step's (``@name`` for
-    an attribute); ``_ANY`` for ``*``, ``@*``, ``.``, ``..`` and prefixed names."""
+    """The local name a node must have to be selected by ``path``: its last step's
+    (``@name`` for an attribute; a prefixed name by its local part, as primitive events name
+    nodes); ``_ANY`` for ``*``, ``@*``, ``.`` and ``..``. The namespace itself is checked when
+    the event path is evaluated."""
     leaf = path.steps[-1]
-    if leaf.name is None or leaf.name == "*" or ":" in leaf.name:
+    if leaf.name is None or leaf.name == "*":
         return _ANY
-    return f"@{leaf.name}" if leaf.kind is ast.StepKind.ATTRIBUTE else leaf.name
+    local = leaf.name.rpartition(":")[2]
+    return f"@{local}" if leaf.kind is ast.StepKind.ATTRIBUTE else local
 
 
 class RuleIndex:
@@ -255,14 +258,15 @@ class Changes:
         step = event.pi.pt.steps[-1]
         axis = str(step.axis.value)
         ids = event.pi.ids
-        name = str(step.name)
+        name = str(step.name)  # Clark notation where the node has a namespace
+        local = name.rpartition("}")[2]  # the index's key (_event_key)
         if axis == "attribute":
             key = (ids[-2], name)
             (self.inserted_attributes if op == "ins" else self.deleted_attributes).add(key)
-            (self.inserted_keys if op == "ins" else self.deleted_keys).add("@" + name)
+            (self.inserted_keys if op == "ins" else self.deleted_keys).add("@" + local)
         elif axis == "child" and step.name is not None:
             (self.inserted if op == "ins" else self.deleted).add(ids[-1])
-            (self.inserted_keys if op == "ins" else self.deleted_keys).add(name)
+            (self.inserted_keys if op == "ins" else self.deleted_keys).add(local)
 
 
 def copy_with_ids(doc: Any) -> tuple[etree._Element, dict[Any, str]]:
