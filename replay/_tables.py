@@ -193,12 +193,26 @@ def read_versions(path: str | os.PathLike[str], errors: list[dict[str, Any]] | N
         yield from _folder_rows(p, os.fspath(path), errors)
 
 
+def _lines(f: Iterable[bytes]) -> Iterator[bytes]:
+    """The lines of a binary file as Spark's text reader splits them: at ``\n``, ``\r\n``
+    and a bare ``\r`` alike, so that both readers number the same lines (issue 16)."""
+    for raw in f:
+        if raw.endswith(b"\r\n"):
+            raw = raw[:-2]
+        elif raw.endswith((b"\n", b"\r")):
+            raw = raw[:-1]
+        if b"\r" in raw:
+            yield from raw.split(b"\r")
+        else:
+            yield raw
+
+
 def _json_rows(p: Path, name: str, errors: list[dict[str, Any]] | None
                ) -> Iterator[dict[str, Any]]:
     """The rows of a JSON-lines table; ``name`` (the path as given) names it in messages, as
     on Spark."""
     with _open(p) as f:
-        for n, raw in enumerate(f, 1):
+        for n, raw in enumerate(_lines(f), 1):
             where = f"{name}, line {n}"
             try:
                 if errors is None:

@@ -63,6 +63,18 @@ def test_each_bad_line_is_one_error_row_and_reading_goes_on(tmp_path: Path) -> N
     assert result.versions == len(rows) and not result.errors
 
 
+def test_a_bare_carriage_return_ends_a_line_as_on_spark(tmp_path: Path) -> None:
+    """Spark's text reader ends lines at \\n, \\r\\n and a bare \\r: so does the reader in
+    process, so both number the same lines (issue 16)."""
+    one = json.dumps({**GOOD, "version": 1}).encode()
+    two = json.dumps({**GOOD, "version": 2}).encode()
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(one + b"\r" + two + b"\r\n" + b'{"doc": "a.xml"\r, "version": 3}\n')
+    errors: list[dict[str, Any]] = []
+    assert [r["version"] for r in read_versions(path, errors)] == [1, 2]
+    assert [m.split(",")[1] for m in messages(errors)] == [" line 3", " line 4"]
+
+
 def test_a_lone_surrogate_in_a_version_given_in_python_skips_that_version_only() -> None:
     result = replay_history([{"doc": "d", "version": 0, "xml": "<a/>"},
                              {"doc": "d", "version": 1, "xml": "<a>\ud800</a>"},
@@ -114,6 +126,7 @@ def test_the_spark_reader_agrees_line_by_line(tmp_path: Path) -> None:
     rng = random.Random(16)
     lines = [line.encode() for line, _ in BAD_LINES]
     lines.append(b'{"doc": "a.xml", "version": 99, "xml": "<a>\xff</a>"}')
+    lines.append(json.dumps({**GOOD, "version": 7}).encode() + b"\r" + b'{"doc": "a.xml"\r}')
     for _ in range(2000):
         line = json.dumps({**GOOD, "version": rng.randint(0, 10 ** 6)})
         for _ in range(rng.randint(0, 3)):
