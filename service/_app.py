@@ -40,7 +40,7 @@ from starlette.routing import Route
 
 from xmlevents.algebra import PositionedError, XmlEventsError
 
-from ._db import Journal
+from ._db import Journal, Stored
 from ._engine import Detection, Engine, Join, Provider, check_signal
 from ._errors import (
     ExpressionTextError,
@@ -461,19 +461,23 @@ async def stream_notifications(service: Service, request: Request, client: str) 
     async def events() -> AsyncIterator[str]:
         cursor = after
         while True:
-            rows = service.journal.notifications(client, cursor, 500)
+            # Read under the condition's lock: a signal's notify needs it, so nothing
+            # committed between this read and the wait can be missed.
+            async with service.changed:
+                rows: list[Stored] | None = service.journal.notifications(client, cursor, 500)
+                if not rows:
+                    try:
+                        await asyncio.wait_for(service.changed.wait(), 15.0)
+                    except TimeoutError:
+                        rows = None
+            if rows is None:
+                if await request.is_disconnected():
+                    return
+                yield ": keep-alive\n\n"
+                continue
             for r in rows:
                 cursor = r.cursor
                 yield f"id: {r.cursor}\nevent: notification\ndata: {json.dumps(r.to_json())}\n\n"
-            if rows:
-                continue
-            if await request.is_disconnected():
-                return
-            async with service.changed:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(service.changed.wait(), 15.0)
-                    continue
-            yield ": keep-alive\n\n"
 
     return StreamingResponse(events(), media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache"})
