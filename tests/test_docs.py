@@ -29,11 +29,13 @@ import pytest
 
 
 def _modules() -> list[str]:
+    import xmlevents.cel
     import xmlevents.rules
     import xmlevents.service
 
     names = ["xmlevents", "xmlevents._cli"]
-    for package in (xmlevents.algebra, xmlevents.dom, xmlevents.rules, xmlevents.service):
+    for package in (xmlevents.algebra, xmlevents.dom, xmlevents.rules, xmlevents.service,
+                    xmlevents.cel):
         for info in pkgutil.iter_modules(package.__path__, package.__name__ + "."):
             names.append(info.name)
     return sorted(names)
@@ -177,13 +179,14 @@ def test_every_example_from_10_to_17_has_a_figure_shown_in_the_docs() -> None:
 
 
 def _exported_errors() -> dict[str, type]:
+    import xmlevents.cel
     import xmlevents.replay
     import xmlevents.rules
     import xmlevents.service
 
     errors = {}
     for module in (xmlevents, xmlevents.algebra, xmlevents.dom, xmlevents.replay,
-                   xmlevents.rules, xmlevents.service):
+                   xmlevents.rules, xmlevents.service, xmlevents.cel):
         for name in module.__all__:
             value = getattr(module, name)
             if isinstance(value, type) and issubclass(value, xmlevents.XmlEventsError):

@@ -1,0 +1,236 @@
+"""The immutable syntax tree of CEL formulas and CEQL queries (seed 003, sections 3-4).
+
+Core CEL (section 3), as reconstructed from the prose (the extraction lost the grammar)::
+
+    φ ::= R | φ AS x | φ FILTER P | φ OR φ | φ ; φ | φ+
+
+``R`` is an event type; a bare ``R`` is sugar for ``R AS R`` (the paper: "formulas of the form
+R are syntactic sugar for R AS R"), so a type's name can be filtered as a variable, as CORE's
+CEQL does. ``AS`` names one event: CEL's variables are positions (section 3), so ``φ AS x``
+is accepted where ``φ`` is an event type only. A :class:`Query` is CORE's ``SELECT [strategy]
+vars FROM streams WHERE φ [PARTITION BY [attrs]] [WITHIN window] [CONSUME BY NONE] [LIMIT
+n]``; its strategy is one of section 4's selectors (:class:`Strategy`).
+
+Nodes are frozen; ``pos`` (line, column) is kept for error messages and ignored by ``==``.
+``str(node)`` prints CEQL that parses back to an equal node.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from ._predicates import Predicate
+
+__all__ = [
+    "Pos",
+    "Formula",
+    "EventType",
+    "As",
+    "Seq",
+    "Or",
+    "Plus",
+    "Filter",
+    "Strategy",
+    "Window",
+    "Query",
+    "Match",
+]
+
+Pos = tuple[int, int] | None
+
+
+class Formula:
+    """A CEL formula (abstract)."""
+
+    __slots__ = ()
+
+    @property
+    def children(self) -> tuple[Formula, ...]:
+        return ()
+
+    def walk(self) -> Iterator[Formula]:
+        """This formula and its subformulas, in pre-order (iteratively: formulas may nest
+        deeply)."""
+        stack: list[Formula] = [self]
+        while stack:
+            f = stack.pop()
+            yield f
+            stack.extend(reversed(f.children))
+
+    def __str__(self) -> str:
+        return _text(self, 0)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}<{self}>"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class EventType(Formula):
+    """An event of type ``name`` (``stream>name`` names its stream too); also the variable
+    ``name`` (``R`` is ``R AS R``)."""
+
+    name: str
+    stream: str | None = None
+    pos: Pos = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class As(Formula):
+    """``R AS x``: the event of type ``R`` is named ``x``."""
+
+    formula: Formula
+    var: str
+    pos: Pos = field(default=None, compare=False)
+
+    @property
+    def children(self) -> tuple[Formula, ...]:
+        return (self.formula,)
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Seq(Formula):
+    """``φ ; ψ``: a complex event of ``φ`` followed by one of ``ψ``, others in between
+    skipped (section 3)."""
+
+    left: Formula
+    right: Formula
+    pos: Pos = field(default=None, compare=False)
+
+    @property
+    def children(self) -> tuple[Formula, ...]:
+        return (self.left, self.right)
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Or(Formula):
+    """``φ OR ψ``."""
+
+    left: Formula
+    right: Formula
+    pos: Pos = field(default=None, compare=False)
+
+    @property
+    def children(self) -> tuple[Formula, ...]:
+        return (self.left, self.right)
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Plus(Formula):
+    """``φ+``: one or more complex events of ``φ`` in sequence, its variables bound anew in
+    each iteration (section 3)."""
+
+    formula: Formula
+    pos: Pos = field(default=None, compare=False)
+
+    @property
+    def children(self) -> tuple[Formula, ...]:
+        return (self.formula,)
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Filter(Formula):
+    """``φ FILTER P``."""
+
+    formula: Formula
+    predicate: Predicate
+    pos: Pos = field(default=None, compare=False)
+
+    @property
+    def children(self) -> tuple[Formula, ...]:
+        return (self.formula,)
+
+
+class Strategy(enum.Enum):
+    """Section 4's selection strategies, by CORE's names (the paper's ``NXT`` is ``NEXT``).
+    ``ANY`` is accepted and selects like ``ALL``."""
+
+    ALL = "ALL"
+    ANY = "ANY"
+    NEXT = "NEXT"
+    LAST = "LAST"
+    MAX = "MAX"
+    STRICT = "STRICT"
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """``WITHIN n EVENTS`` (``kind="events"``: the positions span fewer than n events),
+    ``WITHIN n SECONDS|MINUTES|HOURS`` (``"seconds"``, on the events' ``time``) or ``WITHIN n
+    [attr]`` (``"attribute"``: the values of ``attr`` span at most n)."""
+
+    kind: str
+    size: float
+    attribute: str | None = None
+
+    def __str__(self) -> str:
+        size = int(self.size) if float(self.size).is_integer() else self.size
+        if self.kind == "events":
+            return f"{size} EVENTS"
+        if self.kind == "seconds":
+            return f"{size} SECONDS"
+        return f"{size} [{self.attribute}]"
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """A CEQL query (see the module). ``variables`` None is ``*``."""
+
+    strategy: Strategy
+    variables: tuple[str, ...] | None
+    streams: tuple[str, ...]
+    formula: Formula
+    partition_by: tuple[str, ...] = ()
+    within: Window | None = None
+    limit: int | None = None
+
+    def __str__(self) -> str:
+        parts = [f"SELECT {self.strategy.value} "
+                 + ("*" if self.variables is None else ", ".join(self.variables))]
+        if self.streams:
+            parts.append("FROM " + ", ".join(self.streams))
+        parts.append(f"WHERE {self.formula}")
+        if self.partition_by:
+            parts.append("PARTITION BY [" + ", ".join(self.partition_by) + "]")
+        if self.within is not None:
+            parts.append(f"WITHIN {self.within}")
+        if self.limit is not None:
+            parts.append(f"LIMIT {self.limit}")
+        return " ".join(parts)
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Match:
+    """A complex event (section 3): its last position and all its positions, sorted."""
+
+    end: int
+    positions: tuple[int, ...]
+
+    def to_json(self) -> dict[str, object]:
+        return {"end": self.end, "events": list(self.positions)}
+
+
+# --- printing -------------------------------------------------------------------------------
+
+# Binding strength, loosest first, as CORE's grammar orders its alternatives: FILTER, OR, ';',
+# '+', AS.
+_LEVEL = {Filter: 0, Or: 1, Seq: 2, Plus: 3, As: 4, EventType: 5}
+
+
+def _text(f: Formula, outer: int) -> str:
+    level = _LEVEL[type(f)]
+    if isinstance(f, EventType):
+        body = f.name if f.stream is None else f"{f.stream}>{f.name}"
+    elif isinstance(f, As):
+        body = f"{_text(f.formula, level + 1)} AS {f.var}"
+    elif isinstance(f, Plus):
+        body = f"{_text(f.formula, level + 1)}+"
+    elif isinstance(f, Seq):
+        body = f"{_text(f.left, level)} ; {_text(f.right, level + 1)}"
+    elif isinstance(f, Or):
+        body = f"{_text(f.left, level)} OR {_text(f.right, level + 1)}"
+    else:
+        assert isinstance(f, Filter)
+        body = f"{_text(f.formula, level)} FILTER {f.predicate}"
+    return f"({body})" if level < outer else body
