@@ -1,0 +1,46 @@
+"""``xmlevents cel`` (issue 19): JSON lines in, one JSON line per complex event out."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from xmlevents._cli import main
+
+QUERY = "SELECT * FROM S WHERE T AS x ; H AS y FILTER x[temp > 40]"
+LINES = ['{"type": "T", "temp": 45}', '{"type": "X"}', '{"type": "H"}',
+         '{"type": "T", "temp": 10}', '{"type": "H"}']
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    status = main(list(args), stdout=out, stderr=err)
+    return status, out.getvalue(), err.getvalue()
+
+
+def test_reference_prints_complex_events(tmp_path: Path) -> None:
+    stream = tmp_path / "s.jsonl"
+    stream.write_text("\n".join(LINES) + "\n")
+    status, out, err = run("cel", QUERY, str(stream), "--reference")
+    assert status == 0 and err == ""
+    assert [json.loads(line) for line in out.splitlines()] == [
+        {"end": 2, "events": [0, 2]}, {"end": 4, "events": [0, 4]}]
+    assert run("cel", QUERY, str(stream), "--reference", "--count")[1] == "2\n"
+
+
+def test_a_bad_line_after_matches(tmp_path: Path) -> None:
+    stream = tmp_path / "s.jsonl"
+    stream.write_text("\n".join(LINES[:3] + ['{"temp": 1}']) + "\n")
+    status, out, err = run("cel", QUERY, str(stream), "--reference")
+    assert status == 1 and json.loads(out) == {"end": 2, "events": [0, 2]}
+    assert "line 4" in err and "Traceback" not in err
+
+
+def test_bad_queries_and_the_missing_evaluator(tmp_path: Path) -> None:
+    status, _, err = run("cel", "SELECT * WHERE T AS x ; T AS x", "-", "--reference")
+    assert status == 1 and "not safe" in err and "col" in err
+    stream = tmp_path / "s.jsonl"
+    stream.write_text(LINES[0] + "\n")
+    status, _, err = run("cel", QUERY, str(stream))
+    assert status == 1 and "--reference" in err
