@@ -1,12 +1,14 @@
 """CEL: complex event queries with selection strategies (seed 003, Bucchi, Grez, Riveros,
 Ugarte, *Foundations of Complex Event Processing*), written in CORE's CEQL.
 
-This first part holds the language — CEQL parsed with positions, the paper's well-formedness
-and safety checks — and the reference evaluator of the denotational semantics (section 3) with
-the selection strategies (section 4), windows and partitions. The automaton pipeline (LP
-normal form, complex event automata, constant update time) is issue 19's next part.
+Built: the language (CEQL parsed with positions, the paper's well-formedness and safety
+checks), the reference evaluator of the denotational semantics (section 3) with the selection
+strategies (section 4), windows and partitions, and the automaton evaluator (filters pushed to
+their variables, a complex event automaton, lazy determinisation, a shared structure of runs:
+work per event independent of the number of partial matches; sections 5-7).
 """
 
+from ._cea import compile_cea, count, evaluate
 from ._checks import bound, check_formula, defined
 from ._errors import CELQueryError, CELSyntaxError, StreamError
 from ._events import Event, Value
@@ -20,7 +22,7 @@ __all__ = [
     "Formula", "EventType", "As", "Seq", "Or", "Plus", "Filter", "Predicate", "Strategy",
     "Window", "Query", "Match", "Event", "Value",
     "parse_query", "parse_formula", "check_formula", "bound", "defined", "compile_query",
-    "reference", "select", "read_jsonl",
+    "reference", "select", "read_jsonl", "evaluate", "count", "compile_cea",
     "CELSyntaxError", "CELQueryError", "StreamError",
 ]
 

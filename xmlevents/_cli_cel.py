@@ -8,12 +8,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterator
-from typing import Any, TextIO
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, TextIO
 
 from xmlevents.algebra import XmlEventsError
 
 from ._cli_common import ArgumentFailure
+
+if TYPE_CHECKING:
+    from xmlevents.cel import Event, Match
 
 __all__ = ["add_parsers", "run"]
 
@@ -29,7 +32,8 @@ def add_parsers(sub: Any) -> None:
     cel.add_argument("events", metavar="EVENTS", nargs="?", default="-",
                      help="the JSON-lines stream (default: standard input)")
     cel.add_argument("--count", action="store_true",
-                     help="print only how many complex events there are")
+                     help="print only how many complex events there are (without "
+                          "enumerating them, under ALL and no window)")
     cel.add_argument("--reference", action="store_true",
                      help="evaluate by the semantics as written (exponential: small streams; "
                           "takes filters over several variables)")
@@ -58,34 +62,40 @@ def _lines(path: str) -> Iterator[str]:
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Evaluate the query; write what was found before a bad line, then report it (1)."""
-    from xmlevents.cel import StreamError, compile_query, read_jsonl, reference
+    from xmlevents.cel import StreamError, compile_query, count, evaluate, read_jsonl, reference
 
     try:
         query = compile_query(_text(args.query))
     except XmlEventsError as exc:
         err.write(f"xmlevents: error: {exc.for_cli()}\n")
         return 1
-    if not args.reference:
-        err.write("xmlevents: error: the constant-time automaton evaluator is not built yet "
-                  "(issue 19); give --reference to evaluate by the semantics (small "
-                  "streams)\n")
-        return 1
-    events = []
-    failure: StreamError | None = None
     source = "standard input" if args.events == "-" else args.events
+    failure: list[StreamError] = []
+
+    def events() -> Iterator[Event]:
+        try:
+            yield from read_jsonl(_lines(args.events), source=source)
+        except StreamError as exc:  # what was found before the bad line is written
+            failure.append(exc)
+
     try:
-        for event in read_jsonl(_lines(args.events), source=source):
-            events.append(event)
-    except StreamError as exc:
-        failure = exc
-    matches = reference(query, events)
-    if args.count:
-        out.write(f"{len(matches)}\n")
-    else:
-        for m in matches:
+        if args.reference:
+            matches: Iterable[Match] = reference(query, list(events()))
+            if args.count:
+                out.write(f"{len(list(matches))}\n")
+                matches = ()
+        elif args.count:
+            out.write(f"{count(query, events())}\n")
+            matches = ()
+        else:
+            matches = evaluate(query, events())
+        for m in matches:  # the automaton's are written as they are found
             out.write(json.dumps(m.to_json()) + "\n")
+    except XmlEventsError as exc:
+        err.write(f"xmlevents: error: {exc.for_cli()}\n")
+        return 1
     out.flush()
-    if failure is not None:
-        err.write(f"xmlevents: error: {failure}\n")
+    if failure:
+        err.write(f"xmlevents: error: {failure[0]}\n")
         return 1
     return 0

@@ -37,10 +37,23 @@ def test_a_bad_line_after_matches(tmp_path: Path) -> None:
     assert "line 4" in err and "Traceback" not in err
 
 
-def test_bad_queries_and_the_missing_evaluator(tmp_path: Path) -> None:
+def test_the_automaton_by_default(tmp_path: Path) -> None:
+    stream = tmp_path / "s.jsonl"
+    stream.write_text("\n".join(LINES) + "\n")
+    assert run("cel", QUERY, str(stream)) == run("cel", QUERY, str(stream), "--reference")
+    assert run("cel", QUERY, str(stream), "--count")[1] == "2\n"
+    (tmp_path / "q.ceql").write_text(QUERY)
+    assert run("cel", f"@{tmp_path / 'q.ceql'}", str(stream))[1].count("\n") == 2
+
+
+def test_bad_queries(tmp_path: Path) -> None:
     status, _, err = run("cel", "SELECT * WHERE T AS x ; T AS x", "-", "--reference")
     assert status == 1 and "not safe" in err and "col" in err
     stream = tmp_path / "s.jsonl"
     stream.write_text(LINES[0] + "\n")
-    status, _, err = run("cel", QUERY, str(stream))
-    assert status == 1 and "--reference" in err
+    status, _, err = run("cel", "SELECT * WHERE H AS x ; T AS y FILTER y[id = x.id]",
+                         str(stream))
+    assert status == 1 and "not unary" in err and "Traceback" not in err
+    status, out, _ = run("cel", "SELECT * WHERE H AS x ; T AS y FILTER y[id = x.id]",
+                         str(stream), "--reference")
+    assert status == 0 and out == ""
