@@ -235,8 +235,56 @@ def enumerate_node(node: Node, oldest: float = -_INF) -> Iterator[tuple[int, ...
             stack.append((n.left, suffix))
 
 
+def prune(roots: dict[int, Node], oldest: float) -> dict[int, Node]:
+    """The active nodes without the sets that started before ``oldest`` (a window's end):
+    rebuilt bottom-up, sharing kept, nodes with nothing young dropped. Iterative: chains of
+    ``extend`` nodes are as long as the window."""
+    memo: dict[int, Node | None] = {}
+    for root in roots.values():
+        stack: list[tuple[Node, bool]] = [(root, False)]
+        while stack:
+            n, ready = stack.pop()
+            key = id(n)
+            if key in memo:
+                continue
+            if n.start < oldest:
+                memo[key] = None
+                continue
+            if n is BOTTOM:
+                memo[key] = n
+                continue
+            kids = [c for c in (n.left, n.right) if c is not None]
+            if not ready:
+                stack.append((n, True))
+                stack.extend((c, False) for c in kids if id(c) not in memo)
+                continue
+            if n.pos is not None:
+                assert n.left is not None
+                child = memo[id(n.left)]
+                memo[key] = None if child is None else n if child is n.left else Node(
+                    n.pos, child, None, n.pos if child is BOTTOM else child.start,
+                    child.count)
+            else:
+                assert n.left is not None and n.right is not None
+                a, b = memo[id(n.left)], memo[id(n.right)]
+                memo[key] = (a if b is None else b if a is None else
+                             n if a is n.left and b is n.right else
+                             Node(None, a, b, max(a.start, b.start), a.count + b.count))
+    out: dict[int, Node] = {}
+    for d, root in roots.items():
+        kept = memo[id(root)]
+        if kept is not None:
+            out[d] = kept
+    return out
+
+
 class Runs:
-    """The evaluation of one CEA over one stream (see the module): :meth:`step` per event."""
+    """The evaluation of one CEA over one stream (see the module): :meth:`step` per event.
+
+    With a window of ``n`` events, every ``n`` events the active nodes are rebuilt without
+    the sets that can no longer fit (:func:`prune`): memory follows the window, not the
+    stream, at a cost per event amortised over the window.
+    """
 
     def __init__(self, cea: CEA, window: int | None = None) -> None:
         self.cea = cea
@@ -322,6 +370,8 @@ class Runs:
                     # that entered a final state by marking this event: a complex event.
                     out = _union(out, extended)
         self.active = new
+        if self.window is not None and position % self.window == self.window - 1:
+            self.active = prune(new, position - self.window + 2)
         return out
 
     @property

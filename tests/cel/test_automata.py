@@ -92,3 +92,20 @@ def test_what_the_automaton_refuses() -> None:
     q = compile_query("SELECT * FROM S WHERE A AS a ; B AS b WITHIN 5 SECONDS")
     with pytest.raises(CELQueryError, match="reference"):
         list(evaluate(q, []))
+
+
+def test_memory_follows_the_window_not_the_stream() -> None:
+    import tracemalloc
+
+    def peak(n: int) -> int:
+        runs = Runs(compile_cea(compile_query("SELECT * FROM S WHERE A+ ; B+ ; C").formula),
+                    window=50)
+        tracemalloc.start()
+        for j in range(n):
+            runs.step(j, Event(j, "ABC"[j * 7 % 3]))
+        _, top = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        return top
+
+    small, large = peak(2_000), peak(8_000)
+    assert large < 1.3 * small, (small, large)
