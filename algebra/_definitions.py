@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import graphlib
 import heapq
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from . import ast
@@ -114,6 +114,9 @@ class OperatorSpec:
 
 
 NodeSpec = LeafSpec | OperatorSpec
+#: Resolving a definition (or a node of it): yields the names of the definitions it needs
+#: resolved first, is sent their trees, and returns its own.
+_Resolving = Generator[str, "NodeSpec | None", NodeSpec]
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,51 +296,84 @@ def _error(d: ast.Definition, node: ast.Expr | ast.Definition, reason: str,
 class _Resolver:
     """Turns each definition's syntax into a checked tree, resolving named references.
 
-    Named references are resolved recursively (a reference's path type defaults to its
-    target's); the wildcard ``%(pt)`` always carries its path type, so it needs no target and
-    its dependencies are added once every tree is known (:func:`_dependencies`).
+    A reference's path type defaults to its target's, so a target is resolved before the
+    reference that names it. The wildcard ``%(pt)`` always carries its path type, so it needs
+    no target and its dependencies are added once every tree is known (:func:`_dependencies`).
+
+    Without recursion across definitions (issue 16: thousands of definitions may each name
+    the next): resolving one is a generator that yields the name of a target not resolved
+    yet and is resumed with its tree, and :meth:`resolve` runs a stack of them. The checks
+    and their errors come in the order a recursive walk would give them.
     """
 
     def __init__(self, by_name: Mapping[str, ast.Definition]) -> None:
         self._by_name = by_name
         self._done: dict[str, NodeSpec] = {}
-        self._active: list[str] = []
+        self._active: list[str] = []  # the definitions being resolved, outermost first
+        self._active_set: set[str] = set()
 
     def resolve(self, name: str) -> NodeSpec:
-        if name in self._done:
-            return self._done[name]
-        d = self._by_name[name]
-        self._active.append(name)
-        try:
-            root = self._node(d, d.expr)
-        finally:
-            self._active.pop()
-        self._done[name] = root
-        return root
+        done = self._done.get(name)
+        if done is not None:
+            return done
+        stack = [(name, self._definition(name))]
+        self._enter(name)
+        value: NodeSpec | None = None
+        while stack:
+            current, resolving = stack[-1]
+            try:
+                target = resolving.send(value)
+            except StopIteration as stop:
+                stack.pop()
+                self._active.pop()
+                self._active_set.discard(current)
+                self._done[current] = value = stop.value
+                continue
+            value = None  # a new generator starts with send(None)
+            stack.append((target, self._definition(target)))
+            self._enter(target)
+        return self._done[name]
 
-    def _node(self, d: ast.Definition, expr: ast.Expr) -> NodeSpec:
+    def _enter(self, name: str) -> None:
+        self._active.append(name)
+        self._active_set.add(name)
+
+    def _definition(self, name: str) -> _Resolving:
+        d = self._by_name[name]
+        return (yield from self._node(d, d.expr))
+
+    def _node(self, d: ast.Definition, expr: ast.Expr) -> _Resolving:
         if isinstance(expr, ast.Primitive):
             return LeafSpec(expr.event_type, expr)
         if isinstance(expr, ast.Ref):
-            return self._ref(d, expr)
+            return (yield from self._ref(d, expr))
         assert isinstance(expr, ast.Operator)
-        children = tuple(self._node(d, c) for c in expr.children)
+        kids: list[NodeSpec] = []
+        for c in expr.children:
+            if isinstance(c, ast.Primitive):  # the common leaf, without a generator
+                kids.append(LeafSpec(c.event_type, c))
+            else:
+                kids.append((yield from self._node(d, c)))
+        children = tuple(kids)
         pt, explicit = self._path_type(d, expr, children)
         for child in children:
             _check_child(d, expr, pt, child)
         return OperatorSpec(expr, pt, children, explicit)
 
-    def _ref(self, d: ast.Definition, expr: ast.Ref) -> NodeSpec:
+    def _ref(self, d: ast.Definition, expr: ast.Ref) -> _Resolving:
         if expr.name is None:
             assert expr.path is not None
             return LeafSpec(CompositeEventType(None, expr.path), expr)
         if expr.name not in self._by_name:
             known = ", ".join(n for n in self._by_name if n != d.name) or "none"
             raise _error(d, expr, f"unknown definition {expr.name!r} (defined: {known})")
-        if expr.name in self._active:
+        if expr.name in self._active_set:
             cycle = " -> ".join(self._active[self._active.index(expr.name):] + [expr.name])
             raise _error(d, expr, f"definitions depend on themselves: {cycle}")
-        target = self.resolve(expr.name)
+        target = self._done.get(expr.name)
+        if target is None:
+            target = yield expr.name  # resolved by resolve(), then back here
+            assert target is not None
         if isinstance(target, LeafSpec):
             if expr.path is not None:
                 raise _error(d, expr, f"{expr.name} is an alias of {target.expr} and takes no "

@@ -21,7 +21,17 @@ from typing import Any
 
 from ._errors import EventFormatError, InvalidArgumentError, PathSyntaxError
 from ._jsonlines import JsonLineError, load_line
-from ._paths import _PARSED, Axis, Kind, PathInstance, PathType, ends, subsumes
+from ._paths import (
+    _PARSED,
+    SHARE_DEPTH,
+    Axis,
+    Kind,
+    PathInstance,
+    PathType,
+    _shared,
+    ends,
+    subsumes,
+)
 from ._rows import EVENT_LINE
 
 __all__ = [
@@ -341,7 +351,8 @@ def trusted_path_instance(pt: PathType, ids: tuple[str, ...]) -> PathInstance:
     """
     pi = _new(PathInstance)
     _set_pi[0](pi, pt)
-    _set_pi[1](pi, ids)
+    # Deep ids become a chain, so that a child's (``ids + (id,)``) shares them (issue 16).
+    _set_pi[1](pi, ids if len(ids) <= SHARE_DEPTH else _shared(ids))
     return pi
 
 

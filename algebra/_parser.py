@@ -33,6 +33,7 @@ SEQUENCE: dict[TokenType, type[ast.Operator]] = {TokenType.SEMI: ast.Seq}
 FUNCTIONS: dict[str, type[ast.Operator]] = {"seq": ast.Seq, "and": ast.Conj, "or": ast.Disj}
 EVENT_OPS = {"ins": Op.INS, "upd": Op.UPD, "del": Op.DEL, "new": Op.NEW, "gone": Op.GONE}
 _ALLOWED = {"mode": ast.Mode, "context": ast.Context}
+_EOF = TokenType.EOF
 
 
 class _Parser:
@@ -43,33 +44,33 @@ class _Parser:
         self.namespaces = namespaces
         self.context = context
         self._lines = LineIndex(text)
-        self._stream = scan(text, context=context)
+        self._next = scan(text, context=context).__next__
         self._prev: Token | None = None
-        self._cur = next(self._stream)
+        self._cur = self._next()
         self._depth = 0
 
     # --- token helpers -----------------------------------------------------------------------
 
     def _advance(self) -> Token:
         token = self._cur
-        if token.type is not TokenType.EOF:
+        if token.type is not _EOF:
             self._prev = token
-            self._cur = next(self._stream)
+            self._cur = self._next()
         return token
 
     def _at(self, kind: TokenType, text: str | None = None) -> bool:
         return self._cur.type is kind and (text is None or self._cur.text == text)
 
     def _accept(self, kind: TokenType) -> Token | None:
-        return self._advance() if self._at(kind) else None
+        return self._advance() if self._cur.type is kind else None
 
     def _expect(self, kind: TokenType, what: str) -> Token:
-        if not self._at(kind):
+        if self._cur.type is not kind:
             self._error(f"expected {what}, got {self._describe(self._cur)}")
         return self._advance()
 
     def _expect_close(self, kind: TokenType, opener: Token) -> Token:
-        if not self._at(kind):
+        if self._cur.type is not kind:
             line, _ = self._lines.at(self._offset(self._cur))
             where = f"col {opener.col}" if line == opener.line else (
                 f"line {opener.line}, col {opener.col}")
@@ -239,7 +240,8 @@ class _Parser:
         if cls is None:
             return first
         children = [first]
-        while self._at(op.type):
+        kind = op.type
+        while self._cur.type is kind:
             self._advance()
             children.append(operand())
         return self._build(op, cls, tuple(children), pos=(op.line, op.col))

@@ -31,8 +31,9 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, TypeVar, cast, overload
 
 from ._errors import InvalidArgumentError, PathSyntaxError
 
@@ -214,6 +215,158 @@ def _refuse_wildcard_forms(text: str, pos: int) -> None:
             "element of any namespace; write * or name the element", text=text, col=pos + 1)
 
 
+_T = TypeVar("_T")
+
+#: Path types and instances deeper than this share their parent's steps and ids (a link to
+#: them plus the last one, :class:`_Chain`) rather than copy them: a chain of 10,000 nested
+#: elements would otherwise hold 50 million steps and as many ids (issue 16).
+SHARE_DEPTH = 64
+
+
+class _Chain(Sequence[_T]):
+    """An immutable sequence: ``head`` (a tuple or another chain) plus one item, ``last``.
+
+    A deep node's steps and ids, sharing its parent's, so that memory grows with the depth,
+    not with its square. It reads, compares, hashes and orders as the tuple of its items
+    (:meth:`items` builds that tuple each time: keeping it would bring the square back);
+    ``[-1]``, ``len`` and prefixes (``[:k]``, ``[:-1]``) walk the links without building it.
+    Only path types and instances make chains, beyond :data:`SHARE_DEPTH`.
+    """
+
+    __slots__ = ("_head", "_last", "_len")
+
+    def __init__(self, head: tuple[_T, ...] | _Chain[_T], last: _T) -> None:
+        self._head = head
+        self._last = last
+        self._len = len(head) + 1
+
+    def items(self) -> tuple[_T, ...]:
+        """The items as a tuple (built afresh: O(length))."""
+        lasts: list[_T] = []
+        node: tuple[_T, ...] | _Chain[_T] = self
+        while type(node) is _Chain:
+            lasts.append(node._last)
+            node = node._head
+        lasts.reverse()
+        return cast(tuple[_T, ...], node) + tuple(lasts)
+
+    def _prefix(self, k: int) -> tuple[_T, ...] | _Chain[_T]:
+        """The first ``k`` items: the shared link of that length (no copy), or a tuple."""
+        node: tuple[_T, ...] | _Chain[_T] = self
+        while type(node) is _Chain and node._len > k:
+            node = node._head
+        if type(node) is _Chain:
+            return node if k > SHARE_DEPTH else node.items()[:k]
+        return cast(tuple[_T, ...], node)[:k]
+
+    def __len__(self) -> int:
+        return self._len
+
+    @overload
+    def __getitem__(self, index: int) -> _T: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[_T]: ...
+
+    def __getitem__(self, index: int | slice) -> _T | Sequence[_T]:
+        n = self._len
+        if isinstance(index, slice):
+            start, stop, step = index.indices(n)
+            if start == 0 and step == 1:
+                return self._prefix(stop) if stop < n else self
+            return self.items()[index]
+        i = index + n if index < 0 else index
+        if not 0 <= i < n:
+            return self.items()[index]  # raises the tuple's IndexError
+        node: tuple[_T, ...] | _Chain[_T] = self
+        while type(node) is _Chain:
+            if node._len - 1 == i:
+                return node._last
+            node = node._head
+        return cast(tuple[_T, ...], node)[i]
+
+    def __iter__(self) -> Iterator[_T]:
+        return iter(self.items())
+
+    def __reversed__(self) -> Iterator[_T]:
+        return reversed(self.items())
+
+    def __contains__(self, item: object) -> bool:
+        return item in self.items()
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is tuple:
+            return self._len == len(other) and self.items() == other
+        if type(other) is not _Chain:
+            return NotImplemented
+        a: Any = self
+        b: Any = other
+        while a is not b:  # walk both while they are links: shared heads end the walk
+            if type(a) is not _Chain or type(b) is not _Chain:
+                return bool(_items(a) == _items(b))
+            if a._len != b._len or a._last != b._last:
+                return False
+            a, b = a._head, b._head
+        return True
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __lt__(self, other: object) -> bool:
+        result: bool = self.items() < _items(other)  # as tuples compare
+        return result
+
+    def __le__(self, other: object) -> bool:
+        result: bool = self.items() <= _items(other)  # as tuples compare
+        return result
+
+    def __gt__(self, other: object) -> bool:
+        result: bool = self.items() > _items(other)  # as tuples compare
+        return result
+
+    def __ge__(self, other: object) -> bool:
+        result: bool = self.items() >= _items(other)  # as tuples compare
+        return result
+
+    def __hash__(self) -> int:
+        return hash(self.items())  # equal to its tuple, so dicts find either
+
+    def __add__(self, other: tuple[_T, ...]) -> tuple[_T, ...] | _Chain[_T]:
+        if type(other) is tuple and len(other) == 1:
+            return _Chain(self, other[0])  # a child's ids: shared
+        return self.items() + tuple(other)
+
+    def __radd__(self, other: tuple[_T, ...]) -> tuple[_T, ...]:
+        return tuple(other) + self.items()
+
+    def __repr__(self) -> str:
+        return repr(self.items())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return tuple, (self.items(),)  # pickled as its tuple (no deep recursion)
+
+
+def _items(value: Any) -> Any:
+    """A chain's items as a tuple; anything else as it is."""
+    return value.items() if type(value) is _Chain else value
+
+
+def _extend(items: tuple[_T, ...], last: _T) -> tuple[_T, ...]:
+    """``items + (last,)``, sharing ``items`` beyond :data:`SHARE_DEPTH` (typed as the tuple
+    it reads as)."""
+    if len(items) < SHARE_DEPTH:
+        return items + (last,)
+    return cast(tuple[_T, ...], _Chain(items, last))
+
+
+def _shared(items: tuple[_T, ...]) -> tuple[_T, ...]:
+    """A long tuple as a chain, so that its children's extensions share it."""
+    if type(items) is tuple and len(items) > SHARE_DEPTH:
+        return cast(tuple[_T, ...], _Chain(items[:-1], items[-1]))
+    return items
+
+
 @dataclass(frozen=True, slots=True)
 class PathType:
     """A path type ``<kind, steps>``: a restricted XPath naming nodes by type (section 2.1).
@@ -239,7 +392,8 @@ class PathType:
     _wild: bool = field(init=False, repr=False, compare=False, default=False)
 
     def __post_init__(self) -> None:
-        steps = tuple(self.steps)
+        given: Any = self.steps
+        steps = given if type(given) is _Chain else tuple(given)
         object.__setattr__(self, "steps", steps)
         if not steps:
             raise InvalidArgumentError("PathType: steps=(); a path type needs at least one step")
@@ -276,9 +430,11 @@ class PathType:
         pt: PathType = object.__new__(PathType)
         setattr_ = object.__setattr__
         setattr_(pt, "kind", self.kind)
-        setattr_(pt, "steps", (*self.steps, step))
+        steps = _extend(self.steps, step)
+        setattr_(pt, "steps", steps)
         setattr_(pt, "_hash", hash((self._hash, step)))
-        setattr_(pt, "_text", f"{self._text}/{step}")
+        # A deep type's text is written when asked for (it would be as long as the type).
+        setattr_(pt, "_text", f"{self._text}/{step}" if len(steps) <= SHARE_DEPTH else "")
         setattr_(pt, "_wild", self._wild or step.name == WILDCARD)
         return pt
 
@@ -299,11 +455,39 @@ class PathType:
             if cached is None:
                 cached = _WILD.get(text)
                 if cached is None:
-                    kind, steps = _parse_steps(text, None)
-                    cached = cls(kind, steps)._store(text)
+                    cached = _simple(text)
+                    if cached is None:
+                        kind, steps = _parse_steps(text, None)
+                        cached = cls(kind, steps)
+                    cached._store(text)
             return cached
+        if cls is PathType and (simple := _simple(text)) is not None:
+            return simple  # no prefix, so namespaces do not matter
         kind, steps = _parse_steps(text, namespaces)
         return cls(kind, steps)
+
+    @classmethod
+    def _trusted(cls, kind: Kind, steps: tuple[Step, ...], text: str | None = None
+                 ) -> PathType:
+        """A path type from steps known to be valid (``text``: its text form, if known),
+        built without checking them again: the parser makes one per path of a definition."""
+        pt: PathType = object.__new__(PathType)
+        setattr_ = object.__setattr__
+        setattr_(pt, "kind", kind)
+        setattr_(pt, "steps", steps)
+        h = hash(kind)
+        for step in steps:
+            h = hash((h, step))
+        setattr_(pt, "_hash", h)
+        if text is None:
+            body = "/".join(str(s) for s in steps)
+            text = "/" + body if kind is Kind.ABSOLUTE else body
+            wild = "*" in body and any(s.name == WILDCARD for s in steps)
+        else:
+            wild = "*" in text and any(s.name == WILDCARD for s in steps)
+        setattr_(pt, "_text", text)
+        setattr_(pt, "_wild", wild)
+        return pt
 
     @classmethod
     def of(cls, value: str | PathType) -> PathType:
@@ -337,6 +521,8 @@ class PathType:
         """The one object the parser uses for this path type (this one, if none yet): dicts
         keyed by path types then find their keys by identity, never calling ``__eq__``
         (an operator's composites occur at path types it computes, equal to parsed ones)."""
+        if not self._text:
+            return self  # a deep type (no parser wrote it; dicts then compare it by value)
         found = (_WILD if self._wild else _PARSED).get(self._text)  # one text per path type
         return found if found is not None else self._store(self._text)
 
@@ -348,12 +534,13 @@ class PathType:
         >>> PathType.parse("/{urn:po}order/{urn:po}item/@{urn:x}id").prefixed({"po": "urn:po"})
         '/po:order/po:item/@{urn:x}id'
         """
-        if not namespaces or "{" not in self._text:
-            return self._text
+        text = str(self)
+        if not namespaces or "{" not in text:
+            return text
         prefix: dict[str, str] = {}
         for p, uri in namespaces.items():
             prefix.setdefault(uri, p)
-        return _CLARK.sub(lambda m: f"{prefix[m[1]]}:" if m[1] in prefix else m[0], self._text)
+        return _CLARK.sub(lambda m: f"{prefix[m[1]]}:" if m[1] in prefix else m[0], text)
 
     def parent(self) -> PathType | None:
         """The path type without its last step, or ``None`` when that leaves no step.
@@ -368,13 +555,38 @@ class PathType:
         return len(self.steps)
 
     def __str__(self) -> str:
-        return self._text
+        if self._text:
+            return self._text
+        body = "/".join(str(s) for s in self.steps)  # a deep type: written, not kept
+        return "/" + body if self.kind is Kind.ABSOLUTE else body
 
     def __repr__(self) -> str:
-        return f"PathType({self._text!r})"
+        return f"PathType({str(self)!r})"
 
 
 _CLARK = re.compile(r"\{([^}]*)\}")
+# A path type of element names only, the common case, is read with one match and a split.
+_SIMPLE = re.compile(rf"/?{_NCNAME}(?:/{_NCNAME})*")
+_CHILD_STEPS: dict[str, Step] = {}
+
+
+def _simple(text: str) -> PathType | None:
+    """``text`` as a path type if it is a plain one (``/a/b``, ``a/b``: element names, no
+    prefix, ``*`` or other axis), else None for :func:`_parse_steps` to read."""
+    if _SIMPLE.fullmatch(text) is None:
+        return None
+    absolute = text[0] == "/"
+    steps = []
+    for name in (text[1:] if absolute else text).split("/"):
+        step = _CHILD_STEPS.get(name)
+        if step is None:
+            if len(_CHILD_STEPS) >= _PARSED_LIMIT:
+                _CHILD_STEPS.clear()
+            step = _CHILD_STEPS[name] = Step(Axis.CHILD, name)
+        steps.append(step)
+    return PathType._trusted(Kind.ABSOLUTE if absolute else Kind.RELATIVE, tuple(steps), text)
+
+
 _PARSED: dict[str, PathType] = {}
 _WILD: dict[str, PathType] = {}  # the parsed path types with ``*``
 _PARSED_LIMIT = 4096
@@ -395,7 +607,8 @@ class PathInstance:
     ids: tuple[str, ...]
 
     def __post_init__(self) -> None:
-        ids = tuple(self.ids)
+        given: Any = self.ids
+        ids = given if type(given) is _Chain else _shared(tuple(given))
         object.__setattr__(self, "ids", ids)
         if self.pt._wild:
             raise InvalidArgumentError(
@@ -655,7 +868,11 @@ def intersect_lb(pt1: PathType | None, pt2: PathType | None) -> PathType | None:
     while j < limit and s1[j] == s2[j]:
         j += 1
     kind = pt1.kind if pt1.kind is pt2.kind else Kind.ABSOLUTE
-    return PathType(kind, s1[:j])
+    if j == len(s1) and kind is pt1.kind:
+        return pt1  # (equal to what the slice would build)
+    if j == len(s2) and kind is pt2.kind:
+        return pt2
+    return PathType._trusted(kind, s1[:j])  # a prefix of a valid path type is valid
 
 
 def _wild_intersect_lb(pt1: PathType, pt2: PathType) -> PathType | None:

@@ -259,3 +259,23 @@ def test_the_endings_index_finds_exactly_the_trees_a_wildcard_may_receive(
     brute = {name for name, root in roots.items() if ends_alike(root.pt, wanted)}
     assert brute <= found  # nothing missed
     assert {n for n in found if ends_alike(roots[n].pt, wanted)} == brute
+
+
+@pytest.mark.parametrize("backwards", [False, True])
+def test_a_long_chain_of_references_is_checked_without_recursion(backwards: bool) -> None:
+    """3,000 definitions each naming the next, listed in either order: resolving a reference
+    resolves its target first without a Python frame per definition (issue 16: the forward
+    order raised RecursionError at about 200)."""
+    lines = [f"D{i} := ins(a) ; D{i + 1}" for i in range(3000)] + ["D3000 := ins(a) ; ins(a/b)"]
+    ds = DefinitionSet.parse("\n".join(reversed(lines) if backwards else lines))
+    assert ds.names[0] == "D3000" and ds["D0"].depends_on == ("D1",)
+    assert str(ds["D0"].root.pt) == "a"
+
+
+def test_a_cycle_through_a_long_chain_names_it_from_where_resolving_began() -> None:
+    lines = [f"D{i} := ins(a) ; D{i + 1}" for i in range(500)] + ["D500 := ins(a) ; D7"]
+    with pytest.raises(DefinitionError) as info:
+        DefinitionSet.parse("\n".join(lines))
+    assert info.value.reason == "definitions depend on themselves: " + " -> ".join(
+        f"D{i}" for i in [*range(7, 501), 7])
+    assert info.value.line == 501
