@@ -30,7 +30,7 @@ from ._errors import (
     SignalError,
     UnknownExpressionError,
 )
-from ._markup import SNOOP_R, detection_to_xml, parse_markup, to_markup
+from ._markup import SNOOP_R, detection_to_xml, parse_detection_xml, parse_markup, to_markup
 from ._server import serve
 from ._text import parse_expression, to_text
 from .ast import (
@@ -53,7 +53,7 @@ __all__ = [
     "Expression", "Atomic", "Opaque", "Or", "Seq", "Any", "Param", "Var", "Literal", "Value",
     "Registration", "DOCUMENT_PARAMS", "parse_expression", "to_text",
     # the R3-style markup (section 2.3)
-    "parse_markup", "to_markup", "detection_to_xml", "SNOOP_R",
+    "parse_markup", "to_markup", "detection_to_xml", "parse_detection_xml", "SNOOP_R",
     # engine
     "Engine", "Signal", "Detection", "Instance", "OpaqueRequest", "Provider", "Leaf",
     "OperatorNode", "Use", "Join", "valid_bindings", "check_signal",

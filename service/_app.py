@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import json
 import math
+import re
 import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -40,7 +41,7 @@ from starlette.routing import Route
 
 from xmlevents.algebra import PositionedError, XmlEventsError
 
-from ._db import Journal, Stored
+from ._db import Journal, Stored, dumps
 from ._engine import Detection, Engine, Join, Provider, check_signal
 from ._errors import (
     ExpressionTextError,
@@ -62,7 +63,11 @@ ANONYMOUS = "anonymous"
 #: Webhook deliveries: attempts before giving up, and the longest wait between two.
 MAX_ATTEMPTS = 8
 MAX_BACKOFF = 60.0
+#: The largest cursor (SQLite's INTEGER): a query past it is refused, not a 500.
+MAX_CURSOR = 2 ** 63 - 1
 _PROBLEM = "application/problem+json"
+#: A JSON escape of a UTF-16 surrogate: only then are the parsed strings checked for a lone one.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 class Problem(Exception):
@@ -129,6 +134,7 @@ class Service:
                 self.engine.register(_registration(body["format"], body["source"],
                                                    body.get("variables") or {}),
                                      ident=body["id"])
+                self.engine.dead()  # its empty result, if any, is stored already
                 self.owner[body["id"]] = entry.client
                 if body.get("callback"):
                     self.callbacks[body["id"]] = body["callback"]
@@ -137,7 +143,9 @@ class Service:
                 self.owner.pop(body["id"], None)
                 self.callbacks.pop(body["id"], None)
             else:
-                self.engine.signal(body["type"], body["params"], time=body.get("time"))
+                at = body.get("time")
+                self.engine.signal(body["type"], body["params"],
+                                   time=None if at is None else float(at))
             count += 1
         return count
 
@@ -195,23 +203,25 @@ class Service:
             self.callbacks.pop(ident, None)
 
     async def signal(self, client: str, events: list[tuple[str, dict[str, Any],
-                                                          float | None]]) -> int:
-        """Apply checked signals in order; their log rows and notifications in one
-        transaction. If the write fails, the engine is rebuilt from the log."""
+                                                          float | None]],
+                     raw: str | None = None) -> int:
+        """Apply checked signals in order; their log row and notifications in one
+        transaction. ``raw``: the request's JSON body those signals were read from, logged
+        as it is (no encoding again); if the write fails, the engine is rebuilt from the
+        log."""
+        if raw is None:
+            raw = dumps([{"type": t, "params": p, **({} if at is None else {"time": at})}
+                         for t, p, at in events])
         async with self.lock:
-            entries = []
-            found: list[tuple[str, str, dict[str, Any], str | None]] = []
+            found: list[tuple[str, str, dict[str, Any] | str, str | None]] = []
+            texts: dict[str, str] = {}  # a signal's JSON, for the notifications it is in
             try:
                 for etype, params, at in events:
-                    body: dict[str, Any] = {"type": etype, "params": params}
-                    if at is not None:
-                        body["time"] = at
-                    entries.append(("signal", client, body))
                     for d in self.engine.signal(etype, params, time=at):
                         owner = self.owner[d.expression]
-                        found.append((owner, d.expression, _notification(d),
+                        found.append((owner, d.expression, _notification_text(d, texts),
                                       self.callbacks.get(d.expression)))
-                self.journal.write(entries, found)
+                self.journal.write([("signals", client, raw)], found)
             except BaseException:
                 # The engine saw signals the log does not have: start it again from the log.
                 self.engine = Engine(join=self.engine.join, providers=self.providers)
@@ -253,7 +263,9 @@ class Service:
                 try:
                     response = await self._http.post(url, json=note)
                     ok = response.status_code < 300
-                except httpx.HTTPError:
+                except httpx.InvalidURL:  # cannot succeed later (checked at registration)
+                    ok, attempts = False, MAX_ATTEMPTS
+                except Exception:  # any failure is the receiver's: retry, never stop here
                     ok = False
                 if ok or attempts + 1 >= MAX_ATTEMPTS:
                     self.journal.delivered(cursor)
@@ -285,6 +297,23 @@ def _notification(d: Detection) -> dict[str, Any]:
             "events": [s.to_json() for s in d.events], "next": d.next}
 
 
+_string = json.encoder.encode_basestring
+
+
+def _notification_text(d: Detection, texts: dict[str, str]) -> str:
+    """:func:`_notification` as stored JSON, each signal encoded once per request however
+    many notifications it is in (a signal completing many expressions is common)."""
+    events = []
+    for s in d.events:
+        text = texts.get(s.id)
+        if text is None:
+            text = texts[s.id] = dumps(s.to_json())
+        events.append(text)
+    nxt = "null" if d.next is None else _string(d.next)
+    return (f'{{"expression":{_string(d.expression)},"bindings":{dumps(dict(d.bindings))},'
+            f'"events":[{",".join(events)}],"next":{nxt}}}')
+
+
 # --- request handling ---------------------------------------------------------------------
 
 async def _body(request: Request) -> bytes:
@@ -309,12 +338,34 @@ def _json(raw: bytes) -> Any:
         raise Problem(400, "Malformed JSON", f"the body is not UTF-8 (byte {exc.start})"
                       ) from None
     try:
-        return json.loads(text, parse_constant=_no_constant)
+        data = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise Problem(400, "Malformed JSON", exc.msg, line=exc.lineno, column=exc.colno
                       ) from None
     except (ValueError, RecursionError) as exc:
         raise Problem(400, "Malformed JSON", str(exc)) from None
+    if _SURROGATE_ESCAPE.search(raw):
+        _no_lone_surrogate(data)
+    return data
+
+
+def _no_lone_surrogate(data: Any) -> None:
+    """Refuse a string (or name) with a lone surrogate escape: it is no text (RFC 8259,
+    section 8.2), SQLite and UTF-8 cannot hold it."""
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise Problem(400, "Malformed JSON", f"a lone surrogate "
+                              f"(\\u{ord(item[exc.start]):04x}) is not a character") from None
+        elif isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
 
 
 def _no_constant(name: str) -> Any:
@@ -345,8 +396,13 @@ def _cursor(request: Request, name: str) -> int | None:
     value = request.query_params.get(name)
     if value is None:
         return None
-    if not value.isdigit():
-        raise Problem(400, "Bad query", f"{name} must be a cursor (a non-negative integer)")
+    return _bounded(value, name)
+
+
+def _bounded(value: str, name: str) -> int:
+    if not (value.isascii() and value.isdigit()) or len(value) > 19 or int(value) > MAX_CURSOR:
+        raise Problem(400, "Bad query",
+                      f"{name} must be a cursor (a non-negative integer below 2**63)")
     return int(value)
 
 
@@ -376,8 +432,8 @@ async def post_expressions(service: Service, request: Request, client: str) -> R
         obj = _expect(_json(raw), {"expression": str, "variables": dict, "callback": str},
                       {"expression"}, "the registration")
         callback = obj.get("callback")
-        if callback is not None and not callback.startswith(("http://", "https://")):
-            raise Problem(422, "Bad request body", "callback must be an http(s) URL")
+        if callback is not None:
+            _check_callback(callback)
         ident = await service.register(client, "text", obj["expression"],
                                        obj.get("variables") or {}, callback)
     else:
@@ -385,6 +441,18 @@ async def post_expressions(service: Service, request: Request, client: str) -> R
                       "send the expression as application/json or application/xml")
     return JSONResponse({"id": ident}, status_code=201,
                         headers={"Location": f"/expressions/{ident}"})
+
+
+def _check_callback(url: str) -> None:
+    """A webhook URL httpx can POST to: http(s) with a host (422 otherwise, at registration
+    rather than at each delivery)."""
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, ValueError, TypeError):
+        parsed = None
+    if (parsed is None or parsed.scheme not in ("http", "https") or not parsed.host
+            or any(c.isspace() for c in url)):
+        raise Problem(422, "Bad request body", f"callback must be an http(s) URL, got {url!r}")
 
 
 def _described(ident: str, body: Mapping[str, Any]) -> dict[str, Any]:
@@ -428,14 +496,15 @@ def _signal_of(obj: Any, where: str) -> tuple[str, dict[str, Any], float | None]
 
 
 async def post_events(service: Service, request: Request, client: str) -> Response:
-    data = _json(await _body(request))
+    raw = await _body(request)
+    data = _json(raw)
     if isinstance(data, list):
         if not data:
             raise Problem(422, "Bad request body", "an empty list of events")
         events = [_signal_of(e, f"event {i}") for i, e in enumerate(data)]
     else:
         events = [_signal_of(data, "the event")]
-    accepted = await service.signal(client, events)
+    accepted = await service.signal(client, events, raw.decode("utf-8"))
     return JSONResponse({"accepted": accepted}, status_code=202)
 
 
@@ -456,7 +525,8 @@ async def delete_notifications(service: Service, request: Request, client: str) 
 
 async def stream_notifications(service: Service, request: Request, client: str) -> Response:
     last = request.headers.get("last-event-id")
-    after = int(last) if last is not None and last.isdigit() else _cursor(request, "after")
+    after = (_bounded(last.strip(), "Last-Event-ID") if last is not None
+             else _cursor(request, "after"))
 
     async def events() -> AsyncIterator[str]:
         cursor = after
@@ -491,9 +561,12 @@ async def get_graph(service: Service, request: Request, client: str) -> Response
     return JSONResponse(stats)
 
 
-async def _not_found(request: Request, exc: Exception) -> Response:
+async def _error(request: Request, exc: Exception) -> Response:
+    """Routing errors (404, 405) and, should one happen, an internal error (500) answered
+    as problem documents like every other error."""
     status = exc.status_code if isinstance(exc, HTTPException) else 500
-    title = {404: "Not Found", 405: "Method Not Allowed"}.get(status, "Error")
+    title = {404: "Not Found", 405: "Method Not Allowed", 500: "Internal Server Error"
+             }.get(status, "Error")
     detail = exc.detail if isinstance(exc, HTTPException) else "internal error"
     return Problem(status, title, str(detail)).response()
 
@@ -528,4 +601,4 @@ def create_app(db: str, tokens: Mapping[str, str] | None = None, *,
         Route("/health", lambda request: JSONResponse({"ok": True}), methods=["GET"]),
     ]
     return Starlette(routes=routes, lifespan=lifespan,
-                     exception_handlers={HTTPException: _not_found})
+                     exception_handlers={HTTPException: _error, Exception: _error})

@@ -21,16 +21,18 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Journal", "Stored", "LogEntry"]
+__all__ = ["Journal", "Stored", "LogEntry", "dumps"]
 
-_dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+#: Compact JSON, as stored.
+dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_dumps = dumps
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS log (
     seq INTEGER PRIMARY KEY,
-    kind TEXT NOT NULL,          -- register, unregister, signal
+    kind TEXT NOT NULL,          -- register, unregister, signals (signal: one, older)
     client TEXT NOT NULL,
-    body TEXT NOT NULL           -- JSON
+    body TEXT NOT NULL           -- JSON; signals: the request's body as accepted
 );
 CREATE TABLE IF NOT EXISTS expressions (
     id TEXT PRIMARY KEY,
@@ -91,10 +93,16 @@ class Journal:
     # --- reading back -------------------------------------------------------------------
 
     def log(self) -> Iterator[LogEntry]:
-        """The log in the order accepted."""
+        """The log in the order accepted, a request's signals one entry each (kind
+        ``signal``; the row holds the request's body, one event or a list)."""
         for seq, kind, client, body in self._db.execute(
                 "SELECT seq, kind, client, body FROM log ORDER BY seq"):
-            yield LogEntry(seq, kind, client, json.loads(body))
+            data = json.loads(body)
+            if kind == "signals":
+                for event in data if isinstance(data, list) else [data]:
+                    yield LogEntry(seq, "signal", client, event)
+            else:
+                yield LogEntry(seq, kind, client, data)
 
     def expressions(self, client: str | None = None) -> list[tuple[str, str, dict[str, Any]]]:
         """(id, client, body) of the registered expressions, oldest first."""
@@ -132,34 +140,44 @@ class Journal:
 
     # --- writing: one transaction per accepted change -------------------------------------
 
-    def write(self, entries: Sequence[tuple[str, str, dict[str, Any]]],
-              notifications: Sequence[tuple[str, str, dict[str, Any], str | None]],
+    def write(self, entries: Sequence[tuple[str, str, dict[str, Any] | str]],
+              notifications: Sequence[tuple[str, str, dict[str, Any] | str, str | None]],
               *, add: tuple[str, str, dict[str, Any]] | None = None,
               remove: str | None = None) -> list[int]:
         """Append log ``entries`` (kind, client, body), store ``notifications`` (client,
         expression, body, webhook URL or None) and add or remove an expression, in one
-        transaction. Returns the notifications' cursors."""
+        transaction. Bodies are JSON, or objects to encode. Returns the notifications'
+        cursors."""
         db = self._db
         cursors: list[int] = []
         db.execute("BEGIN IMMEDIATE")
         try:
             db.executemany("INSERT INTO log (kind, client, body) VALUES (?, ?, ?)",
-                           [(k, c, _dumps(b)) for k, c, b in entries])
+                           [(k, c, b if isinstance(b, str) else _dumps(b))
+                            for k, c, b in entries])
             if add is not None:
                 db.execute("INSERT INTO expressions (id, client, body) VALUES (?, ?, ?)",
                            (add[0], add[1], json.dumps(add[2])))
             if remove is not None:
                 db.execute("DELETE FROM expressions WHERE id = ?", (remove,))
-            now = time.time()
-            for client, expression, body, url in notifications:
-                cur = db.execute(
-                    "INSERT INTO notifications (client, expression, body) VALUES (?, ?, ?)",
-                    (client, expression, _dumps(body)))
-                cursor = int(cur.lastrowid or 0)
-                cursors.append(cursor)
-                if url is not None:
-                    db.execute("INSERT INTO deliveries (cursor, url, due) VALUES (?, ?, ?)",
-                               (cursor, url, now))
+            if notifications:
+                # Cursors numbered here, under the write lock, so that one executemany
+                # stores them all (a request of 100 signals may notify as many times).
+                last = int(db.execute("SELECT MAX(cursor) FROM notifications").fetchone()[0]
+                           or 0)
+                cursors = list(range(last + 1, last + 1 + len(notifications)))
+                db.executemany(
+                    "INSERT INTO notifications (cursor, client, expression, body) "
+                    "VALUES (?, ?, ?, ?)",
+                    [(cursor, client, expression,
+                      body if isinstance(body, str) else _dumps(body)) for cursor,
+                     (client, expression, body, _) in zip(cursors, notifications, strict=True)])
+                now = time.time()
+                hooks = [(cursor, url, now) for cursor, (*_, url)
+                         in zip(cursors, notifications, strict=True) if url is not None]
+                if hooks:
+                    db.executemany("INSERT INTO deliveries (cursor, url, due) VALUES (?, ?, ?)",
+                                   hooks)
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")

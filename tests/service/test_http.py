@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from xmlevents.service import Engine
+from xmlevents.service._db import Journal
 
 from .http_server import process_server, thread_server
 
@@ -95,6 +96,9 @@ def test_markup_registration(base: str) -> None:
 @pytest.mark.parametrize(("kwargs", "status", "words"), [
     ({"json": {"expression": "SEQ(a"}}, 400, "expected"),
     ({"json": {"expression": "FOO(a, b"}}, 400, "expected"),
+    ({"json": {"expression": "XOR(a(x=X), b)"}}, 400, "expected"),
+    ({"content": b"<expression operator='XOR'><expression operator='a'/></expression>",
+      "headers": {"Content-Type": "application/xml"}}, 400, "XOR"),
     ({"json": {"expression": "ANY(0, a, b)"}}, 400, "at least 1"),
     ({"json": {"expression": "a(x=X)", "variables": {"Z": 1}}}, 422, "no atomic expression"),
     ({"json": {"expression": "a(x=X)", "variables": {"X": [1]}}}, 422, "got list"),
@@ -145,6 +149,56 @@ def test_bad_signals_are_problems_and_apply_nothing(base: str, payload: Any,
     after = httpx.get(f"{base}/notifications", headers=A).json()["notifications"]
     assert after == before
     httpx.delete(f"{base}/expressions/{ident}", headers=A)
+
+
+@pytest.mark.parametrize(("method", "path", "body"), [
+    ("POST", "/events", rb'{"type": "a\ud800", "params": {}}'),
+    ("POST", "/events", rb'[{"type": "a", "params": {"\udc00": 1}}]'),
+    ("POST", "/events", rb'{"type": "a", "params": {"x": "\uD83D"}}'),
+    ("POST", "/expressions", rb'{"expression": "a", "callback": "http://h/\ud800"}'),
+    ("POST", "/expressions", rb'{"expression": "a(x=\"\ud800\")"}'),
+])
+def test_lone_surrogates_are_malformed_json(base: str, method: str, path: str,
+                                            body: bytes) -> None:
+    r = httpx.request(method, f"{base}{path}", content=body,
+                      headers={**A, "Content-Type": "application/json"})
+    assert r.status_code == 400 and r.headers["content-type"] == "application/problem+json"
+    assert "surrogate" in r.json()["detail"]
+
+
+def test_surrogate_pairs_are_characters(base: str) -> None:
+    ident = httpx.post(f"{base}/expressions", headers=A,
+                       json={"expression": "emoji(x=X)"}).json()["id"]
+    r = httpx.post(f"{base}/events", headers={**A, "Content-Type": "application/json"},
+                   content=rb'{"type": "emoji", "params": {"x": "\ud83c\udfb5"}}')
+    assert r.status_code == 202, r.text
+    notes = httpx.get(f"{base}/notifications", headers=A).json()["notifications"]
+    assert [n["bindings"] for n in notes if n["expression"] == ident] == [{"X": "\U0001f3b5"}]
+    httpx.delete(f"{base}/expressions/{ident}", headers=A)
+
+
+@pytest.mark.parametrize("url", ["http://[::1", "http://a b/", "mailto:x@y", "http:///p",
+                                 "ftp://h/", "/relative"])
+def test_bad_callbacks_are_refused(base: str, url: str) -> None:
+    r = httpx.post(f"{base}/expressions", headers=A, json={"expression": "a", "callback": url})
+    assert r.status_code == 422 and "callback" in r.json()["detail"], r.text
+
+
+@pytest.mark.parametrize(("method", "path", "headers"), [
+    ("GET", "/notifications?after=-1", {}),
+    ("GET", "/notifications?after=1.5", {}),
+    ("GET", "/notifications?after=99999999999999999999", {}),
+    ("GET", "/notifications?after=" + "9" * 5000, {}),
+    ("GET", "/notifications?limit=99999999999999999999", {}),
+    ("DELETE", "/notifications?through=99999999999999999999", {}),
+    ("DELETE", "/notifications", {}),
+    ("GET", "/notifications/stream?after=x", {}),
+    ("GET", "/notifications/stream", {"Last-Event-ID": "99999999999999999999"}),
+])
+def test_bad_cursors_are_problems(base: str, method: str, path: str,
+                                  headers: dict[str, str]) -> None:
+    r = httpx.request(method, f"{base}{path}", headers={**A, **headers})
+    assert r.status_code == 400 and r.headers["content-type"] == "application/problem+json"
 
 
 def test_bodies_over_the_limit(base: str) -> None:
@@ -230,6 +284,65 @@ def test_webhook_retries_until_delivered(base: str) -> None:
         hook.shutdown()
 
 
+def test_pending_deliveries_survive_a_restart(tmp_path: Path) -> None:
+    """Deliveries pending in the database when the service starts are made (they survive a
+    restart); one to a URL httpx refuses (a database written before URLs were checked) is
+    dropped, and the webhook worker goes on with the others."""
+    db = str(tmp_path / "w.db")
+    received: list[dict[str, Any]] = []
+
+    class Hook(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    hook = HTTPServer(("127.0.0.1", 0), Hook)
+    threading.Thread(target=hook.serve_forever, daemon=True).start()
+    hook_url = f"http://127.0.0.1:{hook.server_address[1]}/"
+    journal = Journal(db)
+    for ident, url in (("xgone", "http://[::1"), ("xkept", hook_url)):
+        journal.write([], [("alice", ident, {"expression": ident, "bindings": {"K": ident},
+                                             "events": [], "next": ident}, url)])
+    journal.close()
+    try:
+        with thread_server(db, TOKENS) as url:
+            httpx.post(f"{url}/expressions", headers=A,
+                       json={"expression": "ok(v=V)", "callback": hook_url})
+            httpx.post(f"{url}/events", headers=A, json={"type": "ok", "params": {"v": 1}})
+            for _ in range(100):
+                if len(received) == 2:
+                    break
+                threading.Event().wait(0.05)
+        assert [n["bindings"] for n in received] == [{"K": "xkept"}, {"V": 1}]
+        assert [n["cursor"] for n in received] == [2, 3]
+        con = sqlite3.connect(db)
+        assert con.execute("SELECT COUNT(*) FROM deliveries").fetchone() == (0,)
+        con.close()
+    finally:
+        hook.shutdown()
+
+
+def test_a_log_of_single_signal_rows_replays(tmp_path: Path) -> None:
+    """Databases whose log holds one row per signal (kind ``signal``, before a request's
+    body was logged whole) are replayed as well."""
+    db = str(tmp_path / "old.db")
+    journal = Journal(db)
+    journal.write([("register", "alice", {"id": "xold", "format": "text", "source": SEQ_T,
+                                          "variables": {}, "callback": None, "text": SEQ_T}),
+                   ("signal", "alice", cd("Boy"))], [], add=("xold", "alice", {
+                       "format": "text", "source": SEQ_T, "text": SEQ_T}))
+    journal.close()
+    with thread_server(db, TOKENS) as url:
+        httpx.post(f"{url}/events", headers=B, json=cd("Boy", "newMusicDVD"))
+        notes = httpx.get(f"{url}/notifications", headers=A).json()["notifications"]
+    assert [(n["expression"], n["bindings"], [e["id"] for e in n["events"]])
+            for n in notes] == [("xold", {"T": "Boy"}, ["s1", "s2"])]
+
+
 @pytest.mark.slow
 def test_eight_concurrent_clients_get_every_notification_exactly_once(
         tmp_path: Path) -> None:
@@ -254,10 +367,9 @@ def test_eight_concurrent_clients_get_every_notification_exactly_once(
 
         with ThreadPoolExecutor(8) as pool:
             results = list(pool.map(client, range(8)))
-        con = sqlite3.connect(db)
-        log = [(k, c, json.loads(b)) for k, c, b in
-               con.execute("SELECT kind, client, body FROM log ORDER BY seq")]
-        con.close()
+        journal = Journal(db)
+        log = [(e.kind, e.client, e.body) for e in journal.log()]
+        journal.close()
         for i, (seen, cursor) in enumerate(results):
             h = {"Authorization": f"Bearer t{i}"}
             rest = httpx.get(f"{url}/notifications", headers=h,
@@ -309,9 +421,9 @@ def test_kill_9_and_restart_loses_nothing(tmp_path: Path) -> None:
             httpx.post(f"{url}/events", headers=A, json=cd(f"t{n}", "newMusicDVD"))
         notes = httpx.get(f"{url}/notifications", headers=A, params={"limit": 100000}
                           ).json()["notifications"]
-    con = sqlite3.connect(db)
-    log = [(k, json.loads(b)) for k, b in con.execute("SELECT kind, body FROM log ORDER BY seq")]
-    con.close()
+    journal = Journal(db)
+    log = [(e.kind, e.body) for e in journal.log()]
+    journal.close()
     logged = {b["params"]["n"] for k, b in log if k == "signal" and "n" in b["params"]}
     assert set(acked) <= logged
     engine = Engine()
