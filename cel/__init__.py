@@ -1,35 +1,68 @@
-"""CEL: complex event queries with selection strategies (seed 003, Bucchi, Grez, Riveros,
-Ugarte, *Foundations of Complex Event Processing*), written in CORE's CEQL.
+"""CEL: complex event queries with selection strategies (seed 003, Grez, Riveros, Ugarte,
+Bucchi, *Foundations of Complex Event Processing*, PVLDB 2018), written in CORE's CEQL.
 
-Built: the language (CEQL parsed with positions, the paper's well-formedness and safety
-checks), the reference evaluator of the denotational semantics (section 3) with the selection
-strategies (section 4), windows and partitions, and the automaton evaluator (filters pushed to
-their variables, a complex event automaton, lazy determinisation, a shared structure of runs:
-work per event independent of the number of partial matches; sections 5-7).
+The language (:mod:`.ast`: CEQL parsed with positions; the paper's well-formedness and safety
+checked when compiled), the LP normal form (:func:`to_lp`), the reference evaluator of the
+denotational semantics with the selection strategies, windows and partitions
+(:func:`reference`), event sources (JSON lines, CSV under CORE's stream declarations, the
+project's primitive events), and the automaton evaluator (:func:`evaluate`, :func:`count`).
 """
 
 from ._cea import compile_cea, count, evaluate
-from ._checks import bound, check_formula, defined
+from ._checks import bound, check_attributes, check_formula, defined
 from ._errors import CELQueryError, CELSyntaxError, StreamError
-from ._events import Event, Value
+from ._events import Event, Value, fits, partition_key
+from ._lp import is_lp, is_unary_query, to_lp
 from ._parser import parse_formula, parse_query
 from ._predicates import Predicate
 from ._reference import reference, select
-from ._sources import read_jsonl
-from .ast import As, EventType, Filter, Formula, Match, Or, Plus, Query, Seq, Strategy, Window
+from ._sources import (
+    PRIMITIVE_SCHEMA,
+    Schema,
+    parse_schema,
+    read_csv,
+    read_jsonl,
+    read_primitive,
+)
+from .ast import (
+    As,
+    ContiguousPlus,
+    ContiguousSeq,
+    EventType,
+    Filter,
+    Formula,
+    Match,
+    Or,
+    Plus,
+    Query,
+    Seq,
+    Strategy,
+    Window,
+)
 
 __all__ = [
-    "Formula", "EventType", "As", "Seq", "Or", "Plus", "Filter", "Predicate", "Strategy",
-    "Window", "Query", "Match", "Event", "Value",
-    "parse_query", "parse_formula", "check_formula", "bound", "defined", "compile_query",
-    "reference", "select", "read_jsonl", "evaluate", "count", "compile_cea",
+    "Formula", "EventType", "As", "Seq", "ContiguousSeq", "Or", "Plus", "ContiguousPlus",
+    "Filter", "Predicate", "Strategy", "Window", "Query", "Match", "Event", "Value",
+    "parse_query", "parse_formula", "compile_query", "check_formula", "check_attributes",
+    "bound", "defined", "to_lp", "is_lp", "is_unary_query", "fits", "partition_key",
+    "reference", "select", "read_jsonl", "read_csv", "read_primitive", "parse_schema",
+    "Schema", "PRIMITIVE_SCHEMA", "evaluate", "count", "compile_cea",
     "CELSyntaxError", "CELQueryError", "StreamError",
 ]
 
 
-def compile_query(text: str) -> Query:
-    """Parse a CEQL query and check it (well-formed, safe): the query, or an error naming the
-    variable with line and column."""
+def compile_query(text: str, schema: Schema | None = None) -> Query:
+    """Parse a CEQL query and check it: well-formed and safe (section 5.1), and, with a
+    ``schema`` (event type -> attribute -> type), every event type declared and every
+    filtered attribute declared by its variable's type.
+
+    Raises:
+        CELSyntaxError: the text does not parse (line and column).
+        CELQueryError: not well-formed, not safe, or an unknown type or attribute, naming the
+            variable with line and column.
+    """
     query = parse_query(text)
     check_formula(query.formula, text)
+    if schema is not None:
+        check_attributes(query.formula, schema, text)
     return query

@@ -34,10 +34,23 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ._errors import CELQueryError
-from ._events import Event, Value
+from ._events import Event, Value, partition_key
 from ._predicates import FilterAnd, Predicate, VarFilter
 from ._reference import select
-from .ast import As, EventType, Filter, Formula, Match, Or, Plus, Query, Seq, Strategy
+from .ast import (
+    As,
+    ContiguousPlus,
+    ContiguousSeq,
+    EventType,
+    Filter,
+    Formula,
+    Match,
+    Or,
+    Plus,
+    Query,
+    Seq,
+    Strategy,
+)
 
 __all__ = ["Leaf", "CEA", "compile_cea", "Runs", "evaluate", "count"]
 
@@ -107,12 +120,10 @@ def _push(f: Formula, filters: dict[int, list[VarFilter]]) -> Formula:
         return f
     if isinstance(f, EventType):
         return f
-    if isinstance(f, Seq):
-        return Seq(_push(f.left, filters), _push(f.right, filters))
-    if isinstance(f, Or):
-        return Or(_push(f.left, filters), _push(f.right, filters))
-    assert isinstance(f, Plus)
-    return Plus(_push(f.formula, filters))
+    if isinstance(f, Seq | ContiguousSeq | Or):
+        return type(f)(_push(f.left, filters), _push(f.right, filters))
+    assert isinstance(f, Plus | ContiguousPlus)
+    return type(f)(_push(f.formula, filters))
 
 
 def _definitions(f: Formula, var: str) -> list[Formula]:
@@ -123,7 +134,7 @@ def _definitions(f: Formula, var: str) -> list[Formula]:
         g = stack.pop()
         if (isinstance(g, As) and g.var == var) or (isinstance(g, EventType) and g.name == var):
             out.append(g)
-        elif isinstance(g, Seq | Or):
+        elif isinstance(g, Seq | ContiguousSeq | Or):
             stack.extend(g.children)
     return out
 
@@ -160,20 +171,25 @@ def _build(a: CEA, f: Formula, filters: dict[int, list[VarFilter]]
         f1, l1 = _build(a, f.left, filters)
         f2, l2 = _build(a, f.right, filters)
         return f1 + f2, l1 | l2
-    if isinstance(f, Seq):
+    if isinstance(f, Seq | ContiguousSeq):
         f1, l1 = _build(a, f.left, filters)
         f2, l2 = _build(a, f.right, filters)
-        _link(a, l1, f2)
+        _link(a, l1, f2, contiguous=isinstance(f, ContiguousSeq))
         return f1, l2
-    assert isinstance(f, Plus)
+    assert isinstance(f, Plus | ContiguousPlus)
     f1, l1 = _build(a, f.formula, filters)
-    _link(a, l1, f1)
+    _link(a, l1, f1, contiguous=isinstance(f, ContiguousPlus))
     return f1, l1
 
 
-def _link(a: CEA, ends: set[int], starts: list[tuple[int, int]]) -> None:
-    """From each state of ``ends``, the transitions ``starts`` at once or after a waiting
-    state that skips any number of events."""
+def _link(a: CEA, ends: set[int], starts: list[tuple[int, int]], contiguous: bool) -> None:
+    """From each state of ``ends``, the transitions ``starts`` at once or, unless
+    ``contiguous`` (CEQL's ``:`` and ``:+``: the very next event), after a waiting state that
+    skips any number of events."""
+    if contiguous:
+        for e in ends:
+            a.marks[e].extend(starts)
+        return
     wait = a.state()
     a.skips[wait].add(wait)
     for leaf, q in starts:
@@ -235,6 +251,34 @@ def enumerate_node(node: Node, oldest: float = -_INF) -> Iterator[tuple[int, ...
             stack.append((n.left, suffix))
 
 
+def _count_fitting(node: Node, oldest: int) -> int:
+    """How many sets of ``node`` have their first position at least ``oldest``, without
+    enumerating them: a walk over the nodes that hold such a set (``start``), each counted
+    once. Iterative: chains of ``extend`` nodes are as long as the window."""
+    memo: dict[int, int] = {}
+    stack: list[tuple[Node, bool]] = [(node, False)]
+    while stack:
+        n, ready = stack.pop()
+        key = id(n)
+        if key in memo:
+            continue
+        if n.start < oldest:
+            memo[key] = 0
+        elif n.pos is not None and n.left is BOTTOM:
+            memo[key] = 1  # the set {pos}, and pos >= start >= oldest
+        elif not ready:
+            stack.append((n, True))
+            stack.extend((c, False) for c in (n.left, n.right)
+                         if c is not None and id(c) not in memo)
+        elif n.pos is not None:
+            assert n.left is not None
+            memo[key] = memo[id(n.left)]
+        else:
+            assert n.left is not None and n.right is not None
+            memo[key] = memo[id(n.left)] + memo[id(n.right)]
+    return memo[id(node)]
+
+
 def prune(roots: dict[int, Node], oldest: float) -> dict[int, Node]:
     """The active nodes without the sets that started before ``oldest`` (a window's end):
     rebuilt bottom-up, sharing kept, nodes with nothing young dropped. Iterative: chains of
@@ -281,9 +325,11 @@ def prune(roots: dict[int, Node], oldest: float) -> dict[int, Node]:
 class Runs:
     """The evaluation of one CEA over one stream (see the module): :meth:`step` per event.
 
-    With a window of ``n`` events, every ``n`` events the active nodes are rebuilt without
-    the sets that can no longer fit (:func:`prune`): memory follows the window, not the
-    stream, at a cost per event amortised over the window.
+    Positions must increase but may skip (a partition's events carry the stream's
+    positions). With a window of ``n`` events (a set fits while ``max - min <= n``), once
+    the positions have advanced ``n`` since the last time the active nodes are rebuilt
+    without the sets that can no longer fit (:func:`prune`): memory follows the window, not
+    the stream, at a cost per event amortised over the window.
     """
 
     def __init__(self, cea: CEA, window: int | None = None) -> None:
@@ -296,6 +342,12 @@ class Runs:
         self._next: dict[tuple[int, int], tuple[int, int]] = {}
         self._by_type: dict[str, tuple[int, tuple[tuple[int, Leaf], ...]]] = {}
         self.active: dict[int, Node] = {0: BOTTOM}
+        self._pruned = -1  # the position of the last rebuild
+
+    def reset(self) -> None:
+        """Discard every partial complex event (CEQL's ``CONSUME BY``): what follows starts
+        afresh."""
+        self.active = {0: BOTTOM}
 
     def _state(self, states: frozenset[int]) -> int:
         found = self._ids.get(states)
@@ -341,7 +393,7 @@ class Runs:
     def step(self, position: int, event: Event) -> Node | None:
         """Read the event at ``position``; the node of the complex events ending here."""
         bits = self.satisfied(event)
-        oldest = -_INF if self.window is None else position - self.window + 1
+        oldest = -_INF if self.window is None else position - self.window
         new: dict[int, Node] = {}
         out: Node | None = None
         memo = self._next
@@ -370,8 +422,11 @@ class Runs:
                     # that entered a final state by marking this event: a complex event.
                     out = _union(out, extended)
         self.active = new
-        if self.window is not None and position % self.window == self.window - 1:
-            self.active = prune(new, position - self.window + 2)
+        if self.window is not None and position - self._pruned >= self.window:
+            # every later event is past ``position``: sets that start before
+            # ``position + 1 - window`` can no longer fit
+            self.active = prune(new, position + 1 - self.window)
+            self._pruned = position
         return out
 
     @property
@@ -384,84 +439,109 @@ def run_cea(cea: CEA, events: Sequence[Event], window: int | None = None
             ) -> Iterator[tuple[int, list[tuple[int, ...]]]]:
     """(position, complex events ending there) for each position with any."""
     runs = Runs(cea, window)
-    for j, e in enumerate(events):
-        node = runs.step(j, e)
+    for e in events:
+        node = runs.step(e.position, e)
         if node is not None:
-            oldest = -_INF if window is None else j - window + 1
-            found = list(enumerate_node(node, oldest))
+            found = list(enumerate_node(node, _oldest(e.position, window)))
             if found:
-                yield j, found
+                yield e.position, found
+
+
+def _oldest(position: int, window: int | None) -> float:
+    """The smallest first position of a set ending at ``position`` that fits ``window``."""
+    return -_INF if window is None else position - window
+
+
+def _window_size(query: Query) -> int | None:
+    window = query.within
+    if window is None:
+        return None
+    if window.kind != "events":
+        raise CELQueryError(f"WITHIN {window} is taken by the reference evaluator only; the "
+                            "automaton evaluator bounds windows in events", line=None, col=None)
+    return int(window.size)
+
+
+class _Partitions:
+    """One run structure per partition key (:func:`~._events.partition_key`), created on the
+    partition's first event; ``CONSUME BY`` resets them."""
+
+    def __init__(self, query: Query) -> None:
+        self.query = query
+        self.cea = compile_cea(query.formula)
+        self.size = _window_size(query)
+        self.runs: dict[tuple[Value, ...], Runs] = {}
+
+    def step(self, event: Event) -> tuple[Runs, Node | None] | None:
+        """Read ``event`` in its partition; None if it belongs to none."""
+        key = partition_key(self.query.partition_by, event)
+        if key is None:
+            return None
+        r = self.runs.get(key)
+        if r is None:
+            r = self.runs[key] = Runs(self.cea, self.size)
+        return r, r.step(event.position, event)
+
+    def consume(self, runs: Runs) -> None:
+        """Complex events were output from ``runs``'s partition: under ``CONSUME BY ANY``
+        every partial complex event is discarded, under ``PARTITION`` that partition's."""
+        if self.query.consume == "ANY":
+            for r in self.runs.values():
+                r.reset()
+        elif self.query.consume == "PARTITION":
+            runs.reset()
 
 
 def evaluate(query: Query, events: Iterable[Event]) -> Iterator[Match]:
     """The complex events of ``query`` over ``events`` by the automaton, in order of their
-    last position, then of their positions: partitions evaluated apart (one run structure per
-    partition key), ``WITHIN n EVENTS`` applied while reading; a strategy other than ALL/ANY
-    selects among each position's complex events (section 4's definitions, applied to the
-    enumerated ones).
+    last position, then of their positions — the reference evaluator's clauses in its order:
+    partitions evaluated apart, ``WITHIN n EVENTS`` applied while reading, a strategy other
+    than ALL/ANY selecting among each position's complex events (section 4's definitions,
+    applied to the enumerated ones), ``CONSUME BY``, then ``LIMIT`` per last position.
 
     Raises:
         CELQueryError: a filter the automaton does not take, a window other than ``n EVENTS``.
     """
-    cea = compile_cea(query.formula)
-    window = query.within
-    if window is not None and window.kind != "events":
-        raise CELQueryError(f"WITHIN {window} is taken by the reference evaluator only; the "
-                            "automaton evaluator bounds windows in events", line=None, col=None)
-    size = None if window is None else int(window.size)
-    runs: dict[tuple[Value, ...], tuple[Runs, list[int]]] = {}
-    emitted = 0
-    for j, event in enumerate(events):
-        if query.partition_by:
-            if not all(a in event.attrs for a in query.partition_by):
-                continue
-            key = tuple(event.attrs[a] for a in query.partition_by)
-        else:
-            key = ()
-        entry = runs.get(key)
-        if entry is None:
-            entry = runs[key] = (Runs(cea, size), [])
-        r, positions = entry
-        local = len(positions)
-        positions.append(j)
-        node = r.step(local, event)
+    parts = _Partitions(query)
+    for event in events:
+        stepped = parts.step(event)
+        if stepped is None:
+            continue
+        runs, node = stepped
         if node is None:
             continue
-        oldest = -_INF if size is None else local - size + 1
-        found = [frozenset(c) for c in enumerate_node(node, oldest)]
+        found = [frozenset(c) for c in enumerate_node(node, _oldest(event.position, parts.size))]
         if query.strategy not in (Strategy.ALL, Strategy.ANY):
             found = select(query.strategy, found)
-        for c in sorted(tuple(sorted(positions[i] for i in c)) for c in found):
+        chosen = sorted(tuple(sorted(c)) for c in found)
+        if query.limit is not None:
+            chosen = chosen[:query.limit]
+        for c in chosen:
             yield Match(c[-1], c)
-            emitted += 1
-            if query.limit is not None and emitted >= query.limit:
-                return
+        if chosen:
+            parts.consume(runs)
 
 
 def count(query: Query, events: Iterable[Event]) -> int:
-    """How many complex events ``query`` has over ``events``. Under ``ALL``/``ANY`` without a
-    window nothing is enumerated: each position's node knows how many sets it holds (they are
-    distinct: the automaton is deterministic); otherwise the complex events are enumerated."""
-    if query.strategy not in (Strategy.ALL, Strategy.ANY) or query.within is not None \
-            or query.limit is not None:
+    """How many complex events ``query`` has over ``events``. Under ``ALL``/``ANY`` without
+    ``LIMIT`` nothing is enumerated: each position's node knows how many sets it holds (they
+    are distinct: the automaton is deterministic), and with a window those that fit are
+    counted by walking only the nodes that hold some (their ``start``); otherwise the complex
+    events are enumerated."""
+    if query.strategy not in (Strategy.ALL, Strategy.ANY) or query.limit is not None:
         return sum(1 for _ in evaluate(query, events))
-    cea = compile_cea(query.formula)
-    runs: dict[tuple[Value, ...], Runs] = {}
-    positions: dict[tuple[Value, ...], int] = {}
+    parts = _Partitions(query)
     total = 0
     for event in events:
-        if query.partition_by:
-            if not all(a in event.attrs for a in query.partition_by):
-                continue
-            key = tuple(event.attrs[a] for a in query.partition_by)
-        else:
-            key = ()
-        r = runs.get(key)
-        if r is None:
-            r = runs[key] = Runs(cea)
-        local = positions.get(key, 0)
-        positions[key] = local + 1
-        node = r.step(local, event)
-        if node is not None:
-            total += node.count
+        stepped = parts.step(event)
+        if stepped is None:
+            continue
+        runs, node = stepped
+        if node is None:
+            continue
+        found = node.count if parts.size is None else _count_fitting(
+            node, event.position - parts.size)
+        total += found
+        if found:
+            parts.consume(runs)
     return total

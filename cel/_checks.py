@@ -1,25 +1,37 @@
-"""Well-formedness and safety of CEL formulas (seed 003, section 5), checked when parsed.
+"""Well-formedness and safety of CEL formulas (seed 003, section 5.1), and attributes against a
+declared schema; checked when a query is compiled, errors naming the variable with its line and
+column.
 
-Reconstructed from the prose of section 5:
+Reconstructed from the prose of section 5.1 (the extraction lost the formulas):
 
-* the variables a formula *binds*: ``bound(R AS x) = {x}`` (and ``bound(R) = {R}``, ``R`` being
-  ``R AS R``); ``bound(φ FILTER P) = bound(φ)``; ``bound(φ OR ψ) = bound(φ) ∩ bound(ψ)`` (a
-  variable must be defined on both sides); ``bound(φ ; ψ) = bound(φ) | bound(ψ)``;
-  ``bound(φ+) = ∅`` (an iteration's variables are bound anew each time, not outside);
-* **well-formed**: for every ``ψ FILTER P`` and every variable ``x`` of ``P``, some subformula
-  containing ``ψ FILTER P`` (itself included) binds ``x`` — otherwise the output could depend
-  on events after it;
-* **safe**: for every ``φ ; ψ``, ``bound(φ) ∩ bound(ψ) = ∅`` — otherwise one variable would
-  name two positions and the formula could never match (``T AS x ; T AS x``; also ``T ; T``,
-  which is ``T AS T ; T AS T``: name them apart, ``T AS t1 ; T AS t2``).
+* the variables a formula *binds*::
+
+      bound(R AS x)      = {x}                 (a bare R is R AS R: {R})
+      bound(φ FILTER P)  = bound(φ)
+      bound(φ1 OR φ2)    = bound(φ1) ∩ bound(φ2)   ("defined in both formulas")
+      bound(φ1 ; φ2)     = bound(φ1) | bound(φ2)   (and CEQL's φ1 : φ2 alike)
+      bound(φ+)          = ∅                   (and φ:+: an iteration binds anew each time)
+      bound(SEL(φ))      = bound(φ)            (selection strategies)
+
+* **well-formed**: for every subformula ``ψ FILTER P`` and every ``x ∈ var(P)`` there is a
+  subformula ``ψ'`` with ``x ∈ bound(ψ')`` of which ``ψ FILTER P`` is a subformula (itself
+  included) — otherwise a complex event could depend on events after it;
+* **safe**: for every ``φ1 ; φ2``, ``bound(φ1) ∩ bound(φ2) = ∅`` — otherwise one variable
+  would name two positions and the subformula could never match (``T AS x ; T AS x``; also
+  ``T ; T``, which is ``T AS T ; T AS T``: name them apart, ``T AS t1 ; T AS t2``). Theorem 1
+  says every formula has a safe equivalent, so refusing costs no expressiveness. CEQL's
+  ``φ1 : φ2`` is checked the same way.
 """
 
 from __future__ import annotations
 
-from ._errors import CELQueryError
-from .ast import As, EventType, Filter, Formula, Or, Plus, Seq
+from collections.abc import Mapping
 
-__all__ = ["bound", "defined", "check_formula"]
+from ._errors import CELQueryError
+from ._predicates import FilterAnd, FilterOr, Predicate, VarFilter
+from .ast import As, ContiguousPlus, ContiguousSeq, EventType, Filter, Formula, Or, Plus, Seq
+
+__all__ = ["bound", "defined", "definitions", "check_formula", "check_attributes"]
 
 
 def _bound_all(f: Formula) -> dict[int, frozenset[str]]:
@@ -34,10 +46,10 @@ def _bound_all(f: Formula) -> dict[int, frozenset[str]]:
             memo[id(g)] = memo[id(g.formula)]
         elif isinstance(g, Or):
             memo[id(g)] = memo[id(g.left)] & memo[id(g.right)]
-        elif isinstance(g, Seq):
+        elif isinstance(g, Seq | ContiguousSeq):
             memo[id(g)] = memo[id(g.left)] | memo[id(g.right)]
         else:
-            assert isinstance(g, Plus)
+            assert isinstance(g, Plus | ContiguousPlus), g
             memo[id(g)] = frozenset()
     return memo
 
@@ -47,48 +59,94 @@ def bound(f: Formula) -> frozenset[str]:
     return _bound_all(f)[id(f)]
 
 
-def defined(f: Formula) -> frozenset[str]:
-    """Every variable a definition in ``f`` names, at any depth: ``x`` of ``R AS x``, ``R``
-    of a bare ``R``."""
-    out: set[str] = set()
+def definitions(f: Formula) -> dict[str, set[str]]:
+    """Every variable a definition in ``f`` names, at any depth (``x`` of ``R AS x``, ``R`` of
+    a bare ``R``), with the event types it is defined on."""
+    out: dict[str, set[str]] = {}
     stack: list[tuple[Formula, bool]] = [(f, False)]
     while stack:
         g, under_as = stack.pop()
         if isinstance(g, As):
-            out.add(g.var)
+            assert isinstance(g.formula, EventType)
+            out.setdefault(g.var, set()).add(g.formula.name)
         elif isinstance(g, EventType) and not under_as:
-            out.add(g.name)
+            out.setdefault(g.name, set()).add(g.name)
         stack.extend((c, isinstance(g, As)) for c in g.children)
-    return frozenset(out)
+    return out
+
+
+def defined(f: Formula) -> frozenset[str]:
+    """Every variable a definition in ``f`` names, at any depth (the paper's ``vdef``)."""
+    return frozenset(definitions(f))
+
+
+def _atoms(p: Predicate) -> list[VarFilter]:
+    out: list[VarFilter] = []
+    stack = [p]
+    while stack:
+        q = stack.pop()
+        if isinstance(q, VarFilter):
+            out.append(q)
+        elif isinstance(q, FilterAnd | FilterOr):
+            stack.extend((q.right, q.left))
+    return out
 
 
 def check_formula(f: Formula, text: str = "") -> None:
     """Refuse a formula that is not well-formed or not safe, naming the variable (with the
-    line and column of the filter or sequence where the formula came from text)."""
+    line and column of the filter or the sequence where the formula came from text)."""
     bound_of = _bound_all(f)
-    # well-formedness: a filter's variables bound by it or an ancestor
     stack: list[tuple[Formula, frozenset[str]]] = [(f, frozenset())]
     while stack:
         g, above = stack.pop()
         here = above | bound_of[id(g)]
         if isinstance(g, Filter):
-            missing = sorted(g.predicate.variables - here)
-            if missing:
-                raise _error(f"the filter on {missing[0]} is not well-formed: no part of the "
-                             f"pattern around it binds {missing[0]} (bind it with T AS "
-                             f"{missing[0]}, outside any '+' that does not contain the filter)",
-                             g, text)
-        if isinstance(g, Seq):
+            for atom in _atoms(g.predicate):
+                missing = sorted(atom.variables - here)
+                if missing:
+                    x = missing[0]
+                    raise _error(f"the filter {atom} is not well-formed: no part of the pattern "
+                                 f"around it binds {x} (bind it with T AS {x}, outside any '+' "
+                                 "that does not contain the filter; seed 003, section 5.1)",
+                                 atom.pos or g.pos, text)
+        if isinstance(g, Seq | ContiguousSeq):
             twice = sorted(bound_of[id(g.left)] & bound_of[id(g.right)])
             if twice:
-                raise _error(f"the pattern is not safe: {twice[0]} is bound on both sides of "
-                             f"';' and would have to name two events at once (name them "
-                             f"apart: T AS {twice[0]}1 ; T AS {twice[0]}2)", g, text)
+                x = twice[0]
+                op = ";" if isinstance(g, Seq) else ":"
+                raise _error(f"the pattern is not safe: {x} is bound on both sides of '{op}' "
+                             f"and would have to name two events at once (name them apart: "
+                             f"T AS {x}1 {op} T AS {x}2; seed 003, section 5.1)", g.pos, text)
         stack.extend((c, here) for c in g.children)
 
 
-def _error(reason: str, g: Formula, text: str) -> CELQueryError:
-    pos = getattr(g, "pos", None)
+def check_attributes(f: Formula, schema: Mapping[str, Mapping[str, str]],
+                     text: str = "") -> None:
+    """Refuse a filter reading an attribute that none of the event types its variable is
+    defined on declares (``schema``: event type -> attribute -> type name), naming the
+    variable and the attribute. Types the schema does not know are refused too."""
+    defs = definitions(f)
+    for g in f.walk():
+        if isinstance(g, EventType) and g.name not in schema:
+            raise _error(f"unknown event type {g.name}: the schema declares "
+                         f"{', '.join(sorted(schema)) or 'none'}", g.pos, text)
+        if not isinstance(g, Filter):
+            continue
+        for atom in _atoms(g.predicate):
+            for var, attr in sorted(atom.attributes()):
+                types = defs.get(var, set())
+                if attr == "type" or not types:
+                    continue
+                if not any(attr in schema.get(t, {}) for t in types):
+                    kinds = " or ".join(sorted(types))
+                    known = sorted({a for t in types for a in schema.get(t, {})})
+                    raise _error(f"unknown attribute {attr} of {var} (an event of type "
+                                 f"{kinds}, which declares "
+                                 f"{', '.join(known) or 'no attributes'})",
+                                 atom.pos or g.pos, text)
+
+
+def _error(reason: str, pos: tuple[int, int] | None, text: str) -> CELQueryError:
     if pos is None:
         return CELQueryError(reason, line=None, col=None)
     return CELQueryError(reason, text=text, line=pos[0], col=pos[1])

@@ -1,31 +1,44 @@
 """The CEQL parser: CORE's query language (its ``CEQL_QUERY.g4``), with positions.
 
-What is read, after CORE's grammar (keywords in any case; ``--`` and ``/* */`` comments)::
+What is read, after CORE's grammar (``CEQLQueryParser.g4``; keywords in any case; ``--`` and
+``/* */`` comments; names plain or in backquotes)::
 
-    query    ::= SELECT [ALL|ANY|NEXT|NXT|LAST|MAX|STRICT] (* | name (, name)*)
+    query    ::= SELECT [ALL|ANY|NEXT|NXT|LAST|MAX|STRICT] (* | NONE | sel (, sel)*)
                  [FROM name (, name)*] WHERE formula
-                 [PARTITION BY [attr (, attr)*]] [WITHIN window]
-                 [CONSUME BY NONE] [LIMIT n]
-    formula  ::= formula FILTER filter | formula OR formula | formula ; formula
-               | formula + | formula AS name | ( formula ) | [stream >] name
-    filter   ::= name [ condition ] | filter AND filter | filter OR filter | ( filter )
+                 [PARTITION BY [key (, key)*] (, [key (, key)*])*] [WITHIN window]
+                 [CONSUME BY (ANY | PARTITION | NONE)] [LIMIT n]
+    sel      ::= [stream >] name [ [ attr (, attr)* ] ]      (projections read, not applied)
+    key      ::= attr | PROJECT ( attr , 'path type' )
+    formula  ::= formula FILTER filter | formula OR formula | formula : formula
+               | formula ; formula | formula :+ | formula + | formula AS name
+               | ( formula ) | [stream >] name
+    filter   ::= [stream >] name [ condition ] | filter AND filter | filter OR filter
+               | ( filter )
     condition::= NOT condition | condition AND|OR condition | ( condition )
                | expr (< | <= | > | >= | = | == | != | <>) expr
-               | expr [NOT] IN { value (, value)* } | expr LIKE 'regex'
-    expr     ::= number | 'string' | true | false | attr | name . attr
-               | expr (+ | - | * | / | %) expr | - expr | ( expr )
-    window   ::= n EVENTS | n (SECONDS | MINUTES | HOURS) | n [ attr ]
+               | expr [NOT] IN { value (, value)* } | expr [NOT] IN { [n] .. [n] }
+               | expr IN RANGE ( expr , expr ) | expr LIKE 'regex'
+               | expr MATCHES 'path type'                     (primitive events; extension)
+    expr     ::= number | 'string' | true | false | attr | name . attr   (name.attr: extension)
+               | expr (+ | - | * | / | %) expr | (+ | -) expr | ( expr )
+    window   ::= n EVENTS | [n HOURS] [n MINUTES] [n SECONDS] | n [ attr ]
 
-Operators bind as CORE's grammar orders them, tightest first: ``AS``, ``+``, ``;``, ``OR``,
-``FILTER``; in conditions ``NOT`` before ``AND`` before ``OR``. ``CONSUME BY ANY`` and
-``PARTITION`` (consumption policies) are refused: every match is reported.
+Operators bind as CORE's grammar orders them (ANTLR gives the earlier alternative the higher
+precedence), tightest first: ``AS``, the postfix ``+`` and ``:+``, ``;``, ``:``, ``OR``,
+``FILTER``; in conditions ``NOT`` before ``AND`` before
+``OR``. Ranges are inclusive at both ends, as CORE evaluates them (``IN RANGE(a, b)`` is
+``a <= e AND e <= b``, and so is ``IN {a..b}``).
+
+Refused, with the reason: CORE's negation ``NOT(T)`` / ``!(T)`` and ``UNLESS`` (not CEL: the
+paper's logic has no negation), ``AS`` on anything but an event type (CEL's variables name one
+event each), regular expressions written ``<<...>>`` (write them as a quoted string).
 """
 
 from __future__ import annotations
 
 import re
 
-from xmlevents.algebra import LineIndex
+from xmlevents.algebra import LineIndex, PathType, XmlEventsError
 
 from ._errors import CELSyntaxError
 from ._predicates import (
@@ -43,25 +56,40 @@ from ._predicates import (
     In,
     Like,
     Neg,
+    PathMatches,
     Predicate,
     VarFilter,
 )
-from .ast import As, EventType, Filter, Formula, Or, Plus, Query, Seq, Strategy, Window
+from .ast import (
+    As,
+    ContiguousPlus,
+    ContiguousSeq,
+    EventType,
+    Filter,
+    Formula,
+    Or,
+    Plus,
+    Query,
+    Seq,
+    Strategy,
+    Window,
+)
 
 __all__ = ["parse_query", "parse_formula"]
 
 _TOKEN = re.compile(r"""
     (?P<space>\s+|--[^\n]*|/\*.*?(?:\*/|\Z))
-  | (?P<number>\d+\.\d*(?:[eE]-?\d+)?|\.\d+(?:[eE]-?\d+)?|\d+(?:[eE]-?\d+)?)
+  | (?P<number>\d+\.\d+(?:[eE]-?\d+)?|\.\d+(?:[eE]-?\d+)?|\d+(?:[eE]-?\d+)?)
   | (?P<name>[A-Za-z_][A-Za-z_0-9]*|`(?:[^`]|``)*`)
   | (?P<string>'(?:[^']|'')*')
-  | (?P<op><=|>=|==|!=|<>|[-<>=+*/%;,()\[\]{}.>])
+  | (?P<op><<|>>|<=|>=|==|!=|<>|:\+|\.\.|[-<>=+*/%;:,()\[\]{}.>!])
 """, re.VERBOSE | re.DOTALL)
 
 _KEYWORDS = {"SELECT", "FROM", "WHERE", "PARTITION", "BY", "WITHIN", "CONSUME", "LIMIT",
              "AS", "OR", "AND", "NOT", "FILTER", "IN", "LIKE", "EVENTS", "SECONDS", "MINUTES",
              "HOURS", "ALL", "ANY", "NEXT", "NXT", "LAST", "MAX", "STRICT", "NONE", "TRUE",
-             "FALSE", "SECOND", "MINUTE", "HOUR"}
+             "FALSE", "SECOND", "MINUTE", "HOUR", "UNLESS", "RANGE", "MATCHES", "DISTINCT",
+             "EVENT", "STREAM"}
 _STRATEGIES = {"ALL": Strategy.ALL, "ANY": Strategy.ANY, "NEXT": Strategy.NEXT,
                "NXT": Strategy.NEXT, "LAST": Strategy.LAST, "MAX": Strategy.MAX,
                "STRICT": Strategy.STRICT}
@@ -164,16 +192,20 @@ class _Parser:
         self.expect_keyword("SELECT", " (a query is SELECT ... WHERE ...)")
         strategy = Strategy.ALL
         if self.tok.word in _STRATEGIES and not (
-                self.tokens[self.k + 1].kind == "op" and self.tokens[self.k + 1].text == ","):
+                self.tokens[self.k + 1].kind == "op"
+                and self.tokens[self.k + 1].text in (",", ">", "[")) \
+                and self.tokens[self.k + 1].word != "FROM":
             strategy = _STRATEGIES[self.tok.word]
             self.k += 1
         variables: tuple[str, ...] | None
         if self.op("*"):
             variables = None
+        elif self.keyword("NONE"):
+            variables = ()
         else:
-            names = [self.name("* or the variables to select")]
+            names = [self.selected()]
             while self.op(","):
-                names.append(self.name("a variable"))
+                names.append(self.selected())
             variables = tuple(names)
         streams: list[str] = []
         if self.keyword("FROM"):
@@ -182,22 +214,23 @@ class _Parser:
                 streams.append(self.name("a stream name"))
         self.expect_keyword("WHERE", " and the pattern")
         formula = self.formula()
-        partition: list[str] = []
+        partition: list[tuple[str, ...]] = []
         if self.keyword("PARTITION"):
             self.expect_keyword("BY")
-            self.expect_op("[", "'[' and the attributes to partition by")
-            partition.append(self.name("an attribute"))
+            partition.append(self.partition_list())
             while self.op(","):
-                partition.append(self.name("an attribute"))
-            self.expect_op("]", "',' or ']'")
+                partition.append(self.partition_list())
         within = None
         if self.keyword("WITHIN"):
             within = self.window()
+        consume = None
         if self.keyword("CONSUME"):
             self.expect_keyword("BY")
-            if not self.keyword("NONE"):
-                raise self.fail(f"CONSUME BY {self.describe()} is not supported: every match "
-                                "is reported (CONSUME BY NONE)")
+            if self.tok.word not in ("ANY", "PARTITION", "NONE"):
+                raise self.fail(f"expected ANY, PARTITION or NONE after CONSUME BY, got "
+                                f"{self.describe()}")
+            consume = self.tok.word
+            self.k += 1
         limit = None
         if self.keyword("LIMIT"):
             limit = self.integer("how many complex events")
@@ -205,7 +238,46 @@ class _Parser:
             raise self.fail(f"expected PARTITION BY, WITHIN, CONSUME BY, LIMIT or the end, "
                             f"got {self.describe()}")
         return Query(strategy, variables, tuple(streams), formula, tuple(partition), within,
-                     limit)
+                     consume, limit)
+
+    def selected(self) -> str:
+        """A selected variable (``stream>name`` read as ``name``); CORE's attribute
+        projection ``name[a, b]`` is read and not applied: outputs are positions."""
+        name = self.name("* or the variables to select")
+        if self.op(">"):
+            name = self.name("a variable after 'stream>'")
+        if self.op("["):
+            self.name("an attribute")
+            while self.op(","):
+                self.name("an attribute")
+            self.expect_op("]", "',' or ']'")
+        return name
+
+    def partition_list(self) -> tuple[str, ...]:
+        self.expect_op("[", "'[' and the attributes to partition by")
+        keys = [self.partition_key()]
+        while self.op(","):
+            keys.append(self.partition_key())
+        self.expect_op("]", "',' or ']'")
+        return tuple(keys)
+
+    def partition_key(self) -> str:
+        if self.tok.word == "PROJECT" and self.tokens[self.k + 1].text == "(":
+            self.k += 2
+            attr = self.name("the attribute holding a path instance (ids)")
+            self.expect_op(",", "',' and a quoted path type")
+            t = self.tok
+            if t.kind != "string":
+                raise self.fail(f"expected a quoted path type, got {self.describe()}")
+            self.k += 1
+            pt = t.text[1:-1].replace("''", "'")
+            try:
+                PathType.parse(pt)
+            except XmlEventsError as exc:
+                raise self.fail(f"bad path type {pt!r}: {exc}", t.start) from None
+            self.expect_op(")", "')'")
+            return f"PROJECT({attr}, {t.text})"
+        return self.name("an attribute")
 
     def window(self) -> Window:
         t = self.tok
@@ -222,9 +294,25 @@ class _Parser:
             return Window("events", size)
         unit = self.tok.word
         if unit in _UNITS:
-            self.k += 1
-            return Window("seconds", size * _UNITS[unit])
+            # CORE: [n HOURS] [n MINUTES] [n SECONDS], in that order, added up
+            total = 0.0
+            last = 4000.0
+            while True:
+                factor = _UNITS[self.tok.word]
+                if factor >= last:
+                    raise self.fail("a duration is written hours, then minutes, then seconds")
+                last = factor
+                self.k += 1
+                total += size * factor
+                if self.tok.kind == "number" and self.tokens[self.k + 1].word in _UNITS:
+                    t = self.tok
+                    size = float(t.text)
+                    self.k += 1
+                    continue
+                return Window("seconds", total)
         if self.op("["):
+            if not t.text.isdigit():
+                raise self.fail("a window over an attribute is a whole number", t.start)
             attr = self.name("the attribute the window measures")
             self.expect_op("]", "']'")
             return Window("attribute", size, attr)
@@ -244,9 +332,16 @@ class _Parser:
 
     def disjunction(self) -> Formula:
         start = self.pos()
-        f = self.sequence()
+        f = self.contiguous()
         while self.keyword("OR"):
-            f = Or(f, self.sequence(), pos=start)
+            f = Or(f, self.contiguous(), pos=start)
+        return f
+
+    def contiguous(self) -> Formula:
+        start = self.pos()
+        f = self.sequence()
+        while self.op(":"):
+            f = ContiguousSeq(f, self.sequence(), pos=start)
         return f
 
     def sequence(self) -> Formula:
@@ -262,13 +357,16 @@ class _Parser:
         while True:
             if self.op("+"):
                 f = Plus(f, pos=start)
+            elif self.op(":+"):
+                f = ContiguousPlus(f, pos=start)
             elif self.tok.word == "AS":
                 at = self.tok.start
                 self.k += 1
                 var = self.name("a variable name after AS")
                 if not isinstance(f, EventType):
-                    raise self.fail("AS names one event (CEL's variables are positions): "
-                                    "write T AS x for an event type T", at)
+                    raise self.fail("AS names one event (CEL's variables are positions, "
+                                    "section 3 of the paper): write T AS x for an event "
+                                    "type T", at)
                 f = As(f, var, pos=start)
             else:
                 return f
@@ -278,6 +376,11 @@ class _Parser:
             f = self.formula()
             self.expect_op(")", "')'")
             return f
+        t = self.tok
+        if t.word in ("NOT", "UNLESS") or (t.kind == "op" and t.text == "!"):
+            raise self.fail(f"{t.text.upper()} (negation) is not supported: CEL has no "
+                            "negation (seed 003, section 3), and the automata and their "
+                            "guarantees are built without it")
         pos = self.pos()
         name = self.name("an event type or '('")
         if self.op(">"):
@@ -305,11 +408,14 @@ class _Parser:
             p = self.filter()
             self.expect_op(")", "')'")
             return p
+        pos = self.pos()
         var = self.name("a filtered variable, as in x[temp > 40]")
+        if self.op(">"):  # stream>name: the variable is the name
+            var = self.name("a filtered variable after 'stream>'")
         self.expect_op("[", f"'[' and a condition on {var}")
         cond = self.condition()
         self.expect_op("]", "']'")
-        return VarFilter(var, cond)
+        return VarFilter(var, cond, pos=pos)
 
     def condition(self) -> Condition:
         self.deeper()
@@ -341,11 +447,31 @@ class _Parser:
         left = self.expr()
         if self.keyword("NOT"):
             self.expect_keyword("IN", " after NOT")
-            return In(left, self.values(), negated=True)
+            return self.in_values(left, negated=True)
         if self.keyword("IN"):
-            return In(left, self.values())
+            if self.keyword("RANGE"):
+                self.expect_op("(", "'(' and the range's bounds")
+                low = self.expr()
+                self.expect_op(",", "',' and the upper bound")
+                high = self.expr()
+                self.expect_op(")", "')'")
+                return CondAnd(Compare(">=", left, low), Compare("<=", left, high))
+            return self.in_values(left, negated=False)
+        if self.keyword("MATCHES"):
+            t = self.tok
+            if t.kind != "string":
+                raise self.fail(f"expected a quoted path type after MATCHES, got "
+                                f"{self.describe()}")
+            self.k += 1
+            try:
+                return PathMatches(left, t.text[1:-1].replace("''", "'"))
+            except XmlEventsError as exc:
+                raise self.fail(f"bad path type: {exc}", t.start) from None
         if self.keyword("LIKE"):
             t = self.tok
+            if t.kind == "op" and t.text == "<<":
+                raise self.fail("regular expressions in << >> are not read: write the "
+                                "expression as a quoted string, LIKE '...'")
             if t.kind != "string":
                 raise self.fail(f"expected a quoted regular expression after LIKE, got "
                                 f"{self.describe()}")
@@ -360,6 +486,26 @@ class _Parser:
                             f"{self.describe()}")
         op = {"==": "=", "<>": "!="}.get(op, op)
         return Compare(op, left, self.expr())
+
+    def in_values(self, left: Expr, negated: bool) -> Condition:
+        """``{v, ...}`` or a range ``{a..b}``, ``{a..}``, ``{..b}`` (inclusive)."""
+        if self.tokens[self.k].text == "{" and (
+                self.tokens[self.k + 1].text == ".." or self.tokens[self.k + 2].text == ".."):
+            self.k += 1
+            low = high = None
+            if self.op("..") is None:
+                low = Const(self.literal())
+                self.expect_op("..", "'..'")
+            if not (self.tok.kind == "op" and self.tok.text == "}"):
+                high = Const(self.literal())
+            self.expect_op("}", "'}'")
+            if low is None and high is None:
+                raise self.fail("a range needs a bound")
+            parts = ([Compare(">=", left, low)] if low else []) + \
+                ([Compare("<=", left, high)] if high else [])
+            cond: Condition = parts[0] if len(parts) == 1 else CondAnd(parts[0], parts[1])
+            return CondNot(cond) if negated else cond
+        return In(left, self.values(), negated=negated)
 
     def values(self) -> tuple[str | int | float | bool, ...]:
         self.expect_op("{", "'{' and the values")
@@ -403,6 +549,8 @@ class _Parser:
     def unary(self) -> Expr:
         if self.op("-"):
             return Neg(self.unary())
+        if self.op("+"):
+            return self.unary()
         if self.op("("):
             e = self.expr()
             self.expect_op(")", "')'")
@@ -440,5 +588,6 @@ def parse_formula(text: str) -> Formula:
     p = _Parser(_check(text))
     f = p.formula()
     if p.tok.kind != "eof":
-        raise p.fail(f"expected ';', OR, FILTER, '+', AS or the end, got {p.describe()}")
+        raise p.fail(f"expected ';', ':', OR, FILTER, '+', AS or the end, got "
+                     f"{p.describe()}")
     return f

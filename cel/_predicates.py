@@ -8,11 +8,24 @@ another variable, ``y[id = x.id]``, which makes the filter binary — the paper'
 
 A predicate is evaluated on a valuation: variable -> :class:`~._events.Event`. A comparison
 whose attribute an event lacks, or whose values cannot be compared (a string and a number),
-is false — never an error in the middle of a stream.
+is false — never an error in the middle of a stream (``!=`` of two present values of
+different kinds is true). Inside ``x[...]`` the name ``type`` is the event's type unless the
+event carries an attribute of that name.
+
+The paper's predicates (section 3) are sets of tuples closed under intersection, union and
+complement; a unary one (section 5.2: it mentions one variable) is what a complex event
+automaton can test on one event as it arrives (section 6), hence :attr:`Predicate.is_unary`,
+:attr:`Predicate.var` and :meth:`Predicate.test`.
+
+For the project's primitive events (``ins``/``upd``/``del`` with a ``path``): ``x[path
+MATCHES 'item/price']`` holds when the event's path type is an instance of the given one in the
+event algebra's sense (``⪰``, seed 000 section 2.2: equal, or ended by it; ``*`` steps take
+any element), which :func:`xmlevents.algebra.compatible` decides.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import operator
 import re
@@ -34,6 +47,7 @@ __all__ = [
     "CondNot",
     "In",
     "Like",
+    "PathMatches",
     "Expr",
     "Attr",
     "Const",
@@ -42,6 +56,7 @@ __all__ = [
 ]
 
 _MISSING = object()
+_PLAIN = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 
 
 class Expr:
@@ -53,6 +68,10 @@ class Expr:
         raise NotImplementedError
 
     def variables(self, own: str) -> frozenset[str]:
+        return frozenset()
+
+    def attributes(self, own: str) -> frozenset[tuple[str, str]]:
+        """``(variable, attribute)`` for every attribute it reads."""
         return frozenset()
 
 
@@ -74,8 +93,13 @@ class Attr(Expr):
     def variables(self, own: str) -> frozenset[str]:
         return frozenset((self.var or own,))
 
+    def attributes(self, own: str) -> frozenset[tuple[str, str]]:
+        return frozenset(((self.var or own, self.name),))
+
     def __str__(self) -> str:
-        return self.name if self.var is None else f"{self.var}.{self.name}"
+        name = self.name if _PLAIN.fullmatch(self.name) else \
+            "`" + self.name.replace("`", "``") + "`"
+        return name if self.var is None else f"{self.var}.{name}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +114,9 @@ class Const(Expr):
             return "'" + self.value_.replace("'", "''") + "'"
         if isinstance(self.value_, bool):
             return "true" if self.value_ else "false"
+        if (isinstance(self.value_, float) and self.value_ < 0) or \
+                (isinstance(self.value_, int) and self.value_ < 0):
+            return f"({json.dumps(self.value_)})"
         return json.dumps(self.value_)
 
 
@@ -117,6 +144,9 @@ class Arith(Expr):
     def variables(self, own: str) -> frozenset[str]:
         return self.left.variables(own) | self.right.variables(own)
 
+    def attributes(self, own: str) -> frozenset[tuple[str, str]]:
+        return self.left.attributes(own) | self.right.attributes(own)
+
     def __str__(self) -> str:
         return f"({self.left} {self.op} {self.right})"
 
@@ -131,6 +161,9 @@ class Neg(Expr):
 
     def variables(self, own: str) -> frozenset[str]:
         return self.operand.variables(own)
+
+    def attributes(self, own: str) -> frozenset[tuple[str, str]]:
+        return self.operand.attributes(own)
 
     def __str__(self) -> str:
         return f"-({self.operand})"
@@ -149,6 +182,10 @@ class Condition:
         raise NotImplementedError
 
     def variables(self, own: str) -> frozenset[str]:
+        raise NotImplementedError
+
+    def attributes(self, own: str) -> frozenset[tuple[str, str]]:
+        """``(variable, attribute)`` for every attribute it reads."""
         raise NotImplementedError
 
 
@@ -181,6 +218,9 @@ class Compare(Condition):
     def variables(self, own: str) -> frozenset[str]:
         return self.left.variables(own) | self.right.variables(own)
 
+    def attributes(self, own: str) -> frozenset[tuple[str, str]]:
+        return self.left.attributes(own) | self.right.attributes(own)
+
     def __str__(self) -> str:
         return f"{self.left} {self.op} {self.right}"
 
@@ -195,6 +235,9 @@ class CondAnd(Condition):
 
     def variables(self, own: str) -> frozenset[str]:
         return self.left.variables(own) | self.right.variables(own)
+
+    def attributes(self, own: str) -> frozenset[tuple[str, str]]:
+        return self.left.attributes(own) | self.right.attributes(own)
 
     def __str__(self) -> str:
         return f"({self.left} AND {self.right})"
@@ -211,6 +254,9 @@ class CondOr(Condition):
     def variables(self, own: str) -> frozenset[str]:
         return self.left.variables(own) | self.right.variables(own)
 
+    def attributes(self, own: str) -> frozenset[tuple[str, str]]:
+        return self.left.attributes(own) | self.right.attributes(own)
+
     def __str__(self) -> str:
         return f"({self.left} OR {self.right})"
 
@@ -224,6 +270,9 @@ class CondNot(Condition):
 
     def variables(self, own: str) -> frozenset[str]:
         return self.operand.variables(own)
+
+    def attributes(self, own: str) -> frozenset[tuple[str, str]]:
+        return self.operand.attributes(own)
 
     def __str__(self) -> str:
         return f"NOT ({self.operand})"
@@ -246,6 +295,9 @@ class In(Condition):
 
     def variables(self, own: str) -> frozenset[str]:
         return self.expr.variables(own)
+
+    def attributes(self, own: str) -> frozenset[tuple[str, str]]:
+        return self.expr.attributes(own)
 
     def __str__(self) -> str:
         values = ", ".join(str(Const(v)) for v in self.values)
@@ -270,12 +322,59 @@ class Like(Condition):
     def variables(self, own: str) -> frozenset[str]:
         return self.expr.variables(own)
 
+    def attributes(self, own: str) -> frozenset[tuple[str, str]]:
+        return self.expr.attributes(own)
+
     def __str__(self) -> str:
         return f"{self.expr} LIKE {Const(self.pattern)}"
 
 
+@dataclass(frozen=True, slots=True)
+class PathMatches(Condition):
+    """``attr MATCHES 'path type'``: the attribute (a primitive event's ``path``) names a path
+    type that is an instance of the given one (the event algebra's ``⪰``; see the module)."""
+
+    expr: Expr
+    path_type: str
+
+    def __post_init__(self) -> None:
+        from xmlevents.algebra import PathType
+
+        PathType.parse(self.path_type)  # refused here, when the query is read
+
+    def holds(self, own: str, valuation: Mapping[str, Event]) -> bool:
+        v = self.expr.value(own, valuation)
+        return isinstance(v, str) and _path_matches(v, self.path_type)
+
+    def variables(self, own: str) -> frozenset[str]:
+        return self.expr.variables(own)
+
+    def attributes(self, own: str) -> frozenset[tuple[str, str]]:
+        return self.expr.attributes(own)
+
+    def __str__(self) -> str:
+        return f"{self.expr} MATCHES {Const(self.path_type)}"
+
+
+@functools.lru_cache(maxsize=4096)
+def _path_matches(path: str, path_type: str) -> bool:
+    from xmlevents.algebra import Op, PathType, PrimitiveEventType, XmlEventsError, compatible
+
+    try:
+        pt = PathType.parse(path)
+    except XmlEventsError:
+        return False
+    return compatible(PrimitiveEventType(Op.INS, pt),
+                      PrimitiveEventType(Op.ANY, PathType.parse(path_type)))
+
+
 class Predicate:
-    """What follows ``FILTER`` (abstract): atomic filters and their AND/OR."""
+    """What follows ``FILTER`` (abstract): atomic filters ``x[condition]`` and their AND/OR.
+
+    ``variables`` are the variables it mentions (the filtered ones and those a qualified
+    attribute ``y.a`` names); a predicate is *unary* when there is one (section 5.2), and then
+    :attr:`var` is that variable and :meth:`test` decides it on one event.
+    """
 
     __slots__ = ()
 
@@ -285,18 +384,46 @@ class Predicate:
 
     @property
     def is_unary(self) -> bool:
+        """Whether it mentions exactly one variable (the paper's unary predicates)."""
         return len(self.variables) == 1
 
+    @property
+    def var(self) -> str:
+        """The one variable of a unary predicate.
+
+        Raises:
+            ValueError: the predicate is not unary."""
+        names = self.variables
+        if len(names) != 1:
+            raise ValueError(f"{self} is not unary: it mentions {', '.join(sorted(names))}")
+        return next(iter(names))
+
     def evaluate(self, valuation: Mapping[str, Event]) -> bool:
+        """Whether it holds of the events ``valuation`` gives its variables (each of its
+        variables must be given)."""
         raise NotImplementedError
+
+    def test(self, event: Event) -> bool:
+        """A unary predicate on one event (as :meth:`evaluate` with ``{var: event}``)."""
+        return self.evaluate({self.var: event})
+
+    def attributes(self) -> frozenset[tuple[str, str]]:
+        """``(variable, attribute)`` for every attribute it reads."""
+        raise NotImplementedError
+
+    def attribute_names(self, var: str) -> frozenset[str]:
+        """The attributes it reads of the event named ``var`` (to check them against a
+        declared schema)."""
+        return frozenset(a for v, a in self.attributes() if v == var)
 
 
 @dataclass(frozen=True, slots=True)
 class VarFilter(Predicate):
     """``x[condition]``: the condition on the event named ``x``."""
 
-    var: str
-    condition: Condition
+    var: str = field()  # a field, not the inherited property's default
+    condition: Condition = field()
+    pos: tuple[int, int] | None = field(default=None, compare=False)
 
     @property
     def variables(self) -> frozenset[str]:
@@ -304,6 +431,9 @@ class VarFilter(Predicate):
 
     def evaluate(self, valuation: Mapping[str, Event]) -> bool:
         return self.condition.holds(self.var, valuation)
+
+    def attributes(self) -> frozenset[tuple[str, str]]:
+        return self.condition.attributes(self.var)
 
     def __str__(self) -> str:
         text = str(self.condition)
@@ -324,6 +454,9 @@ class FilterAnd(Predicate):
     def evaluate(self, valuation: Mapping[str, Event]) -> bool:
         return self.left.evaluate(valuation) and self.right.evaluate(valuation)
 
+    def attributes(self) -> frozenset[tuple[str, str]]:
+        return self.left.attributes() | self.right.attributes()
+
     def __str__(self) -> str:
         return f"({self.left} AND {self.right})"
 
@@ -339,6 +472,9 @@ class FilterOr(Predicate):
 
     def evaluate(self, valuation: Mapping[str, Event]) -> bool:
         return self.left.evaluate(valuation) or self.right.evaluate(valuation)
+
+    def attributes(self) -> frozenset[tuple[str, str]]:
+        return self.left.attributes() | self.right.attributes()
 
     def __str__(self) -> str:
         return f"({self.left} OR {self.right})"

@@ -10,32 +10,80 @@ a complex event ``C`` is a non-empty finite set of positions; ``C ∈ ⟦φ⟧(S
 * ``φ = ψ1 OR ψ2``: ``C`` is in either;
 * ``φ = ψ1 ; ψ2``: ``C = C1 · C2`` (every position of ``C1`` before every one of ``C2``) with
   ``C1 ∈ ⟦ψ1⟧(S, v)`` and ``C2 ∈ ⟦ψ2⟧(S, v)`` — one valuation for both sides;
-* ``φ = ψ+``: ``C ∈ ⟦ψ⟧(S, v[v' / U])`` or ``C = C1 · C2`` with ``C1 ∈ ⟦ψ⟧(S, v[v' / U])`` and
-  ``C2 ∈ ⟦ψ+⟧(S, v)``, for some ``v'``, ``U`` the variables defined inside ``ψ``: each
-  iteration binds them anew, while a variable from outside keeps its value in all of them
-  (the paper's correlation, φ4).
+* ``φ = ψ+``: ``C ∈ ⟦ψ⟧(S, v[v' / U])`` or ``C ∈ ⟦ψ ; ψ+⟧(S, v[v' / U])`` for some
+  valuation ``v'``, ``U = vdef+(ψ)`` the variables defined in ``ψ`` outside any inner ``+``
+  (``v[v' / U]`` is ``v'`` on ``U`` and ``v`` elsewhere): each iteration binds them anew,
+  while a variable from outside keeps its value in all of them (the paper's correlation, φ4);
+* CEQL's ``ψ1 : ψ2`` and ``ψ:+`` (CORE's contiguous operators; not in the paper): as ``;``
+  and ``+`` with ``min C2 = max C1 + 1`` at every junction.
+
+Here ``C1 · C2`` is ``C1 | C2`` (their union) when ``max C1 < min C2``, undefined otherwise.
 
 ``⟦φ⟧(S)`` is every ``C`` for some ``v``. Computed bottom-up: each candidate carries the
 bindings made so far and the filters still waiting for a variable bound further out (a filter
 inside ``+`` on a variable bound outside it), checked once that variable is bound.
 
-Selection strategies (section 4), among the complex events with the same last position:
-``STRICT`` keeps those that are intervals; ``NEXT`` the one preferred by ``C ≤ C'`` iff ``C =
-C'`` or ``min(C △ C') ∈ C`` (the earliest explanation); ``LAST`` by ``max(C △ C') ∈ C`` (the
-most recent); ``MAX`` those no other contains. Windows and partitions (CORE's): ``WITHIN n
-EVENTS`` keeps ``C`` with ``max C - min C < n``; ``WITHIN`` a duration or ``n [attr]``, those
-whose events' times or values span at most ``n``; ``PARTITION BY [a, b]`` evaluates each
-partition's events (those with equal values of ``a`` and ``b``; events lacking one belong to
-none) as a stream of its own, positions kept. Strategies apply after the window, per partition.
+Selection strategies (section 4), reconstructed; each compares complex events of ``φ`` with
+the same last position only ("complex events are discarded only when there is a preferred
+complex event triggered by the same last event"):
+
+* ``STRICT(φ)``: ``C`` with ``C ∈ ⟦φ⟧(S)`` and ``C`` an interval (every ``i`` with
+  ``min C <= i <= max C`` is in ``C``);
+* ``NXT(φ)`` (CEQL ``NEXT``): ``C ∈ ⟦φ⟧(S)`` such that ``C ≤ C'`` for every ``C' ∈ ⟦φ⟧(S)``
+  with ``max C' = max C``, where ``C ≤ C'`` iff ``C = C'`` or ``min(C △ C') ∈ C`` (a total
+  order: the earliest differing position decides; the paper's example ``{5,7} ≤ {5,6,8}``
+  fails and ``{1,2} ≤ {2}`` holds) — the one complex event that "takes the first relevant
+  event", skip-till-next-match made exact;
+* ``LAST(φ)``: the same with ``C ≤_last C'`` iff ``C = C'`` or ``max(C △ C') ∈ C`` (the most
+  recent explanation);
+* ``MAX(φ)``: ``C ∈ ⟦φ⟧(S)`` such that no ``C' ∈ ⟦φ⟧(S)`` with ``max C' = max C`` has
+  ``C ⊊ C'``;
+* ``ALL`` and CORE's ``ANY``: every complex event.
+
+On the running example (reconstructed in the tests): ``STRICT(φ1)`` gives ``{1,2}`` only,
+``NXT(φ1)`` ``{1,2}, {1,8}``, ``LAST(φ1)`` ``{1,2}, {5,8}``, ``MAX(φ1)`` all three, and
+``MAX``/``NXT``/``LAST`` of ``φ3`` give ``{3,4,6,7}`` only.
+
+CORE's clauses (the paper has none of them), applied in this order:
+
+* ``PARTITION BY``: each partition (:func:`~._events.partition_key`) is evaluated as a stream
+  of its own — ``;`` skips the other partitions' events, and ``:``, ``:+`` and ``STRICT``
+  mean contiguous *within the partition*; positions in the output are the stream's;
+* ``WITHIN``: complex events that do not fit (:func:`~._events.fits`, both ends included:
+  ``max C - min C <= n`` for ``n EVENTS``, on the stream's positions) are dropped before
+  selection, so a strategy chooses among those that fit;
+* ``CONSUME BY ANY``: once complex events end at ``j``, later ones must start after ``j`` (every
+  partial match is discarded, so the strategy never chooses one that started before);
+  ``CONSUME BY PARTITION``: the same within ``j``'s partition; ``NONE`` (the default):
+  nothing is consumed;
+* the strategy, per last position, among what consumption left;
+* ``LIMIT n``: at most ``n`` complex events per last position (CORE limits each position's
+  enumeration), the first in the order below.
+
+Outputs are ordered by last position, then by their sorted positions as tuples
+(:class:`~.ast.Match`'s order).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from ._events import Event, Value
+from ._events import Event, Value, fits, partition_key
 from ._predicates import Predicate
-from .ast import As, EventType, Filter, Formula, Match, Or, Plus, Query, Seq, Strategy, Window
+from .ast import (
+    As,
+    ContiguousPlus,
+    ContiguousSeq,
+    EventType,
+    Filter,
+    Formula,
+    Match,
+    Or,
+    Plus,
+    Query,
+    Seq,
+    Strategy,
+)
 
 __all__ = ["reference", "select"]
 
@@ -85,9 +133,11 @@ class _Evaluator:
             return out
         if isinstance(f, Or):
             return self.items(f.left) | self.items(f.right)
-        if isinstance(f, Seq):
-            return self.join(self.items(f.left), self.items(f.right))
-        assert isinstance(f, Plus)
+        if isinstance(f, Seq | ContiguousSeq):
+            return self.join(self.items(f.left), self.items(f.right),
+                             isinstance(f, ContiguousSeq))
+        assert isinstance(f, Plus | ContiguousPlus), f
+        contiguous = isinstance(f, ContiguousPlus)
         # Each iteration's own bindings are dropped (bound anew each time); its waiting
         # filters keep the values they captured.
         once: set[Item] = {(c, frozenset(), frozenset(
@@ -97,19 +147,21 @@ class _Evaluator:
         result = set(once)
         frontier = set(once)
         while frontier:
-            grown = self.join(frontier, once)
+            grown = self.join(frontier, once, contiguous)
             frontier = grown - result
             result |= frontier
         return result
 
-    def join(self, left: Iterable[Item], right: Iterable[Item]) -> set[Item]:
+    def join(self, left: Iterable[Item], right: Iterable[Item], contiguous: bool = False
+             ) -> set[Item]:
         right = list(right)
         out: set[Item] = set()
         for c1, nu1, p1 in left:
             last = max(c1)
             d1 = dict(nu1)
             for c2, nu2, p2 in right:
-                if min(c2) <= last:
+                first = min(c2)
+                if first <= last or (contiguous and first != last + 1):
                     continue
                 d2 = dict(nu2)
                 if any(d1[v] != i for v, i in d2.items() if v in d1):
@@ -119,20 +171,6 @@ class _Evaluator:
                 if resolved is not None:
                     out.add((c1 | c2, frozenset(merged.items()), resolved))
         return out
-
-
-def _fits(c: frozenset[int], window: Window | None, events: Sequence[Event]) -> bool:
-    if window is None:
-        return True
-    if window.kind == "events":
-        return max(c) - min(c) < window.size
-    if window.kind == "seconds":
-        times = [events[i].time for i in c]
-        return all(t is not None for t in times) and \
-            max(times) - min(times) <= window.size  # type: ignore[type-var,operator]
-    values = [events[i].attrs.get(window.attribute or "") for i in c]
-    numbers = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
-    return len(numbers) == len(values) and max(numbers) - min(numbers) <= window.size
 
 
 def select(strategy: Strategy, complex_events: Iterable[frozenset[int]]
@@ -161,32 +199,42 @@ def reference(query: Query | Formula, events: Iterable[Event],
     """Every complex event of ``query`` over ``events`` by the semantics (see the module), in
     order of their last position, then of their positions.
 
-    ``events`` are given positions by order (``Event.position`` is kept for the output when
-    the events are a part of a larger stream, as partitions are).
+    ``strategy`` overrides the query's (a bare formula is evaluated under ``ALL`` unless one is
+    given). Events are numbered by their order in ``events``; the output gives each event's
+    ``Event.position`` (so a part of a larger stream keeps the stream's positions).
+    Exponential in the worst case: for the tests and small streams.
     """
     stream = list(events)
     if isinstance(query, Formula):
         query = Query(strategy or Strategy.ALL, None, (), query)
     elif strategy is not None:
         query = Query(strategy, query.variables, query.streams, query.formula,
-                      query.partition_by, query.within, query.limit)
-    parts: list[list[Event]]
-    if query.partition_by:
-        groups: dict[tuple[Value, ...], list[Event]] = {}
-        for e in stream:
-            if all(a in e.attrs for a in query.partition_by):
-                key = tuple(e.attrs[a] for a in query.partition_by)
-                groups.setdefault(key, []).append(e)
-        parts = list(groups.values())
-    else:
-        parts = [stream]
-    found: list[Match] = []
-    for part in parts:
+                      query.partition_by, query.within, query.consume, query.limit)
+    groups: dict[tuple[Value, ...], list[Event]] = {}
+    for e in stream:
+        key = partition_key(query.partition_by, e)
+        if key is not None:
+            groups.setdefault(key, []).append(e)
+    # every complex event that fits, by last position (one partition per position)
+    by_end: dict[int, tuple[int, set[tuple[int, ...]]]] = {}
+    for number, part in enumerate(groups.values()):
         ev = _Evaluator(part)
-        complete = {c for c, _, pend in ev.items(query.formula) if not pend}
-        windowed = [c for c in complete if _fits(c, query.within, part)]
-        for c in select(query.strategy, windowed):
-            positions = tuple(sorted(part[i].position for i in c))
-            found.append(Match(positions[-1], positions))
-    found.sort()
-    return found if query.limit is None else found[:query.limit]
+        for c, _, pend in ev.items(query.formula):
+            if not pend and fits(query.within, [part[i] for i in c]):
+                positions = tuple(sorted(part[i].position for i in c))
+                by_end.setdefault(positions[-1], (number, set()))[1].add(positions)
+    out: list[Match] = []
+    consumed: dict[int, int] = {}  # partition (or -1 for all) -> the last end consumed
+    for end in sorted(by_end):
+        number, candidates = by_end[end]
+        after = consumed.get(-1 if query.consume == "ANY" else number, -1)
+        # consumption discards partial matches: the strategy chooses among what is left
+        chosen = [tuple(sorted(c)) for c in select(
+            query.strategy, [frozenset(c) for c in candidates if c[0] > after])]
+        chosen.sort()
+        if query.limit is not None:
+            chosen = chosen[:query.limit]
+        out.extend(Match(end, c) for c in chosen)
+        if chosen and query.consume in ("ANY", "PARTITION"):
+            consumed[-1 if query.consume == "ANY" else number] = end
+    return out

@@ -1,22 +1,55 @@
-"""Event sources for CEL queries: JSON lines (seed 003's tuples as CORE streams them).
+"""Event sources for CEL queries (issue 19, item 4): JSON lines, CSV under a declared schema
+(CORE's ``CREATE STREAM`` / ``EVENT`` declarations), and the project's primitive events.
 
-A line is one JSON object: ``{"type": "T", "id": 0, "temp": 45}``; its position is its line
-number from 0 (blank lines are not events and take no position); ``type`` is the event type,
-every other member an attribute (``id`` is an ordinary attribute), ``time`` also the event's
-time in seconds for duration windows. Read with the project's bounded JSON-lines decoder.
+* **JSON lines** (:func:`read_jsonl`): one object a line, ``{"type": "T", "id": 0, "temp":
+  45}``; its position is its line number from 0 (a blank line is not an event but keeps its
+  number, so positions are line numbers); ``type`` is the event type, every other member an
+  attribute (``id`` is an ordinary attribute), ``time`` also the event's time in seconds for
+  duration windows. Read with the project's bounded JSON-lines decoder.
+* **CSV** (:func:`read_csv`): ``T,v1,v2,...`` a line, the values of ``T``'s attributes in the
+  order :func:`parse_schema` read them from ``CREATE STREAM S { EVENT T { a:int, b:string },
+  ... }`` (CORE's stream declaration; ``DECLARE STREAM`` is read too). Types: ``int``,
+  ``long``, ``double``, ``string``, ``boolean``, and ``primary_time`` (a number: the event's
+  time). Each value is checked against its declared type.
+* **Primitive events** (:func:`read_primitive`): the input lines of ``xmlevents detect``
+  (``{"id": "e1", "op": "ins", "path": "/order/item", "ids": ["o1", "i1"]}``, read by
+  :func:`xmlevents.algebra.read_events`): type ``ins``/``upd``/``del``, attributes ``id``,
+  ``ts``, ``path`` (the path type), ``ids`` (the path instance, ``/order[o1]/item[i1]``),
+  ``value``, ``old``, ``doc``, ``kind`` where present; ``x[path MATCHES 'item']`` tests the
+  path type with the algebra's ``⪰`` and ``PARTITION BY [PROJECT(ids, 'item')]`` groups the
+  events of one item — the hierarchical context's correlation, one partition per item.
+
+Every reader yields the events before a bad line, then raises :class:`~._errors.StreamError`
+naming the line.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import csv
+import re
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from xmlevents.algebra import JsonLineError, load_line
+from xmlevents.algebra import EventFormatError, JsonLineError, LineIndex, load_line, read_events
 
-from ._errors import StreamError
+from ._errors import CELSyntaxError, StreamError
 from ._events import Event, Value
 
-__all__ = ["read_jsonl"]
+__all__ = ["read_jsonl", "read_csv", "read_primitive", "parse_schema", "Schema",
+           "PRIMITIVE_SCHEMA"]
+
+Schema = Mapping[str, Mapping[str, str]]
+"""Event type -> attribute -> declared type (in declaration order)."""
+
+PRIMITIVE_SCHEMA: Schema = {
+    op: {"id": "string", "ts": "int", "path": "string", "ids": "string", "value": "string",
+         "old": "string", "doc": "string", "kind": "string"}
+    for op in ("ins", "upd", "del")}
+"""The attributes of the project's primitive events (see the module)."""
+
+
+def _where(source: str, number: int) -> str:
+    return f"{source + ', ' if source else ''}line {number}"
 
 
 def _value(name: str, value: Any, where: str) -> Value:
@@ -27,19 +60,22 @@ def _value(name: str, value: Any, where: str) -> Value:
                       "strings, numbers or booleans")
 
 
+def _time(v: Value | None) -> float | None:
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+
+
 def read_jsonl(lines: Iterable[str], *, source: str = "") -> Iterator[Event]:
-    """The events of JSON lines, positions from 0.
+    """The events of JSON lines; positions are line numbers from 0.
 
     Raises:
         StreamError: a line that is not a JSON object, lacks ``type``, or has an attribute
-            that is not a string, number or boolean; naming its line (events before it
+            that is not a string, number or boolean; naming its line (the events before it
             have been yielded).
     """
-    position = 0
-    for number, line in enumerate(lines, 1):
+    for index, line in enumerate(lines):
         if not line.strip():
             continue
-        where = f"{source + ', ' if source else ''}line {number}"
+        where = _where(source, index + 1)
         try:
             obj = load_line(line)
         except JsonLineError as exc:
@@ -51,8 +87,153 @@ def read_jsonl(lines: Iterable[str], *, source: str = "") -> Iterator[Event]:
         if not isinstance(etype, str) or not etype:
             raise StreamError(f"{where}: an event needs its \"type\", a non-empty string")
         attrs = {k: _value(k, v, where) for k, v in obj.items() if k != "type"}
-        time = attrs.get("time")
-        yield Event(position, etype,
-                    attrs, float(time) if isinstance(time, int | float)
-                    and not isinstance(time, bool) else None)
-        position += 1
+        yield Event(index, etype, attrs, _time(attrs.get("time")))
+
+
+# --- CORE's stream declarations ---------------------------------------------------------------
+
+_DECL_TOKEN = re.compile(r"\s+|--[^\n]*|/\*.*?(?:\*/|\Z)|(?P<name>[A-Za-z_][A-Za-z_0-9]*|"
+                         r"`(?:[^`]|``)*`)|(?P<op>[{}:,])", re.DOTALL)
+_TYPES = {"int": "int", "long": "int", "double": "double", "string": "string",
+          "boolean": "boolean", "primary_time": "primary_time"}
+
+
+def parse_schema(text: str) -> dict[str, dict[str, str]]:
+    """Read CORE's stream declarations (``CREATE STREAM S { EVENT T { a:int, ... }, ... }``,
+    several allowed): event type -> attribute -> type (``long`` read as ``int``).
+
+    Raises:
+        CELSyntaxError: with the line and column of the offending token.
+    """
+    lines = LineIndex(text)
+    tokens: list[tuple[str, int]] = []
+    i = 0
+    while i < len(text):
+        m = _DECL_TOKEN.match(text, i)
+        if m is None:
+            line, col = lines.at(i)
+            raise CELSyntaxError(f"unexpected character {text[i]!r}", text=text, line=line,
+                                 col=col)
+        if m.lastgroup:
+            tokens.append((m.group(), m.start()))
+        i = m.end()
+    tokens.append(("", len(text)))
+    k = 0
+
+    def fail(reason: str) -> CELSyntaxError:
+        line, col = lines.at(tokens[k][1])
+        got = repr(tokens[k][0]) if tokens[k][0] else "the end"
+        return CELSyntaxError(f"{reason}, got {got}", text=text, line=line, col=col)
+
+    def word(*words: str) -> str:
+        nonlocal k
+        t = tokens[k][0]
+        if words and t.upper() not in words and t not in words:
+            raise fail("expected " + " or ".join(words))
+        if not words and not (t[:1].isalpha() or t[:1] in "_`"):
+            raise fail("expected a name")
+        k += 1
+        return t[1:-1].replace("``", "`") if t.startswith("`") else t
+
+    schema: dict[str, dict[str, str]] = {}
+    while tokens[k][0]:
+        word("CREATE", "DECLARE")
+        word("STREAM")
+        word()
+        word("{")
+        while True:
+            word("EVENT")
+            at = k
+            name = word()
+            if name in schema:
+                k = at
+                raise fail(f"event {name} declared twice")
+            attrs: dict[str, str] = {}
+            word("{")
+            if tokens[k][0] != "}":
+                while True:
+                    attr = word()
+                    word(":")
+                    at = k
+                    kind = word().lower()
+                    if kind not in _TYPES:
+                        k = at
+                        raise fail("expected a type (int, long, double, string, boolean, "
+                                   "primary_time)")
+                    attrs[attr] = _TYPES[kind]
+                    if tokens[k][0] != ",":
+                        break
+                    word(",")
+            word("}")
+            schema[name] = attrs
+            if tokens[k][0] != ",":
+                break
+            word(",")
+        word("}")
+    if not schema:
+        raise fail("expected CREATE STREAM name { EVENT type { attr:type, ... } }")
+    return schema
+
+
+def _typed(text: str, kind: str, name: str, where: str) -> Value:
+    try:
+        if kind == "int":
+            return int(text)
+        if kind in ("double", "primary_time"):
+            return float(text)
+        if kind == "boolean":
+            if text.lower() in ("true", "false"):
+                return text.lower() == "true"
+            raise ValueError(text)
+    except ValueError:
+        raise StreamError(f"{where}: attribute {name!r} is declared {kind}, got "
+                          f"{text!r}") from None
+    return text
+
+
+def read_csv(lines: Iterable[str], schema: Schema, *, source: str = "") -> Iterator[Event]:
+    """The events of CSV lines ``T,v1,v2,...`` under ``schema`` (see the module); positions
+    are line numbers from 0, blank lines skipped.
+
+    Raises:
+        StreamError: an unknown event type, a wrong number of values, or a value that is not
+            of its declared type; naming the line (the events before it have been yielded).
+    """
+    for index, row in enumerate(csv.reader(lines)):
+        if not row or row == [""]:
+            continue
+        where = _where(source, index + 1)
+        etype, values = row[0].strip(), row[1:]
+        declared = schema.get(etype)
+        if declared is None:
+            raise StreamError(f"{where}: unknown event type {etype!r} (declared: "
+                              f"{', '.join(sorted(schema))})")
+        if len(values) != len(declared):
+            raise StreamError(f"{where}: {etype} has {len(declared)} attributes "
+                              f"({', '.join(declared)}), got {len(values)} values")
+        attrs = {name: _typed(v.strip(), kind, name, where)
+                 for (name, kind), v in zip(declared.items(), values, strict=True)}
+        time = next((attrs[n] for n, kind in declared.items() if kind == "primary_time"),
+                    None)
+        yield Event(index, etype, attrs, _time(time))
+
+
+def read_primitive(lines: Iterable[str], *, source: str = "") -> Iterator[Event]:
+    """The project's primitive events (``xmlevents detect``'s input) as CEL events (see the
+    module); positions are line numbers from 0, as for JSON lines.
+
+    Raises:
+        StreamError: a malformed line, named as :func:`xmlevents.algebra.read_events` names it.
+    """
+    reader = read_events(lines, source=source)
+    try:
+        for pe in reader:
+            attrs: dict[str, Value] = {"id": pe.id, "ts": pe.ts, "path": str(pe.pi.pt),
+                                       "ids": str(pe.pi), "kind": pe.kind.value}
+            for name in ("value", "old", "doc"):
+                v = getattr(pe, name)
+                if v is not None:
+                    attrs[name] = v
+            yield Event((reader.line or 1) - 1, pe.op.value, attrs, pe.time)
+    except EventFormatError as exc:
+        raise StreamError(str(exc)) from None

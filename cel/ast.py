@@ -2,7 +2,14 @@
 
 Core CEL (section 3), as reconstructed from the prose (the extraction lost the grammar)::
 
-    φ ::= R | φ AS x | φ FILTER P | φ OR φ | φ ; φ | φ+
+    φ ::= R AS x | φ FILTER P | φ OR φ | φ ; φ | φ+
+
+with two operators CORE's CEQL adds (its ``CEQLQueryParser.g4``): contiguous sequencing
+``φ : ψ`` (:class:`ContiguousSeq`: ``ψ``'s first event immediately after ``φ``'s last) and
+contiguous iteration ``φ:+`` (:class:`ContiguousPlus`: each iteration immediately after the
+previous one). CORE's negation ``NOT(...)`` / ``!(...)`` and ``UNLESS`` are not part of CEL
+(the paper's logic has no negation, and its guarantees are proved without it): the parser
+refuses them with that reason.
 
 ``R`` is an event type; a bare ``R`` is sugar for ``R AS R`` (the paper: "formulas of the form
 R are syntactic sugar for R AS R"), so a type's name can be filtered as a variable, as CORE's
@@ -29,9 +36,12 @@ __all__ = [
     "EventType",
     "As",
     "Seq",
+    "ContiguousSeq",
     "Or",
     "Plus",
+    "ContiguousPlus",
     "Filter",
+    "Predicate",
     "Strategy",
     "Window",
     "Query",
@@ -50,6 +60,8 @@ class Formula:
     def children(self) -> tuple[Formula, ...]:
         return ()
 
+    pos: Pos
+
     def walk(self) -> Iterator[Formula]:
         """This formula and its subformulas, in pre-order (iteratively: formulas may nest
         deeply)."""
@@ -60,6 +72,8 @@ class Formula:
             stack.extend(reversed(f.children))
 
     def __str__(self) -> str:
+        """CEQL text that parses back to an equal formula (fully bracketed where precedence
+        needs it)."""
         return _text(self, 0)
 
     def __repr__(self) -> str:
@@ -104,6 +118,21 @@ class Seq(Formula):
 
 
 @dataclass(frozen=True, slots=True, repr=False)
+class ContiguousSeq(Formula):
+    """``φ : ψ`` (CORE's contiguous sequencing): a complex event ``C1`` of ``φ`` and ``C2`` of
+    ``ψ`` with ``min(C2) = max(C1) + 1`` — nothing skipped between them (CEQL; not in the
+    paper, whose ``;`` skips)."""
+
+    left: Formula
+    right: Formula
+    pos: Pos = field(default=None, compare=False)
+
+    @property
+    def children(self) -> tuple[Formula, ...]:
+        return (self.left, self.right)
+
+
+@dataclass(frozen=True, slots=True, repr=False)
 class Or(Formula):
     """``φ OR ψ``."""
 
@@ -130,6 +159,20 @@ class Plus(Formula):
 
 
 @dataclass(frozen=True, slots=True, repr=False)
+class ContiguousPlus(Formula):
+    """``φ:+`` (CORE's contiguous iteration): one or more complex events of ``φ``, each
+    starting right after the previous one ends; variables bound anew in each iteration as for
+    :class:`Plus`."""
+
+    formula: Formula
+    pos: Pos = field(default=None, compare=False)
+
+    @property
+    def children(self) -> tuple[Formula, ...]:
+        return (self.formula,)
+
+
+@dataclass(frozen=True, slots=True, repr=False)
 class Filter(Formula):
     """``φ FILTER P``."""
 
@@ -144,7 +187,9 @@ class Filter(Formula):
 
 class Strategy(enum.Enum):
     """Section 4's selection strategies, by CORE's names (the paper's ``NXT`` is ``NEXT``).
-    ``ANY`` is accepted and selects like ``ALL``."""
+
+    ``ANY`` is CORE's: its grammar accepts it next to ``ALL``, and CORE evaluates it as
+    ``ALL`` (every complex event); here too — the outputs of ``ANY`` are those of ``ALL``."""
 
     ALL = "ALL"
     ANY = "ANY"
@@ -156,9 +201,10 @@ class Strategy(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class Window:
-    """``WITHIN n EVENTS`` (``kind="events"``: the positions span fewer than n events),
-    ``WITHIN n SECONDS|MINUTES|HOURS`` (``"seconds"``, on the events' ``time``) or ``WITHIN n
-    [attr]`` (``"attribute"``: the values of ``attr`` span at most n)."""
+    """``WITHIN n EVENTS`` (``kind="events"``: ``max C - min C <= n``, CORE's convention),
+    ``WITHIN n SECONDS|MINUTES|HOURS`` (``"seconds"``: the events' ``time`` span at most
+    ``size`` seconds) or ``WITHIN n [attr]`` (``"attribute"``: the values of ``attr`` span at
+    most n). The exact checks are :func:`xmlevents.cel.fits`."""
 
     kind: str
     size: float
@@ -175,26 +221,40 @@ class Window:
 
 @dataclass(frozen=True, slots=True)
 class Query:
-    """A CEQL query (see the module). ``variables`` None is ``*``."""
+    """A CEQL query (see the module).
+
+    ``variables`` None is ``*`` (``()`` is CORE's ``NONE``); ``streams`` the names after
+    ``FROM`` (free: any source answers to any name); ``partition_by`` CORE's one or two
+    attribute lists (``PARTITION BY [a, b], [c, d]``): an event's key is the values of the
+    first list whose attributes it all carries — so two event types naming the same thing
+    differently share partitions — and an event carrying none belongs to no partition; an
+    attribute may be a projection ``PROJECT(path, 'item')`` of a primitive event's path
+    instance (see :func:`xmlevents.cel.partition_key`). ``consume`` is CORE's ``CONSUME BY``
+    policy, only ``"NONE"`` (or None: not given) being evaluated.
+    """
 
     strategy: Strategy
     variables: tuple[str, ...] | None
     streams: tuple[str, ...]
     formula: Formula
-    partition_by: tuple[str, ...] = ()
+    partition_by: tuple[tuple[str, ...], ...] = ()
     within: Window | None = None
+    consume: str | None = None
     limit: int | None = None
 
     def __str__(self) -> str:
-        parts = [f"SELECT {self.strategy.value} "
-                 + ("*" if self.variables is None else ", ".join(self.variables))]
+        selected = "*" if self.variables is None else ", ".join(self.variables) or "NONE"
+        parts = [f"SELECT {self.strategy.value} {selected}"]
         if self.streams:
             parts.append("FROM " + ", ".join(self.streams))
         parts.append(f"WHERE {self.formula}")
         if self.partition_by:
-            parts.append("PARTITION BY [" + ", ".join(self.partition_by) + "]")
+            parts.append("PARTITION BY " + ", ".join(
+                "[" + ", ".join(names) + "]" for names in self.partition_by))
         if self.within is not None:
             parts.append(f"WITHIN {self.within}")
+        if self.consume is not None:
+            parts.append(f"CONSUME BY {self.consume}")
         if self.limit is not None:
             parts.append(f"LIMIT {self.limit}")
         return " ".join(parts)
@@ -202,7 +262,11 @@ class Query:
 
 @dataclass(frozen=True, slots=True, order=True)
 class Match:
-    """A complex event (section 3): its last position and all its positions, sorted."""
+    """A complex event (section 3): its last position and all its positions, sorted.
+
+    Ordered by ``end``, then by ``positions`` as tuples (lexicographically): the order in which
+    the reference evaluator lists its outputs, and the one the automaton evaluator must give
+    within one end position to be compared with it."""
 
     end: int
     positions: tuple[int, ...]
@@ -213,9 +277,11 @@ class Match:
 
 # --- printing -------------------------------------------------------------------------------
 
-# Binding strength, loosest first, as CORE's grammar orders its alternatives: FILTER, OR, ';',
-# '+', AS.
-_LEVEL = {Filter: 0, Or: 1, Seq: 2, Plus: 3, As: 4, EventType: 5}
+# Binding strength, loosest first, as CORE's grammar orders its alternatives (ANTLR gives the
+# earlier alternative of a left-recursive rule the higher precedence): FILTER, OR, ':', ';',
+# ':+', '+', AS.
+_LEVEL: dict[type[Formula], int] = {Filter: 0, Or: 1, ContiguousSeq: 2, Seq: 3,
+                                    ContiguousPlus: 4, Plus: 5, As: 6, EventType: 7}
 
 
 def _text(f: Formula, outer: int) -> str:
@@ -225,9 +291,13 @@ def _text(f: Formula, outer: int) -> str:
     elif isinstance(f, As):
         body = f"{_text(f.formula, level + 1)} AS {f.var}"
     elif isinstance(f, Plus):
-        body = f"{_text(f.formula, level + 1)}+"
+        body = f"{_text(f.formula, level)}+"
+    elif isinstance(f, ContiguousPlus):
+        body = f"{_text(f.formula, level)}:+"
     elif isinstance(f, Seq):
         body = f"{_text(f.left, level)} ; {_text(f.right, level + 1)}"
+    elif isinstance(f, ContiguousSeq):
+        body = f"{_text(f.left, level)} : {_text(f.right, level + 1)}"
     elif isinstance(f, Or):
         body = f"{_text(f.left, level)} OR {_text(f.right, level + 1)}"
     else:

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from xmlevents.cel import CELQueryError, Event, Strategy, compile_query, reference
-from xmlevents.cel._cea import Runs, compile_cea, evaluate
+from xmlevents.cel._cea import Runs, compile_cea, count, evaluate
 
 from .test_reference import PHI1, PHI2, PHI3, STREAM
 
@@ -34,13 +34,13 @@ def formulas(draw: st.DrawFn, depth: int = 3) -> str:
                 leaf = f"({leaf} FILTER {var}[k {draw(st.sampled_from(['<', '>=', '=']))} "\
                        f"{draw(st.integers(0, 2))}])"
             return leaf
-        kind = draw(st.sampled_from(["seq", "or", "plus"]))
-        if kind == "plus":
-            return f"({build(d - 1)})+"
+        kind = draw(st.sampled_from(["seq", "or", "plus", "next", "plus-next"]))
+        if kind in ("plus", "plus-next"):
+            return f"({build(d - 1)}){'+' if kind == 'plus' else ':+'}"
         a, b = build(d - 1), build(d - 1)
         if kind == "or":
             return f"({a}) OR ({b})"
-        return f"({a}) ; ({b})"
+        return f"({a}) {';' if kind == 'seq' else ':'} ({b})"
 
     return build(depth)
 
@@ -51,14 +51,19 @@ streams = st.lists(st.tuples(st.sampled_from("ABCX"), st.integers(0, 2)), max_si
 
 @settings(max_examples=300, deadline=None)
 @given(formulas(), streams, st.sampled_from(list(Strategy)),
-       st.sampled_from([None, 3, 5]))
+       st.sampled_from([None, 1, 2, 3, 5]), st.sampled_from(["", " PARTITION BY [k]"]),
+       st.sampled_from(["", " CONSUME BY ANY", " CONSUME BY PARTITION"]),
+       st.sampled_from(["", " LIMIT 1", " LIMIT 2"]))
 def test_automaton_equals_reference(formula: str, stream: list[Event], strategy: Strategy,
-                                    window: int | None) -> None:
-    within = f" WITHIN {window} EVENTS" if window else ""
-    q = compile_query(f"SELECT {strategy.value} * FROM S WHERE {formula}{within}")
+                                    window: int | None, partition: str, consume: str,
+                                    limit: str) -> None:
+    within = "" if window is None else f" WITHIN {window} EVENTS"
+    q = compile_query(f"SELECT {strategy.value} * FROM S WHERE {formula}{partition}{within}"
+                      f"{consume}{limit}")
     got = list(evaluate(q, stream))
     assert got == reference(q, stream)
     assert len(got) == len(set(got))
+    assert count(q, stream) == len(got)
 
 
 def test_partitions_and_limit() -> None:
@@ -66,8 +71,11 @@ def test_partitions_and_limit() -> None:
                                                              strict=True))]
     q = compile_query("SELECT * FROM S WHERE A AS a ; B AS b PARTITION BY [k]")
     assert list(evaluate(q, s)) == reference(q, s)
-    q = compile_query("SELECT * FROM S WHERE A+ AS a ; B LIMIT 2".replace(" AS a", ""))
-    assert len(list(evaluate(q, s))) == 2
+    # LIMIT bounds each last position's complex events (CORE's per-position enumeration)
+    q = compile_query("SELECT * FROM S WHERE A+ ; B LIMIT 2")
+    got = list(evaluate(q, s))
+    assert got == reference(q, s)
+    assert [m.end for m in got] == [2, 2, 3, 3]
 
 
 def test_work_per_event_does_not_grow_with_partial_matches() -> None:

@@ -57,3 +57,27 @@ def test_bad_queries(tmp_path: Path) -> None:
     status, out, _ = run("cel", "SELECT * WHERE H AS x ; T AS y FILTER y[id = x.id]",
                          str(stream), "--reference")
     assert status == 0 and out == ""
+
+
+def test_ids_csv_and_primitive_events(tmp_path: Path) -> None:
+    stream = tmp_path / "s.jsonl"
+    stream.write_text('{"type": "T", "id": "a", "temp": 45}\n{"type": "H", "id": "b"}\n')
+    status, out, _ = run("cel", "SELECT * WHERE T ; H", str(stream), "--reference")
+    assert status == 0 and json.loads(out) == {"end": 1, "events": [0, 1], "ids": ["a", "b"]}
+    schema = tmp_path / "s.ceql"
+    schema.write_text("CREATE STREAM S { EVENT T { temp: int }, EVENT H { hum: int } }")
+    csv = tmp_path / "s.csv"
+    csv.write_text("T,45\nH,20\nH,x\n")
+    status, out, err = run("cel", "SELECT * FROM S WHERE T AS t ; H FILTER t[temp > 40]",
+                           str(csv), "--schema", str(schema), "--reference")
+    assert status == 1 and json.loads(out) == {"end": 1, "events": [0, 1]}
+    assert "line 3" in err and "declared int" in err
+    status, _, err = run("cel", "SELECT * WHERE T AS t ; H FILTER t[hum > 40]", str(csv),
+                         "--schema", str(schema), "--reference")
+    assert status == 1 and "unknown attribute hum of t" in err
+    prim = tmp_path / "p.jsonl"
+    prim.write_text('{"id": "e1", "op": "ins", "path": "/o/i", "ids": ["o1", "i1"]}\n'
+                    '{"id": "e2", "op": "upd", "path": "/o/i", "ids": ["o1", "i1"]}\n')
+    status, out, _ = run("cel", "SELECT * WHERE ins ; upd PARTITION BY [PROJECT(ids, 'i')]",
+                         str(prim), "--primitive", "--reference")
+    assert status == 0 and json.loads(out)["ids"] == ["e1", "e2"]

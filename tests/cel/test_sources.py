@@ -1,0 +1,97 @@
+"""Event sources (issue 19, item 4): JSON lines, CSV under CORE's stream declarations, the
+project's primitive events; a bad line named, the events before it given."""
+
+from __future__ import annotations
+
+import pytest
+
+from xmlevents.cel import (
+    CELSyntaxError,
+    Event,
+    StreamError,
+    compile_query,
+    parse_schema,
+    read_csv,
+    read_jsonl,
+    read_primitive,
+    reference,
+)
+
+
+def test_json_lines() -> None:
+    lines = ['{"type": "T", "id": 0, "temp": 45}', "", '{"type": "H", "time": 3.5}']
+    events = list(read_jsonl(lines))
+    # positions are line numbers from 0 (the blank line keeps its number)
+    assert [(e.position, e.type, e.time) for e in events] == [(0, "T", None), (2, "H", 3.5)]
+    assert events[0].attrs == {"id": 0, "temp": 45}
+    for bad, words in [("[1]", "JSON object"), ('{"id": 1}', '"type"'),
+                       ('{"type": "T", "x": [1]}', "attribute 'x'"), ("{", "line 2")]:
+        got: list[Event] = []
+        with pytest.raises(StreamError, match=words):
+            got.extend(read_jsonl(['{"type": "A"}', bad], source="s.jsonl"))
+        assert len(got) == 1
+
+
+SCHEMA = """-- CORE's declarations
+CREATE STREAM S {
+  EVENT T { id: int, temp: double, at: primary_time },
+  EVENT H { id: long, name: string, ok: boolean }
+}"""
+
+
+def test_schema_and_csv() -> None:
+    schema = parse_schema(SCHEMA)
+    assert schema == {"T": {"id": "int", "temp": "double", "at": "primary_time"},
+                      "H": {"id": "int", "name": "string", "ok": "boolean"}}
+    events = list(read_csv(["T,0,45.5,10", "H,1,'x',true", "", 'H,2,"a,b",False'], schema))
+    assert [(e.position, e.type, dict(e.attrs), e.time) for e in events] == [
+        (0, "T", {"id": 0, "temp": 45.5, "at": 10.0}, 10.0),
+        (1, "H", {"id": 1, "name": "'x'", "ok": True}, None),
+        (3, "H", {"id": 2, "name": "a,b", "ok": False}, None)]
+    for bad, words in [("X,1", "line 2: unknown event type 'X'"),
+                       ("T,1,2", "line 2: T has 3 attributes"),
+                       ("T,one,2,3", "line 2: attribute 'id' is declared int, got 'one'"),
+                       ("H,1,a,yes", "attribute 'ok' is declared boolean")]:
+        got: list[Event] = []
+        with pytest.raises(StreamError, match=words):
+            got.extend(read_csv(["T,0,1,2", bad], schema))
+        assert len(got) == 1
+    assert parse_schema("DECLARE STREAM S { EVENT A { } }") == {"A": {}}
+
+
+@pytest.mark.parametrize(("text", "line", "col"), [
+    ("CREATE STREAM S { EVENT A { n: float } }", 1, 32),
+    ("CREATE STREAM S {\n EVENT A { n: int }\n EVENT B { } }", 3, 2),
+    ("CREATE STREAM S { EVENT A {}, EVENT A {} }", 1, 37),
+    ("", 1, 1),
+])
+def test_schema_errors(text: str, line: int, col: int) -> None:
+    with pytest.raises(CELSyntaxError) as caught:
+        parse_schema(text)
+    assert (caught.value.line, caught.value.col) == (line, col), caught.value
+
+
+PRIMITIVE = [
+    '{"id": "e1", "op": "ins", "path": "/order/item", "ids": ["o1", "i1"]}',
+    '{"id": "e2", "op": "ins", "path": "/order/item", "ids": ["o1", "i2"]}',
+    '{"id": "e3", "op": "upd", "path": "/order/item/price", "ids": ["o1", "i2", "p2"], '
+    '"value": "7", "old": "5"}',
+    '{"id": "e4", "op": "upd", "path": "/order/item/price", "ids": ["o1", "i1", "p1"], '
+    '"value": "9"}',
+]
+
+
+def test_primitive_events_with_path_types_and_projections() -> None:
+    events = list(read_primitive(PRIMITIVE))
+    assert events[2].type == "upd" and dict(events[2].attrs) == {
+        "id": "e3", "ts": 3, "path": "/order/item/price", "ids": "/order[o1]/item[i2]/price[p2]",
+        "kind": "element", "value": "7", "old": "5"}
+    # an item inserted, then its price updated: the same item (one partition per item)
+    q = compile_query("SELECT * FROM S WHERE ins AS i ; upd AS u FILTER i[path MATCHES "
+                      "'order/item'] AND u[path MATCHES 'item/price'] "
+                      "PARTITION BY [PROJECT(ids, 'order/item')]")
+    assert [m.positions for m in reference(q, events)] == [(1, 2), (0, 3)]
+    got: list[Event] = []
+    with pytest.raises(StreamError, match="line 2"):
+        got.extend(read_primitive([PRIMITIVE[0], '{"op": "ins"}']))
+    assert len(got) == 1
