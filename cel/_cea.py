@@ -26,6 +26,20 @@ memoised. Each active deterministic state holds one node of a persistent DAG of 
 the number of partial complex events. Determinism makes every complex event the output of
 exactly one run, so enumeration never repeats one. Nodes carry the largest start among their
 sets, so a window drops whole nodes whose every set started too long ago.
+
+**Selection strategies (Theorem 6 and Appendix D.3, reconstructed).** ``STRICT`` (Algorithm
+8): only the empty run (deterministic state 0) skips events, so every complex event is an
+interval. ``NEXT`` and ``LAST`` (Algorithms 5-6, :class:`OrderedRuns`): the automaton's runs
+kept as an ordered sequence of classes of states, one complex event each, so an event costs
+time linear in the automaton. ``MAX`` (Algorithm 7): a deterministic state is a pair ``(T, U)``
+— the states reached by the runs of one complex event ``C``, and those reached by runs of a
+strict superset of ``C``. Marking ``j``: ``T' = δ•(T) - δ•(U)``, ``U' = δ•(U)``; skipping it:
+``U' = δ•(U) | δ◦(U) | δ•(T)`` (a run of ``C`` that marked ``j`` now holds a superset) and
+``T' = δ◦(T) - U'`` (a run that a superset's run shares a state with can never end maximal).
+A complex event is output where ``T'`` holds a final state and ``U'`` none. NEXT, LAST and
+MAX are evaluated so only without a window (a window applies before the strategy, and these
+keep the preferred runs only); with one, each position's complex events are enumerated and
+selected.
 """
 
 from __future__ import annotations
@@ -52,7 +66,7 @@ from .ast import (
     Strategy,
 )
 
-__all__ = ["Leaf", "CEA", "compile_cea", "Runs", "evaluate", "count"]
+__all__ = ["Leaf", "CEA", "compile_cea", "Runs", "OrderedRuns", "evaluate", "count"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +216,9 @@ def _link(a: CEA, ends: set[int], starts: list[tuple[int, int]], contiguous: boo
 
 # --- the compact structure of runs -----------------------------------------------------------
 
+#: A deterministic state: a set of automaton states, or under MAX a pair of them.
+_Key = frozenset[int] | tuple[frozenset[int], frozenset[int]]
+
 class Node:
     """A set of partial complex events (see the module): ``pos`` is None for ``bottom`` and
     ``union``; ``start`` the largest first position among its sets (``inf`` for bottom)."""
@@ -332,13 +349,19 @@ class Runs:
     the stream, at a cost per event amortised over the window.
     """
 
-    def __init__(self, cea: CEA, window: int | None = None) -> None:
+    def __init__(self, cea: CEA, window: int | None = None,
+                 strategy: Strategy = Strategy.ALL) -> None:
         self.cea = cea
         self.window = window
-        start = frozenset((cea.initial,))
-        self._ids: dict[frozenset[int], int] = {start: 0}
-        self._sets: list[frozenset[int]] = [start]
-        self._final: list[bool] = [bool(start & cea.final)]
+        self.strategy = strategy
+        self._maximal = strategy is Strategy.MAX
+        self._strict = strategy is Strategy.STRICT
+        initial = frozenset((cea.initial,))
+        start: _Key = (initial, frozenset()) if self._maximal else initial
+        self._ids: dict[_Key, int] = {}
+        self._keys: list[_Key] = []
+        self._final: list[bool] = []
+        self._state(start)
         self._next: dict[tuple[int, int], tuple[int, int]] = {}
         self._by_type: dict[str, tuple[int, tuple[tuple[int, Leaf], ...]]] = {}
         self.active: dict[int, Node] = {0: BOTTOM}
@@ -349,27 +372,53 @@ class Runs:
         afresh."""
         self.active = {0: BOTTOM}
 
-    def _state(self, states: frozenset[int]) -> int:
-        found = self._ids.get(states)
+    def _state(self, key: _Key) -> int:
+        found = self._ids.get(key)
         if found is None:
-            found = self._ids[states] = len(self._sets)
-            self._sets.append(states)
-            self._final.append(bool(states & self.cea.final))
+            found = self._ids[key] = len(self._keys)
+            self._keys.append(key)
+            final = self.cea.final
+            if isinstance(key, tuple):  # MAX: no run of a strict superset is accepting
+                self._final.append(bool(key[0] & final) and not key[1] & final)
+            else:
+                self._final.append(bool(key & final))
         return found
 
     def _successors(self, d: int, satisfied: int) -> tuple[int, int]:
         """The deterministic successors of ``d`` (skip, mark) for an event satisfying the
-        leaves in the bitmask ``satisfied``; -1 where empty. Memoised (lazy determinisation)."""
+        leaves in the bitmask ``satisfied``; -1 where empty. Memoised (lazy determinisation).
+
+        Under ``STRICT`` a run that has marked an event may not skip one (Algorithm 8: only
+        the empty run, deterministic state 0, skips), so every complex event is an interval.
+        Under ``MAX`` a state is a pair ``(T, U)`` (Theorem 4's construction for MAX,
+        reconstructed in the module)."""
         key = (d, satisfied)
         found = self._next.get(key)
-        if found is None:
-            states = self._sets[d]
-            skip = frozenset(q for p in states for q in self.cea.skips[p])
-            mark = frozenset(q for p in states for leaf, q in self.cea.marks[p]
-                             if satisfied >> leaf & 1)
+        if found is not None:
+            return found
+        state = self._keys[d]
+        if isinstance(state, tuple):
+            here, larger = state
+            m_here, m_larger = self._mark(here, satisfied), self._mark(larger, satisfied)
+            s_larger = m_larger | self._skip(larger) | m_here
+            k_here = m_here - m_larger
+            s_here = self._skip(here) - s_larger
+            found = (self._state((s_here, s_larger)) if s_here else -1,
+                     self._state((k_here, m_larger)) if k_here else -1)
+        else:
+            skip, mark = self._skip(state), self._mark(state, satisfied)
+            if self._strict and d != 0:
+                skip = frozenset()
             found = (self._state(skip) if skip else -1, self._state(mark) if mark else -1)
-            self._next[key] = found
+        self._next[key] = found
         return found
+
+    def _skip(self, states: frozenset[int]) -> frozenset[int]:
+        return frozenset(q for p in states for q in self.cea.skips[p])
+
+    def _mark(self, states: frozenset[int], satisfied: int) -> frozenset[int]:
+        return frozenset(q for p in states for leaf, q in self.cea.marks[p]
+                         if satisfied >> leaf & 1)
 
     def satisfied(self, event: Event) -> int:
         """The bitmask of the leaves ``event`` satisfies: per type, the leaves without a
@@ -432,7 +481,90 @@ class Runs:
     @property
     def states(self) -> int:
         """How many deterministic states were built."""
-        return len(self._sets)
+        return len(self._keys)
+
+
+class OrderedRuns:
+    """NEXT and LAST evaluated in time linear in the automaton per event (Algorithms 5-6,
+    reconstructed): one best run per automaton state, not every run.
+
+    The runs are kept as a sequence of classes, disjoint sets of automaton states, best
+    first in the strategy's order, each with the one complex event (a chain of ``extend``
+    nodes) its runs share. Reading an event, each class ``C`` gives ``C | {j}`` (its marking
+    transitions) and ``C`` (its skips); under NEXT the new order is ``M1, K1, M2, K2, ...``
+    (marking wins over not marking, and an older difference decides first), under LAST
+    ``M1, M2, ..., K1, K2, ...`` (every complex event holding ``j`` beats every one without
+    it). A state reached by several classes keeps the first: the others' runs through it can
+    never give a preferred complex event. The complex event ending at ``j`` is the first
+    marking class holding a final state. The sequence of classes is a deterministic state,
+    built lazily and memoised with its plan per set of satisfied leaves.
+    """
+
+    def __init__(self, cea: CEA, strategy: Strategy) -> None:
+        assert strategy in (Strategy.NEXT, Strategy.LAST)
+        self.cea = cea
+        self._last = strategy is Strategy.LAST
+        self._runs = Runs(cea)  # for its leaf tests
+        start = (frozenset((cea.initial,)),)
+        self._ids: dict[tuple[frozenset[int], ...], int] = {start: 0}
+        self._keys: list[tuple[frozenset[int], ...]] = [start]
+        # (state, satisfied) -> (next state, for each new class (old class, marked), the
+        # index of the class giving the output or -1)
+        self._plans: dict[tuple[int, int], tuple[int, tuple[tuple[int, bool], ...], int]] = {}
+        self.state = 0
+        self.nodes: list[Node] = [BOTTOM]
+
+    def reset(self) -> None:
+        """Discard every partial complex event (``CONSUME BY``)."""
+        self.state, self.nodes = 0, [BOTTOM]
+
+    def _plan(self, d: int, satisfied: int) -> tuple[int, tuple[tuple[int, bool], ...], int]:
+        found = self._plans.get((d, satisfied))
+        if found is not None:
+            return found
+        classes = self._keys[d]
+        moves = [(i, True) for i in range(len(classes))]
+        skips = [(i, False) for i in range(len(classes))]
+        order = moves + skips if self._last else [m for i in range(len(classes))
+                                                  for m in (moves[i], skips[i])]
+        taken: set[int] = set()
+        new: list[frozenset[int]] = []
+        plan: list[tuple[int, bool]] = []
+        out = -1
+        for i, marked in order:
+            src = classes[i]
+            reached = (frozenset(q for p in src for leaf, q in self.cea.marks[p]
+                                 if satisfied >> leaf & 1) if marked
+                       else frozenset(q for p in src for q in self.cea.skips[p])) - taken
+            if not reached:
+                continue
+            taken |= reached
+            if marked and out < 0 and reached & self.cea.final:
+                out = len(new)
+            new.append(reached)
+            plan.append((i, marked))
+        key = tuple(new)
+        nd = self._ids.get(key)
+        if nd is None:
+            nd = self._ids[key] = len(self._keys)
+            self._keys.append(key)
+        found = self._plans[(d, satisfied)] = (nd, tuple(plan), out)
+        return found
+
+    def step(self, position: int, event: Event) -> Node | None:
+        """Read the event at ``position``; the node of the one complex event ending here."""
+        d, plan, out = self._plan(self.state, self._runs.satisfied(event))
+        nodes = self.nodes
+        self.nodes = [Node(position, nodes[i], None,
+                           position if nodes[i] is BOTTOM else nodes[i].start, 1)
+                      if marked else nodes[i] for i, marked in plan]
+        self.state = d
+        return self.nodes[out] if out >= 0 else None
+
+    @property
+    def states(self) -> int:
+        """How many deterministic states (sequences of classes) were built."""
+        return len(self._keys)
 
 
 def run_cea(cea: CEA, events: Sequence[Event], window: int | None = None
@@ -464,25 +596,42 @@ def _window_size(query: Query) -> int | None:
 
 class _Partitions:
     """One run structure per partition key (:func:`~._events.partition_key`), created on the
-    partition's first event; ``CONSUME BY`` resets them."""
+    partition's first event; ``CONSUME BY`` resets them.
+
+    The strategy is evaluated by the automaton where the paper gives an algorithm for it
+    (:attr:`native`): ``STRICT`` always, ``NEXT``, ``LAST`` and ``MAX`` without a window —
+    a window is applied before the strategy (a strategy chooses among the complex events
+    that fit), which their algorithms, keeping only the preferred runs, cannot do; there the
+    complex events of each position are enumerated and selected (:func:`~._reference.select`).
+    """
 
     def __init__(self, query: Query) -> None:
         self.query = query
         self.cea = compile_cea(query.formula)
         self.size = _window_size(query)
-        self.runs: dict[tuple[Value, ...], Runs] = {}
+        strategy = query.strategy
+        self.native = strategy in (Strategy.ALL, Strategy.ANY, Strategy.STRICT) or (
+            self.size is None)
+        self.ordered = self.native and strategy in (Strategy.NEXT, Strategy.LAST)
+        self.runs: dict[tuple[Value, ...], Runs | OrderedRuns] = {}
 
-    def step(self, event: Event) -> tuple[Runs, Node | None] | None:
+    def _new(self) -> Runs | OrderedRuns:
+        strategy = self.query.strategy
+        if self.ordered:
+            return OrderedRuns(self.cea, strategy)
+        return Runs(self.cea, self.size, strategy if self.native else Strategy.ALL)
+
+    def step(self, event: Event) -> tuple[Runs | OrderedRuns, Node | None] | None:
         """Read ``event`` in its partition; None if it belongs to none."""
         key = partition_key(self.query.partition_by, event)
         if key is None:
             return None
         r = self.runs.get(key)
         if r is None:
-            r = self.runs[key] = Runs(self.cea, self.size)
+            r = self.runs[key] = self._new()
         return r, r.step(event.position, event)
 
-    def consume(self, runs: Runs) -> None:
+    def consume(self, runs: Runs | OrderedRuns) -> None:
         """Complex events were output from ``runs``'s partition: under ``CONSUME BY ANY``
         every partial complex event is discarded, under ``PARTITION`` that partition's."""
         if self.query.consume == "ANY":
@@ -510,10 +659,10 @@ def evaluate(query: Query, events: Iterable[Event]) -> Iterator[Match]:
         runs, node = stepped
         if node is None:
             continue
-        found = [frozenset(c) for c in enumerate_node(node, _oldest(event.position, parts.size))]
-        if query.strategy not in (Strategy.ALL, Strategy.ANY):
-            found = select(query.strategy, found)
-        chosen = sorted(tuple(sorted(c)) for c in found)
+        found = enumerate_node(node, _oldest(event.position, parts.size))
+        if not parts.native:
+            found = (tuple(sorted(c)) for c in select(query.strategy, map(frozenset, found)))
+        chosen = sorted(found)
         if query.limit is not None:
             chosen = chosen[:query.limit]
         for c in chosen:
@@ -523,14 +672,14 @@ def evaluate(query: Query, events: Iterable[Event]) -> Iterator[Match]:
 
 
 def count(query: Query, events: Iterable[Event]) -> int:
-    """How many complex events ``query`` has over ``events``. Under ``ALL``/``ANY`` without
-    ``LIMIT`` nothing is enumerated: each position's node knows how many sets it holds (they
-    are distinct: the automaton is deterministic), and with a window those that fit are
-    counted by walking only the nodes that hold some (their ``start``); otherwise the complex
-    events are enumerated."""
-    if query.strategy not in (Strategy.ALL, Strategy.ANY) or query.limit is not None:
-        return sum(1 for _ in evaluate(query, events))
+    """How many complex events ``query`` has over ``events``. Where the automaton evaluates
+    the strategy (:class:`_Partitions`) and without ``LIMIT`` nothing is enumerated: each
+    position's node knows how many sets it holds (they are distinct: the automaton is
+    deterministic), and with a window those that fit are counted by walking only the nodes
+    that hold some (their ``start``); otherwise the complex events are enumerated."""
     parts = _Partitions(query)
+    if not parts.native or query.limit is not None:
+        return sum(1 for _ in evaluate(query, events))
     total = 0
     for event in events:
         stepped = parts.step(event)

@@ -215,26 +215,26 @@ def reference(query: Query | Formula, events: Iterable[Event],
         key = partition_key(query.partition_by, e)
         if key is not None:
             groups.setdefault(key, []).append(e)
-    # every complex event that fits, by last position (one partition per position)
-    by_end: dict[int, tuple[int, set[tuple[int, ...]]]] = {}
-    for number, part in enumerate(groups.values()):
+    # every complex event that fits, by last position (one partition per position), as the
+    # indices in its partition: STRICT means contiguous there
+    by_end: dict[int, tuple[list[Event], set[frozenset[int]]]] = {}
+    for part in groups.values():
         ev = _Evaluator(part)
         for c, _, pend in ev.items(query.formula):
             if not pend and fits(query.within, [part[i] for i in c]):
-                positions = tuple(sorted(part[i].position for i in c))
-                by_end.setdefault(positions[-1], (number, set()))[1].add(positions)
+                by_end.setdefault(part[max(c)].position, (part, set()))[1].add(c)
     out: list[Match] = []
     consumed: dict[int, int] = {}  # partition (or -1 for all) -> the last end consumed
     for end in sorted(by_end):
-        number, candidates = by_end[end]
-        after = consumed.get(-1 if query.consume == "ANY" else number, -1)
+        part, candidates = by_end[end]
+        scope = -1 if query.consume == "ANY" else id(part)
+        after = consumed.get(scope, -1)
         # consumption discards partial matches: the strategy chooses among what is left
-        chosen = [tuple(sorted(c)) for c in select(
-            query.strategy, [frozenset(c) for c in candidates if c[0] > after])]
-        chosen.sort()
+        chosen = sorted(tuple(sorted(part[i].position for i in c)) for c in select(
+            query.strategy, [c for c in candidates if part[min(c)].position > after]))
         if query.limit is not None:
             chosen = chosen[:query.limit]
         out.extend(Match(end, c) for c in chosen)
         if chosen and query.consume in ("ANY", "PARTITION"):
-            consumed[-1 if query.consume == "ANY" else number] = end
+            consumed[scope] = end
     return out

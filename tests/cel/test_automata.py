@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from xmlevents.cel import CELQueryError, Event, Strategy, compile_query, reference
-from xmlevents.cel._cea import Runs, compile_cea, count, evaluate
+from xmlevents.cel._cea import OrderedRuns, Runs, compile_cea, count, evaluate
 
 from .test_reference import PHI1, PHI2, PHI3, STREAM
 
@@ -117,3 +117,57 @@ def test_memory_follows_the_window_not_the_stream() -> None:
 
     small, large = peak(2_000), peak(8_000)
     assert large < 1.3 * small, (small, large)
+
+
+@settings(max_examples=200, deadline=None)
+@given(formulas(), streams, st.lists(st.booleans(), min_size=9, max_size=9))
+def test_the_determinised_automaton_is_io_deterministic(formula: str, stream: list[Event],
+                                                         marks: list[bool]) -> None:
+    """Reading a stream with a given choice of marks leads to exactly one deterministic
+    state: the set of every automaton state some run with those marks reaches (section 6's
+    I/O-determinism), so one complex event is never the output of two runs."""
+    cea = compile_cea(compile_query(f"SELECT * FROM S WHERE {formula}").formula)
+    runs = Runs(cea)
+    reached = {cea.initial}
+    d = 0
+    for event, mark in zip(stream, marks, strict=False):
+        bits = runs.satisfied(event)
+        reached = ({q for p in reached for leaf, q in cea.marks[p] if bits >> leaf & 1}
+                   if mark else {q for p in reached for q in cea.skips[p]})
+        d = runs._successors(d, bits)[1 if mark else 0]
+        if d < 0:
+            assert not reached
+            return
+        assert runs._keys[d] == frozenset(reached)
+
+
+@pytest.mark.parametrize("strategy", [Strategy.NEXT, Strategy.LAST])
+def test_next_and_last_keep_one_run_per_state(strategy: Strategy) -> None:
+    """Algorithms 5-6: under NEXT and LAST the runs kept never outnumber the automaton's
+    states, whatever the partial matches, and each position gives one complex event."""
+    q = compile_query(f"SELECT {strategy.value} * FROM S WHERE A+ ; B+ ; C")
+    runs = OrderedRuns(compile_cea(q.formula), strategy)
+    stream = [Event(j, "AB"[j % 7 // 4]) for j in range(300)] + [Event(300, "C")]
+    for e in stream:
+        node = runs.step(e.position, e)
+        assert len(runs.nodes) <= len(runs.cea.marks)
+    assert node is not None and node.count == 1
+    (got,) = list(evaluate(q, stream))
+    small = [Event(j, "AB"[j % 7 // 4]) for j in range(11)] + [Event(11, "C")]
+    assert list(evaluate(q, small)) == reference(q, small)
+    if strategy is Strategy.NEXT:  # the first A, then the first B after it
+        assert got.positions[:2] == (0, 1) and got.positions[-1] == 300
+    else:  # the most recent explanation: every position that can be marked, latest kept
+        assert 299 in got.positions and got.positions[-1] == 300
+
+
+def test_max_without_enumerating() -> None:
+    """MAX by the pair construction: over 200 As and a B, A+ ; B has 2^200 - 1 complex
+    events and one maximal one, counted without enumerating."""
+    stream = [Event(j, "A") for j in range(200)] + [Event(200, "B")]
+    q = compile_query("SELECT MAX * FROM S WHERE A+ ; B")
+    assert count(q, stream) == 1
+    (m,) = evaluate(q, stream)
+    assert m.positions == tuple(range(201))
+    q = compile_query("SELECT STRICT * FROM S WHERE A+ ; B")
+    assert count(q, stream) == 200  # every interval ending at the B
