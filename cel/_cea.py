@@ -44,13 +44,14 @@ selected.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ._errors import CELQueryError
 from ._events import Event, Value, partition_key
 from ._predicates import FilterAnd, Predicate, VarFilter
-from ._reference import select
+from ._reference import recent_first, select
 from .ast import (
     As,
     ContiguousPlus,
@@ -266,6 +267,33 @@ def enumerate_node(node: Node, oldest: float = -_INF) -> Iterator[tuple[int, ...
             assert n.left is not None and n.right is not None
             stack.append((n.right, suffix))
             stack.append((n.left, suffix))
+
+
+def first_recent(node: Node, limit: int, oldest: float = -_INF) -> list[tuple[int, ...]]:
+    """The ``limit`` sets of ``node`` (first position at least ``oldest``) that come first in
+    ``LIMIT``'s order (:func:`~._reference.recent_first`), found best-first without
+    enumerating the others: a heap of partial sets keyed by their positions so far, from
+    the last backwards, negated — every completion of an entry sorts after it."""
+    heap: list[tuple[tuple[int, ...], int, Node]] = [((), 0, node)]
+    tie = 1
+    out: list[tuple[int, ...]] = []
+    while heap and len(out) < limit:
+        key, _, n = heapq.heappop(heap)
+        if n.start < oldest:
+            continue
+        if n is BOTTOM:
+            if -key[-1] >= oldest:
+                out.append(tuple(-p for p in reversed(key)))
+        elif n.pos is not None:
+            assert n.left is not None
+            heapq.heappush(heap, ((*key, -n.pos), tie, n.left))
+            tie += 1
+        else:
+            assert n.left is not None and n.right is not None
+            heapq.heappush(heap, (key, tie, n.left))
+            heapq.heappush(heap, (key, tie + 1, n.right))
+            tie += 2
+    return out
 
 
 def _count_fitting(node: Node, oldest: int) -> int:
@@ -659,12 +687,18 @@ def evaluate(query: Query, events: Iterable[Event]) -> Iterator[Match]:
         runs, node = stepped
         if node is None:
             continue
-        found = enumerate_node(node, _oldest(event.position, parts.size))
-        if not parts.native:
-            found = (tuple(sorted(c)) for c in select(query.strategy, map(frozenset, found)))
-        chosen = sorted(found)
-        if query.limit is not None:
-            chosen = chosen[:query.limit]
+        oldest = _oldest(event.position, parts.size)
+        if parts.native and query.limit is not None:
+            chosen = sorted(first_recent(node, query.limit, oldest))
+        else:
+            found = enumerate_node(node, oldest)
+            if not parts.native:
+                found = (tuple(sorted(c)) for c in select(query.strategy,
+                                                          map(frozenset, found)))
+            chosen = list(found)
+            if query.limit is not None:
+                chosen = sorted(chosen, key=recent_first)[:query.limit]
+            chosen.sort()
         for c in chosen:
             yield Match(c[-1], c)
         if chosen:
@@ -679,7 +713,7 @@ def count(query: Query, events: Iterable[Event]) -> int:
     that hold some (their ``start``); otherwise the complex events are enumerated."""
     parts = _Partitions(query)
     if not parts.native or query.limit is not None:
-        return sum(1 for _ in evaluate(query, events))
+        return sum(1 for _ in evaluate(query, events))  # LIMIT: at most n per position
     total = 0
     for event in events:
         stepped = parts.step(event)

@@ -58,7 +58,9 @@ CORE's clauses (the paper has none of them), applied in this order:
   nothing is consumed;
 * the strategy, per last position, among what consumption left;
 * ``LIMIT n``: at most ``n`` complex events per last position (CORE limits each position's
-  enumeration), the first in the order below.
+  enumeration): the most recent first — compared from their last position backwards, the
+  larger position first, and a complex event before those extending it further back
+  (:func:`recent_first`), so that the automaton finds them without enumerating the others.
 
 Outputs are ordered by last position, then by their sorted positions as tuples
 (:class:`~.ast.Match`'s order).
@@ -85,7 +87,13 @@ from .ast import (
     Strategy,
 )
 
-__all__ = ["reference", "select"]
+__all__ = ["reference", "select", "recent_first"]
+
+
+def recent_first(positions: Sequence[int]) -> tuple[int, ...]:
+    """The key ``LIMIT`` keeps the smallest of: the positions from the last backwards,
+    negated (see the module)."""
+    return tuple(-p for p in reversed(positions))
 
 Binding = frozenset[tuple[str, int]]
 Pending = frozenset[tuple[Predicate, Binding]]
@@ -230,10 +238,11 @@ def reference(query: Query | Formula, events: Iterable[Event],
         scope = -1 if query.consume == "ANY" else id(part)
         after = consumed.get(scope, -1)
         # consumption discards partial matches: the strategy chooses among what is left
-        chosen = sorted(tuple(sorted(part[i].position for i in c)) for c in select(
-            query.strategy, [c for c in candidates if part[min(c)].position > after]))
+        chosen = [tuple(sorted(part[i].position for i in c)) for c in select(
+            query.strategy, [c for c in candidates if part[min(c)].position > after])]
         if query.limit is not None:
-            chosen = chosen[:query.limit]
+            chosen = sorted(chosen, key=recent_first)[:query.limit]
+        chosen.sort()
         out.extend(Match(end, c) for c in chosen)
         if chosen and query.consume in ("ANY", "PARTITION"):
             consumed[scope] = end

@@ -171,3 +171,13 @@ def test_max_without_enumerating() -> None:
     assert m.positions == tuple(range(201))
     q = compile_query("SELECT STRICT * FROM S WHERE A+ ; B")
     assert count(q, stream) == 200  # every interval ending at the B
+
+
+def test_limit_finds_the_most_recent_without_enumerating() -> None:
+    """2^300 - 1 complex events end at the B; LIMIT 3 finds the three most recent best-first
+    (output in the usual order)."""
+    stream = [Event(j, "A") for j in range(300)] + [Event(300, "B")]
+    q = compile_query("SELECT * FROM S WHERE A+ ; B LIMIT 3")
+    assert [m.positions for m in evaluate(q, stream)] == [
+        (297, 298, 299, 300), (298, 299, 300), (299, 300)]
+    assert count(q, stream) == 3

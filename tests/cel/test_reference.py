@@ -94,7 +94,11 @@ def test_windows_and_partitions() -> None:
     # LIMIT n: at most n complex events per last position (CORE limits each enumeration)
     assert run("SELECT * FROM S WHERE A AS a ; B AS b LIMIT 1", stream=timed) == [
         [0, 1], [0, 2]]
-    assert run("SELECT * FROM S WHERE A+ ; B LIMIT 1", stream=stream_of("AAB")) == [[0, 1, 2]]
+    # ... the most recent first: read backwards from the end, the larger position first, and
+    # {1, 2} before {0, 1, 2}, which extends it further back
+    assert run("SELECT * FROM S WHERE A+ ; B LIMIT 1", stream=stream_of("AAB")) == [[1, 2]]
+    assert run("SELECT * FROM S WHERE A+ ; B LIMIT 2", stream=stream_of("AAB")) == [
+        [0, 1, 2], [1, 2]]
 
 
 def test_partition_lists_and_projections() -> None:
