@@ -222,9 +222,11 @@ _Key = frozenset[int] | tuple[frozenset[int], frozenset[int]]
 
 class Node:
     """A set of partial complex events (see the module): ``pos`` is None for ``bottom`` and
-    ``union``; ``start`` the largest first position among its sets (``inf`` for bottom)."""
+    ``union``; ``start`` the largest first position among its sets (``inf`` for bottom);
+    ``top`` the largest last position among them (-1 for bottom), which guides ``LIMIT``'s
+    best-first search to the most recent sets (:func:`first_recent`)."""
 
-    __slots__ = ("count", "left", "pos", "right", "start")
+    __slots__ = ("count", "left", "pos", "right", "start", "top")
 
     def __init__(self, pos: int | None, left: Node | None, right: Node | None,
                  start: float, count: int) -> None:
@@ -233,6 +235,8 @@ class Node:
         self.right = right
         self.start = start
         self.count = count
+        self.top: int = pos if pos is not None else (
+            -1 if left is None or right is None else max(left.top, right.top))
 
 
 _INF = float("inf")
@@ -272,13 +276,16 @@ def enumerate_node(node: Node, oldest: float = -_INF) -> Iterator[tuple[int, ...
 def first_recent(node: Node, limit: int, oldest: float = -_INF) -> list[tuple[int, ...]]:
     """The ``limit`` sets of ``node`` (first position at least ``oldest``) that come first in
     ``LIMIT``'s order (:func:`~._reference.recent_first`), found best-first without
-    enumerating the others: a heap of partial sets keyed by their positions so far, from
-    the last backwards, negated — every completion of an entry sorts after it."""
-    heap: list[tuple[tuple[int, ...], int, Node]] = [((), 0, node)]
+    enumerating the others: a heap of partial sets — the positions so far, from the last
+    backwards, negated, then ``-top`` of the node still to read, a bound no completion beats
+    — so the most recent sets are reached first (``top`` of a union is its children's best)."""
+    heap: list[tuple[tuple[int, ...], int, tuple[int, ...], Node]] = [
+        ((-node.top,), 0, (), node)]
     tie = 1
     out: list[tuple[int, ...]] = []
+    push, pop = heapq.heappush, heapq.heappop
     while heap and len(out) < limit:
-        key, _, n = heapq.heappop(heap)
+        _, _, key, n = pop(heap)
         if n.start < oldest:
             continue
         if n is BOTTOM:
@@ -286,13 +293,16 @@ def first_recent(node: Node, limit: int, oldest: float = -_INF) -> list[tuple[in
                 out.append(tuple(-p for p in reversed(key)))
         elif n.pos is not None:
             assert n.left is not None
-            heapq.heappush(heap, ((*key, -n.pos), tie, n.left))
+            longer = (*key, -n.pos)
+            child = n.left
+            push(heap, (longer if child is BOTTOM else (*longer, -child.top), tie, longer,
+                        child))
             tie += 1
         else:
             assert n.left is not None and n.right is not None
-            heapq.heappush(heap, (key, tie, n.left))
-            heapq.heappush(heap, (key, tie + 1, n.right))
-            tie += 2
+            for child in (n.right, n.left):
+                push(heap, ((*key, -child.top), tie, key, child))
+                tie += 1
     return out
 
 
