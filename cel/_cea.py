@@ -45,11 +45,12 @@ selected.
 from __future__ import annotations
 
 import heapq
+from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from ._errors import CELQueryError
-from ._events import Event, Value, partition_key
+from ._errors import CELQueryError, StreamError
+from ._events import Event, Value, measure, partition_key
 from ._predicates import FilterAnd, Predicate, VarFilter
 from ._reference import recent_first, select
 from .ast import (
@@ -65,6 +66,7 @@ from .ast import (
     Query,
     Seq,
     Strategy,
+    Window,
 )
 
 __all__ = ["Leaf", "CEA", "compile_cea", "Runs", "OrderedRuns", "evaluate", "count"]
@@ -306,7 +308,7 @@ def first_recent(node: Node, limit: int, oldest: float = -_INF) -> list[tuple[in
     return out
 
 
-def _count_fitting(node: Node, oldest: int) -> int:
+def _count_fitting(node: Node, oldest: float) -> int:
     """How many sets of ``node`` have their first position at least ``oldest``, without
     enumerating them: a walk over the nodes that hold such a set (``start``), each counted
     once. Iterative: chains of ``extend`` nodes are as long as the window."""
@@ -477,10 +479,17 @@ class Runs:
                 bits |= bit
         return bits
 
-    def step(self, position: int, event: Event) -> Node | None:
-        """Read the event at ``position``; the node of the complex events ending here."""
-        bits = self.satisfied(event)
-        oldest = -_INF if self.window is None else position - self.window
+    def step(self, position: int, event: Event, oldest: float | None = None,
+             blind: bool = False) -> Node | None:
+        """Read the event at ``position``; the node of the complex events ending here.
+
+        ``oldest``: the smallest first position a complex event ending here may have (a
+        duration window's, :class:`_Clock`), by default that of the window in events;
+        ``blind``: the event may be in no complex event (it lacks what the window measures)
+        — it is read, and skipped, but never marked."""
+        bits = 0 if blind else self.satisfied(event)
+        if oldest is None:
+            oldest = -_INF if self.window is None else position - self.window
         new: dict[int, Node] = {}
         out: Node | None = None
         memo = self._next
@@ -509,10 +518,11 @@ class Runs:
                     # that entered a final state by marking this event: a complex event.
                     out = _union(out, extended)
         self.active = new
-        if self.window is not None and position - self._pruned >= self.window:
-            # every later event is past ``position``: sets that start before
-            # ``position + 1 - window`` can no longer fit
-            self.active = prune(new, position + 1 - self.window)
+        if oldest > -_INF and position - self._pruned >= position - oldest:
+            # The thresholds only grow: what starts before this one can never fit again.
+            # Rebuilding once the stream has advanced by the window's length costs, amortised,
+            # a constant per event and keeps memory to about two windows.
+            self.active = prune(new, oldest)
             self._pruned = position
         return out
 
@@ -622,14 +632,33 @@ def _oldest(position: int, window: int | None) -> float:
     return -_INF if window is None else position - window
 
 
-def _window_size(query: Query) -> int | None:
-    window = query.within
-    if window is None:
-        return None
-    if window.kind != "events":
-        raise CELQueryError(f"WITHIN {window} is taken by the reference evaluator only; the "
-                            "automaton evaluator bounds windows in events", line=None, col=None)
-    return int(window.size)
+class _Clock:
+    """A duration (``WITHIN d SECONDS``) or attribute (``WITHIN n [attr]``) window as the
+    smallest first position that still fits: with the measures in order, a complex event
+    fits when its first event's measure is at least the last one's minus the window. Keeps
+    the measured events of the window only (a deque), so the cost is constant amortised."""
+
+    def __init__(self, window: Window) -> None:
+        self.window = window
+        self.seen: deque[tuple[float, int]] = deque()
+        self.oldest: float = -_INF
+
+    def advance(self, event: Event, value: float | None) -> float:
+        """The threshold after ``event`` (measured ``value``; None: unchanged)."""
+        if value is None:
+            return self.oldest
+        seen = self.seen
+        if seen and value < seen[-1][0]:
+            raise StreamError(
+                f"event {event.position}: WITHIN {self.window} measures {value:g} here, less "
+                f"than {seen[-1][0]:g} before it; the automaton evaluator needs the measures "
+                "in order (the reference evaluator, --reference, does not)")
+        seen.append((value, event.position))
+        floor = value - self.window.size
+        while seen[0][0] < floor:
+            seen.popleft()
+        self.oldest = seen[0][1]
+        return self.oldest
 
 
 class _Partitions:
@@ -646,12 +675,15 @@ class _Partitions:
     def __init__(self, query: Query) -> None:
         self.query = query
         self.cea = compile_cea(query.formula)
-        self.size = _window_size(query)
+        window = query.within
+        self.size = None if window is None or window.kind != "events" else int(window.size)
+        self.measured = None if window is None or window.kind == "events" else window
         strategy = query.strategy
         self.native = strategy in (Strategy.ALL, Strategy.ANY, Strategy.STRICT) or (
-            self.size is None)
+            window is None)
         self.ordered = self.native and strategy in (Strategy.NEXT, Strategy.LAST)
         self.runs: dict[tuple[Value, ...], Runs | OrderedRuns] = {}
+        self.clocks: dict[tuple[Value, ...], _Clock] = {}
 
     def _new(self) -> Runs | OrderedRuns:
         strategy = self.query.strategy
@@ -659,15 +691,30 @@ class _Partitions:
             return OrderedRuns(self.cea, strategy)
         return Runs(self.cea, self.size, strategy if self.native else Strategy.ALL)
 
-    def step(self, event: Event) -> tuple[Runs | OrderedRuns, Node | None] | None:
-        """Read ``event`` in its partition; None if it belongs to none."""
+    def step(self, event: Event) -> tuple[Runs | OrderedRuns, Node | None, float] | None:
+        """Read ``event`` in its partition: its runs, the node of the complex events ending
+        here and the smallest first position they may have; None if it is in no partition.
+
+        Raises:
+            StreamError: under a duration or attribute window, a measure smaller than the
+                one before it in the partition (the automaton needs them in order).
+        """
         key = partition_key(self.query.partition_by, event)
         if key is None:
             return None
         r = self.runs.get(key)
         if r is None:
             r = self.runs[key] = self._new()
-        return r, r.step(event.position, event)
+        if self.measured is None:
+            oldest = -_INF if self.size is None else event.position - self.size
+            return r, r.step(event.position, event), oldest
+        clock = self.clocks.get(key)
+        if clock is None:
+            clock = self.clocks[key] = _Clock(self.measured)
+        value = measure(self.measured, event)
+        oldest = clock.advance(event, value)
+        assert isinstance(r, Runs)  # a window: NEXT and LAST are not evaluated natively
+        return r, r.step(event.position, event, oldest, blind=value is None), oldest
 
     def consume(self, runs: Runs | OrderedRuns) -> None:
         """Complex events were output from ``runs``'s partition: under ``CONSUME BY ANY``
@@ -694,10 +741,9 @@ def evaluate(query: Query, events: Iterable[Event]) -> Iterator[Match]:
         stepped = parts.step(event)
         if stepped is None:
             continue
-        runs, node = stepped
+        runs, node, oldest = stepped
         if node is None:
             continue
-        oldest = _oldest(event.position, parts.size)
         if parts.native and query.limit is not None:
             chosen = sorted(first_recent(node, query.limit, oldest))
         else:
@@ -729,11 +775,10 @@ def count(query: Query, events: Iterable[Event]) -> int:
         stepped = parts.step(event)
         if stepped is None:
             continue
-        runs, node = stepped
+        runs, node, oldest = stepped
         if node is None:
             continue
-        found = node.count if parts.size is None else _count_fitting(
-            node, event.position - parts.size)
+        found = node.count if oldest == -_INF else _count_fitting(node, oldest)
         total += found
         if found:
             parts.consume(runs)

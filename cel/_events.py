@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .ast import Window
 
-__all__ = ["Value", "Event", "fits", "partition_key", "PROJECTION"]
+__all__ = ["Value", "Event", "fits", "measure", "partition_key", "PROJECTION"]
 
 Value = str | int | float | bool
 
@@ -50,6 +50,17 @@ def _number(v: object) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool)
 
 
+def measure(window: Window, event: Event) -> float | None:
+    """What a duration or attribute window measures of ``event``: its ``time``, or its
+    attribute's number; None where it has none (it can then be in no complex event that
+    fits)."""
+    if window.kind == "seconds":
+        return event.time
+    value = event.attrs.get(window.attribute or "")
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) \
+        else None
+
+
 def fits(window: Window | None, events: Sequence[Event]) -> bool:
     """Whether the events of one complex event (any order, at least one) fit ``window``
     (see the module: both ends included)."""
@@ -58,13 +69,9 @@ def fits(window: Window | None, events: Sequence[Event]) -> bool:
     if window.kind == "events":
         positions = [e.position for e in events]
         return max(positions) - min(positions) <= window.size
-    if window.kind == "seconds":
-        times = [e.time for e in events]
-        known = [t for t in times if t is not None]
-        return len(known) == len(times) and max(known) - min(known) <= window.size
-    values = [e.attrs.get(window.attribute or "") for e in events]
-    numbers = [float(v) for v in values if isinstance(v, int | float) and _number(v)]
-    return len(numbers) == len(values) and max(numbers) - min(numbers) <= window.size
+    values = [measure(window, e) for e in events]
+    known = [v for v in values if v is not None]
+    return len(known) == len(values) and max(known) - min(known) <= window.size
 
 
 # ``PROJECT(attr, 'path type')``: the projection π of the path instance in ``attr`` (a
