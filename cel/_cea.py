@@ -389,23 +389,38 @@ class Runs:
     the stream, at a cost per event amortised over the window.
     """
 
+    _ids: dict[_Key, int]
+    _keys: list[_Key]
+    _final: list[bool]
+    _next: dict[tuple[int, int], tuple[int, int]]
+    _by_type: dict[str, tuple[int, tuple[tuple[int, Leaf], ...]]]
+
     def __init__(self, cea: CEA, window: int | None = None,
-                 strategy: Strategy = Strategy.ALL) -> None:
+                 strategy: Strategy = Strategy.ALL, like: Runs | None = None) -> None:
         self.cea = cea
         self.window = window
         self.strategy = strategy
         self._maximal = strategy is Strategy.MAX
         self._strict = strategy is Strategy.STRICT
-        initial = frozenset((cea.initial,))
-        start: _Key = (initial, frozenset()) if self._maximal else initial
-        self._ids: dict[_Key, int] = {}
-        self._keys: list[_Key] = []
-        self._final: list[bool] = []
-        self._state(start)
-        self._next: dict[tuple[int, int], tuple[int, int]] = {}
-        self._by_type: dict[str, tuple[int, tuple[tuple[int, Leaf], ...]]] = {}
         self.active: dict[int, Node] = {0: BOTTOM}
         self._pruned = -1  # the position of the last rebuild
+        if like is not None:
+            # Another partition's runs of the same automaton and strategy: the deterministic
+            # states and transitions built so far are shared, not built again.
+            assert like.cea is cea and like.strategy is strategy
+            self._ids, self._keys, self._final = like._ids, like._keys, like._final
+            self._next, self._by_type = like._next, like._by_type
+            return
+        initial = frozenset((cea.initial,))
+        start: _Key = (initial, frozenset()) if self._maximal else initial
+        self._ids, self._keys, self._final = {}, [], []
+        self._state(start)
+        self._next, self._by_type = {}, {}
+
+    @property
+    def empty(self) -> bool:
+        """Whether no partial complex event is held (as new or just reset)."""
+        return len(self.active) == 1 and self.active.get(0) is BOTTOM
 
     def reset(self) -> None:
         """Discard every partial complex event (CEQL's ``CONSUME BY``): what follows starts
@@ -548,19 +563,33 @@ class OrderedRuns:
     built lazily and memoised with its plan per set of satisfied leaves.
     """
 
-    def __init__(self, cea: CEA, strategy: Strategy) -> None:
+    _runs: Runs
+    _ids: dict[tuple[frozenset[int], ...], int]
+    _keys: list[tuple[frozenset[int], ...]]
+    # (state, satisfied) -> (next state, for each new class (old class, marked), the index of
+    # the class giving the output or -1)
+    _plans: dict[tuple[int, int], tuple[int, tuple[tuple[int, bool], ...], int]]
+
+    def __init__(self, cea: CEA, strategy: Strategy, like: OrderedRuns | None = None) -> None:
         assert strategy in (Strategy.NEXT, Strategy.LAST)
         self.cea = cea
+        self.strategy = strategy
         self._last = strategy is Strategy.LAST
-        self._runs = Runs(cea)  # for its leaf tests
-        start = (frozenset((cea.initial,)),)
-        self._ids: dict[tuple[frozenset[int], ...], int] = {start: 0}
-        self._keys: list[tuple[frozenset[int], ...]] = [start]
-        # (state, satisfied) -> (next state, for each new class (old class, marked), the
-        # index of the class giving the output or -1)
-        self._plans: dict[tuple[int, int], tuple[int, tuple[tuple[int, bool], ...], int]] = {}
         self.state = 0
         self.nodes: list[Node] = [BOTTOM]
+        if like is not None:  # share the states and plans built so far (see Runs)
+            assert like.cea is cea and like.strategy is strategy
+            self._runs, self._ids, self._keys = like._runs, like._ids, like._keys
+            self._plans = like._plans
+            return
+        self._runs = Runs(cea)  # for its leaf tests
+        start = (frozenset((cea.initial,)),)
+        self._ids, self._keys, self._plans = {start: 0}, [start], {}
+
+    @property
+    def empty(self) -> bool:
+        """Whether no partial complex event is held (as new or just reset)."""
+        return self.state == 0
 
     def reset(self) -> None:
         """Discard every partial complex event (``CONSUME BY``)."""
@@ -684,12 +713,44 @@ class _Partitions:
         self.ordered = self.native and strategy in (Strategy.NEXT, Strategy.LAST)
         self.runs: dict[tuple[Value, ...], Runs | OrderedRuns] = {}
         self.clocks: dict[tuple[Value, ...], _Clock] = {}
+        # the first runs built: the others share its deterministic states
+        self._model: Runs | OrderedRuns | None = None
+        self._last: dict[tuple[Value, ...], tuple[int, float | None]] = {}
+        self._latest: float | None = None  # the largest measure yet, while they come in order
+        self._ordered_measures = True
+        self._sweep_at = 0
 
     def _new(self) -> Runs | OrderedRuns:
         strategy = self.query.strategy
+        model = self._model
+        r: Runs | OrderedRuns
         if self.ordered:
-            return OrderedRuns(self.cea, strategy)
-        return Runs(self.cea, self.size, strategy if self.native else Strategy.ALL)
+            r = OrderedRuns(self.cea, strategy,
+                            model if isinstance(model, OrderedRuns) else None)
+        else:
+            r = Runs(self.cea, self.size, strategy if self.native else Strategy.ALL,
+                     model if isinstance(model, Runs) else None)
+        if model is None:
+            self._model = r
+        return r
+
+    def _sweep(self, position: int) -> None:
+        """Drop the partitions that hold nothing a later event could complete: no partial
+        complex event, or (under a window) every event of theirs too old for any complex
+        event ending from now on. Run every so often (amortised: a constant per event), so
+        that memory follows the partitions live in the window, not all there ever were."""
+        size = self.size
+        latest = self._latest if self._ordered_measures else None
+        measured = self.measured
+        for key in [k for k in self.runs]:
+            last_position, last_measure = self._last[key]
+            stale = (size is not None and last_position < position - size) or (
+                measured is not None and latest is not None and last_measure is not None
+                and last_measure < latest - measured.size)
+            if stale or self.runs[key].empty:
+                del self.runs[key], self._last[key]
+                self.clocks.pop(key, None)
+        self._sweep_at = position + max(64, 2 * len(self.runs))
 
     def step(self, event: Event) -> tuple[Runs | OrderedRuns, Node | None, float] | None:
         """Read ``event`` in its partition: its runs, the node of the complex events ending
@@ -702,19 +763,30 @@ class _Partitions:
         key = partition_key(self.query.partition_by, event)
         if key is None:
             return None
+        position = event.position
+        if self.query.partition_by and position >= self._sweep_at:
+            self._sweep(position)
         r = self.runs.get(key)
         if r is None:
             r = self.runs[key] = self._new()
         if self.measured is None:
-            oldest = -_INF if self.size is None else event.position - self.size
-            return r, r.step(event.position, event), oldest
+            self._last[key] = (position, None)
+            oldest = -_INF if self.size is None else position - self.size
+            return r, r.step(position, event), oldest
         clock = self.clocks.get(key)
         if clock is None:
             clock = self.clocks[key] = _Clock(self.measured)
         value = measure(self.measured, event)
         oldest = clock.advance(event, value)
+        if value is not None:
+            if self._latest is not None and value < self._latest:
+                self._ordered_measures = False  # in order per partition only: keep them all
+            self._latest = value if self._latest is None else max(self._latest, value)
+        previous = self._last.get(key)
+        self._last[key] = (position, value if value is not None else
+                           previous[1] if previous is not None else None)
         assert isinstance(r, Runs)  # a window: NEXT and LAST are not evaluated natively
-        return r, r.step(event.position, event, oldest, blind=value is None), oldest
+        return r, r.step(position, event, oldest, blind=value is None), oldest
 
     def consume(self, runs: Runs | OrderedRuns) -> None:
         """Complex events were output from ``runs``'s partition: under ``CONSUME BY ANY``

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from xmlevents.cel import CELQueryError, Event, Strategy, StreamError, compile_query, reference
-from xmlevents.cel._cea import OrderedRuns, Runs, compile_cea, count, evaluate
+from xmlevents.cel._cea import OrderedRuns, Runs, _Partitions, compile_cea, count, evaluate
 
 from .test_reference import PHI1, PHI2, PHI3, STREAM
 
@@ -207,3 +207,44 @@ def test_limit_finds_the_most_recent_without_enumerating() -> None:
     assert [m.positions for m in evaluate(q, stream)] == [
         (297, 298, 299, 300), (298, 299, 300), (299, 300)]
     assert count(q, stream) == 3
+
+
+@pytest.mark.parametrize("window", ["WITHIN 50 EVENTS", "WITHIN 50 SECONDS", None])
+def test_partitions_with_nothing_live_are_dropped(window: str | None) -> None:
+    """20,000 items, each seen twice and never again: the partitions held stay about the
+    window's (or, without one, those holding a partial complex event), not every item."""
+    q = compile_query("SELECT * FROM S WHERE A ; B ; C PARTITION BY [item]"
+                      + (f" {window}" if window else ""))
+    parts = _Partitions(q)
+    held = 0
+    for j in range(40_000):
+        item = j // 2
+        # without a window an item that saw A then C still waits for its B: let the
+        # second event be a B only, so that partial matches stay live there
+        kind = "A" if j % 2 == 0 else ("C" if window else "X")
+        parts.step(Event(j, kind, {"item": item}, float(j)))
+        held = max(held, len(parts.runs))
+    assert held <= (300 if window else 40_000)
+    if window is None:  # every item holds its A: nothing may be dropped
+        assert len(parts.runs) == 20_000
+
+
+@settings(max_examples=60, deadline=None)
+@given(formulas(2), st.lists(st.tuples(st.sampled_from("ABCX"), st.integers(0, 40)),
+                             min_size=100, max_size=400),
+       st.sampled_from(["WITHIN 3 EVENTS", "WITHIN 20 EVENTS", "WITHIN 4 SECONDS", ""]),
+       st.sampled_from(list(Strategy)))
+def test_dropping_partitions_changes_nothing(formula: str, items: list[tuple[str, int]],
+                                              window: str, strategy: Strategy) -> None:
+    """The same complex events whether stale and empty partitions are dropped or kept."""
+    stream = [Event(i, t, {"k": k % 7}, float(i // 2)) for i, (t, k) in enumerate(items)]
+    q = compile_query(f"SELECT {strategy.value} * FROM S WHERE {formula} PARTITION BY [k] "
+                      f"{window}")
+    got = list(evaluate(q, stream))
+    keep = _Partitions._sweep
+    try:
+        _Partitions._sweep = lambda self, position: None  # type: ignore[method-assign]
+        kept = list(evaluate(q, stream))
+    finally:
+        _Partitions._sweep = keep  # type: ignore[method-assign]
+    assert got == kept
