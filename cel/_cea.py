@@ -661,6 +661,130 @@ def _oldest(position: int, window: int | None) -> float:
     return -_INF if window is None else position - window
 
 
+Vector = dict[int, int]  # deterministic state -> how many runs are in it
+
+
+def _add(into: Vector, v: Vector, times: int = 1) -> None:
+    for d, c in v.items():
+        into[d] = into.get(d, 0) + c * times
+
+
+class WindowCounter:
+    """How many complex events that fit a window end at each position, without the
+    structure of runs: the runs counted per deterministic state, at a cost per event that
+    does not grow with the window (amortised).
+
+    Reconstruction (the paper has no windows: this is its Algorithm 1's counting under a
+    sliding window). Event ``t`` maps a vector of run counts ``V`` (deterministic state ->
+    runs in it, the empty run left out) to ``V·M_t + u_t``: ``M_t`` sends each state's runs
+    to its skip and mark successors, ``u_t`` is the run started by marking ``t`` (the empty
+    run's mark successor). The runs that fit are those started at ``oldest`` or later, a
+    sum over starts of their vectors carried through the events since. The queue of two
+    stacks keeps that sum: the *front* holds, for each start up to the last turn ``f``, the
+    vectors of the starts from it to ``f`` summed, carried to ``f`` (``A_i``); the *back*
+    the product ``P`` of the maps since ``f`` (rows for the states the front uses) and the
+    vector ``w`` of the starts since ``f``. The runs that fit are ``A_oldest·P + w``. When
+    the front runs out, the back becomes the front: its ``A_i`` computed backwards through
+    ``C_i = M_(i+1)·C_(i+1)`` (rows for the states occupied at ``i`` only), a cost spread
+    over the events it covers.
+    """
+
+    def __init__(self, runs: Runs) -> None:
+        self.det = runs  # its deterministic states and transitions (shared)
+        self.reset()
+
+    def reset(self) -> None:
+        """No run held (new, or ``CONSUME BY``)."""
+        self.front: list[tuple[int, Vector]] = []  # (start, A_start), oldest first
+        self.next = 0  # the first start of the front still in the window
+        # since the turn: (position, satisfied leaves, the states w occupies after it)
+        self.back: list[tuple[int, int, tuple[int, ...]]] = []
+        self.rows: dict[int, Vector] = {}  # P, by row
+        self.w: Vector = {}
+
+    @property
+    def empty(self) -> bool:
+        """Whether no run is held."""
+        return self.next >= len(self.front) and not self.w
+
+    def _successors(self, d: int, bits: int) -> tuple[int, int]:
+        found = self.det._next.get((d, bits))
+        return found if found is not None else self.det._successors(d, bits)
+
+    def _map(self, v: Vector, bits: int) -> Vector:
+        """``v·M`` for an event satisfying ``bits``."""
+        out: Vector = {}
+        for d, c in v.items():
+            skip, mark = self._successors(d, bits)
+            if skip >= 0:
+                out[skip] = out.get(skip, 0) + c
+            if mark >= 0:
+                out[mark] = out.get(mark, 0) + c
+        return out
+
+    def _turn(self) -> None:
+        """The back becomes the front (see the class)."""
+        back = self.back
+        front: list[tuple[int, Vector]] = []
+        total: Vector = {}
+        # C for the events after the one read: rows for the states occupied after it
+        columns: dict[int, Vector] = {d: {d: 1} for d in back[-1][2]} if back else {}
+        for k in range(len(back) - 1, -1, -1):
+            position, bits, _ = back[k]
+            start = self._successors(0, bits)[1]
+            if start >= 0:
+                total = dict(total)
+                _add(total, columns[start])
+                front.append((position, total))
+            if k:  # C one event earlier: each occupied state's row is its successors' rows
+                earlier: dict[int, Vector] = {}
+                for d in back[k - 1][2]:
+                    row: Vector = {}
+                    for q in self._successors(d, bits):
+                        if q >= 0:
+                            _add(row, columns[q])
+                    earlier[d] = row
+                columns = earlier
+        front.reverse()
+        self.front, self.next, self.back, self.w = front, 0, [], {}
+        self.rows = {d: {d: 1} for d in (front[0][1] if front else {})}
+
+    def step(self, position: int, event: Event, oldest: float, blind: bool = False) -> int:
+        """Read the event at ``position``; how many complex events ending here start at
+        ``oldest`` or later."""
+        bits = 0 if blind else self.det.satisfied(event)
+        front = self.front
+        while self.next < len(front) and front[self.next][0] < oldest:
+            self.next += 1
+        if self.next >= len(front) and self.back and self.back[0][0] < oldest:
+            self._turn()  # the front is spent and the back holds starts that expired
+            front = self.front
+            while self.next < len(front) and front[self.next][0] < oldest:
+                self.next += 1
+        final = self.det._final
+        rows, w = self.rows, self.w
+        fitting = dict(w)  # the runs that fit, by state: A_oldest·P + w
+        if self.next < len(front):
+            for e, c in front[self.next][1].items():
+                _add(fitting, rows[e], c)
+        found = 0
+        for d, c in fitting.items():
+            mark = self._successors(d, bits)[1]
+            if mark >= 0 and final[mark]:
+                found += c
+        start = self._successors(0, bits)[1]
+        if start >= 0 and final[start]:
+            found += 1  # a complex event of this one event
+        # carry everything through this event; the run it starts joins w
+        self.rows = {e: self._map(row, bits) for e, row in rows.items()}
+        w = self._map(w, bits)
+        if start >= 0:
+            w[start] = w.get(start, 0) + 1
+        self.w = w
+        self.back.append((position, bits, tuple(w)))
+        return found
+
+
 class _Clock:
     """A duration (``WITHIN d SECONDS``) or attribute (``WITHIN n [attr]``) window as the
     smallest first position that still fits: with the measures in order, a complex event
@@ -701,7 +825,7 @@ class _Partitions:
     complex events of each position are enumerated and selected (:func:`~._reference.select`).
     """
 
-    def __init__(self, query: Query) -> None:
+    def __init__(self, query: Query, counting: bool = False) -> None:
         self.query = query
         self.cea = compile_cea(query.formula)
         window = query.within
@@ -711,7 +835,9 @@ class _Partitions:
         self.native = strategy in (Strategy.ALL, Strategy.ANY, Strategy.STRICT) or (
             window is None)
         self.ordered = self.native and strategy in (Strategy.NEXT, Strategy.LAST)
-        self.runs: dict[tuple[Value, ...], Runs | OrderedRuns] = {}
+        # counting under a window: run counts per state (WindowCounter), no structure of runs
+        self.counting = counting and window is not None and self.native and not self.ordered
+        self.runs: dict[tuple[Value, ...], Runs | OrderedRuns | WindowCounter] = {}
         self.clocks: dict[tuple[Value, ...], _Clock] = {}
         # the first runs built: the others share its deterministic states
         self._model: Runs | OrderedRuns | None = None
@@ -720,7 +846,7 @@ class _Partitions:
         self._ordered_measures = True
         self._sweep_at = 0
 
-    def _new(self) -> Runs | OrderedRuns:
+    def _new(self) -> Runs | OrderedRuns | WindowCounter:
         strategy = self.query.strategy
         model = self._model
         r: Runs | OrderedRuns
@@ -732,6 +858,9 @@ class _Partitions:
                      model if isinstance(model, Runs) else None)
         if model is None:
             self._model = r
+        if self.counting:
+            assert isinstance(r, Runs)
+            return WindowCounter(r)
         return r
 
     def _sweep(self, position: int) -> None:
@@ -752,7 +881,8 @@ class _Partitions:
                 self.clocks.pop(key, None)
         self._sweep_at = position + max(64, 2 * len(self.runs))
 
-    def step(self, event: Event) -> tuple[Runs | OrderedRuns, Node | None, float] | None:
+    def step(self, event: Event
+             ) -> tuple[Runs | OrderedRuns | WindowCounter, Node | int | None, float] | None:
         """Read ``event`` in its partition: its runs, the node of the complex events ending
         here and the smallest first position they may have; None if it is in no partition.
 
@@ -772,6 +902,8 @@ class _Partitions:
         if self.measured is None:
             self._last[key] = (position, None)
             oldest = -_INF if self.size is None else position - self.size
+            if isinstance(r, WindowCounter):
+                return r, r.step(position, event, oldest), oldest
             return r, r.step(position, event), oldest
         clock = self.clocks.get(key)
         if clock is None:
@@ -785,10 +917,10 @@ class _Partitions:
         previous = self._last.get(key)
         self._last[key] = (position, value if value is not None else
                            previous[1] if previous is not None else None)
-        assert isinstance(r, Runs)  # a window: NEXT and LAST are not evaluated natively
+        assert not isinstance(r, OrderedRuns)  # a window: NEXT and LAST are not native
         return r, r.step(position, event, oldest, blind=value is None), oldest
 
-    def consume(self, runs: Runs | OrderedRuns) -> None:
+    def consume(self, runs: Runs | OrderedRuns | WindowCounter) -> None:
         """Complex events were output from ``runs``'s partition: under ``CONSUME BY ANY``
         every partial complex event is discarded, under ``PARTITION`` that partition's."""
         if self.query.consume == "ANY":
@@ -816,6 +948,7 @@ def evaluate(query: Query, events: Iterable[Event]) -> Iterator[Match]:
         runs, node, oldest = stepped
         if node is None:
             continue
+        assert isinstance(node, Node)
         if parts.native and query.limit is not None:
             chosen = sorted(first_recent(node, query.limit, oldest))
         else:
@@ -837,9 +970,9 @@ def count(query: Query, events: Iterable[Event]) -> int:
     """How many complex events ``query`` has over ``events``. Where the automaton evaluates
     the strategy (:class:`_Partitions`) and without ``LIMIT`` nothing is enumerated: each
     position's node knows how many sets it holds (they are distinct: the automaton is
-    deterministic), and with a window those that fit are counted by walking only the nodes
-    that hold some (their ``start``); otherwise the complex events are enumerated."""
-    parts = _Partitions(query)
+    deterministic); under a window the runs are counted per state instead
+    (:class:`WindowCounter`). Otherwise the complex events are enumerated."""
+    parts = _Partitions(query, counting=True)
     if not parts.native or query.limit is not None:
         return sum(1 for _ in evaluate(query, events))  # LIMIT: at most n per position
     total = 0
@@ -847,10 +980,11 @@ def count(query: Query, events: Iterable[Event]) -> int:
         stepped = parts.step(event)
         if stepped is None:
             continue
-        runs, node, oldest = stepped
-        if node is None:
+        runs, found, _ = stepped
+        if found is None:
             continue
-        found = node.count if oldest == -_INF else _count_fitting(node, oldest)
+        if isinstance(found, Node):
+            found = found.count
         total += found
         if found:
             parts.consume(runs)

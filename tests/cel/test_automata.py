@@ -248,3 +248,25 @@ def test_dropping_partitions_changes_nothing(formula: str, items: list[tuple[str
     finally:
         _Partitions._sweep = keep  # type: ignore[method-assign]
     assert got == kept
+
+
+@settings(max_examples=80, deadline=None)
+@given(formulas(2), st.lists(st.tuples(st.sampled_from("ABCX"), st.integers(0, 3)),
+                             min_size=30, max_size=250),
+       st.sampled_from(["WITHIN 1 EVENTS", "WITHIN 6 EVENTS", "WITHIN 3 SECONDS",
+                        "WITHIN 2 [k]"]),
+       st.sampled_from([Strategy.ALL, Strategy.STRICT, Strategy.MAX]),
+       st.sampled_from(["", " PARTITION BY [k]", " CONSUME BY ANY"]))
+def test_counting_under_a_window_equals_enumerating(formula: str,
+                                                    items: list[tuple[str, int]],
+                                                    window: str, strategy: Strategy,
+                                                    extra: str) -> None:
+    """count() under a window counts runs per state through two stacks (WindowCounter);
+    on long streams it gives the number of complex events the enumeration gives."""
+    stream = [Event(i, t, {"k": i // 4, "p": k % 2}, float(i // 3))
+              for i, (t, k) in enumerate(items)]
+    partition = " PARTITION BY [p]" if extra == " PARTITION BY [k]" else ""
+    consume = "" if partition else extra
+    q = compile_query(f"SELECT {strategy.value} * FROM S WHERE {formula}{partition} {window}"
+                      f"{consume}")
+    assert count(q, stream) == sum(1 for _ in evaluate(q, stream))
