@@ -6,6 +6,10 @@ for Spark by :func:`encode_script`), :class:`DocumentHistory` for one document's
 (:func:`replay_frames`, :func:`read_versions_df`, :func:`write_frames`) and its schemas are
 imported on first use, so pyspark is only needed for them; the errors are not.
 
+With CEL queries (``queries=``, :func:`check_queries`), each document's primitive events are
+also a CEL stream, and the complex events the queries find there are rows of
+:data:`CEL_TABLE` (the ``cel`` output).
+
 ``xmlevents replay`` runs the whole job with :func:`run_spark` (on a session) or
 :func:`run_local` (in process, pyarrow writing the same datasets), each returning a
 :class:`ReplayReport`; :class:`NamespaceWarning` (and :func:`namespace_hints`) says when a
@@ -32,6 +36,7 @@ from ._actions import (
     decode_script,
     encode_script,
 )
+from ._cel import CEL_STAGE, CEL_TABLE, check_queries
 from ._errors import (
     BadVersion,
     DiffActionError,
@@ -75,7 +80,9 @@ __all__ = [
     # Spark (imported on first use)
     "replay_frames", "diff_stage", "read_versions_df", "write_frames", "ReplayFrames",
     "make_session", "active_session", "spark_schema",
-    "EVENTS_SCHEMA", "COMPOSITES_SCHEMA", "ERRORS_SCHEMA", "VERSIONS_SCHEMA",
+    "EVENTS_SCHEMA", "COMPOSITES_SCHEMA", "ERRORS_SCHEMA", "VERSIONS_SCHEMA", "CEL_SCHEMA",
+    # CEL queries over each document's events (issue 19)
+    "CEL_TABLE", "CEL_STAGE", "check_queries",
 ]
 
 _LAZY = {
@@ -83,7 +90,8 @@ _LAZY = {
     "replay_frames": "._spark", "diff_stage": "._spark", "read_versions_df": "._spark",
     "write_frames": "._spark", "spark_schema": "._spark",
     "ReplayFrames": "._spark", "EVENTS_SCHEMA": "._spark", "COMPOSITES_SCHEMA": "._spark",
-    "ERRORS_SCHEMA": "._spark", "VERSIONS_SCHEMA": "._spark", "make_session": "._session",
+    "ERRORS_SCHEMA": "._spark", "VERSIONS_SCHEMA": "._spark", "CEL_SCHEMA": "._spark",
+    "make_session": "._session",
     "active_session": "._session",
     "run_local": "._local", "run_spark": "._spark_job", "arrow_schema": "._arrow",
     "write_dataset": "._arrow", "ReplayProgress": "._progress", "progress_for": "._progress",
@@ -110,6 +118,7 @@ if TYPE_CHECKING:
     from ._progress import ReplayProgress, progress_for
     from ._session import active_session, make_session
     from ._spark import (
+        CEL_SCHEMA,
         COMPOSITES_SCHEMA,
         ERRORS_SCHEMA,
         EVENTS_SCHEMA,

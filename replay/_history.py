@@ -33,6 +33,7 @@ from xmlevents.algebra import (
 from xmlevents.dom import Monitor, Snapshot, empty, from_snapshot
 
 from ._actions import Action
+from ._cel import CEL_STAGE, CelQuery, CelStream, check_queries
 from ._errors import BadVersion, KeyWarning, MissingXmlError
 from ._hints import NamespaceWarning, namespace_hints
 from ._keys import KeyNote
@@ -233,7 +234,8 @@ def ordered_versions(rows: Iterable[Mapping[str, Any]]
 
 @dataclass
 class HistoryResult:
-    """The three outputs of a replay, as rows (see the ``*_row`` functions)."""
+    """The outputs of a replay, as rows (see the ``*_row`` functions; ``cel``: the complex
+    events of CEL queries, rows of :data:`~._cel.CEL_TABLE`)."""
 
     events: list[dict[str, Any]] = field(default_factory=list)
     composites: list[dict[str, Any]] = field(default_factory=list)
@@ -241,15 +243,23 @@ class HistoryResult:
     documents: int = 0
     versions: int = 0
     replayed: list[tuple[str, int]] = field(default_factory=list)  # (doc, version) in order
+    cel: list[dict[str, Any]] = field(default_factory=list)
 
 
 def replay_history(rows: Iterable[Mapping[str, Any]], definitions: Any = None, *,
                    options: DiffOptions | None = None,
                    namespaces: dict[str, str] | None = None,
-                   within: int | Duration | str | None = None) -> HistoryResult:
+                   within: int | Duration | str | None = None,
+                   queries: Sequence[str] = ()) -> HistoryResult:
     """Replay a version table (rows with ``doc``, ``version``, ``xml``) in this process: the
     reference the Spark job must equal, and the loop its overhead is measured against.
-    ``within`` is the graph's window in ticks (None: no window).
+    ``within`` is the graph's window in ticks (None: no window); ``queries`` are CEL queries
+    (CEQL text) run over each document's primitive events (:mod:`._cel`), their complex
+    events the result's ``cel`` rows.
+
+    Raises:
+        CELSyntaxError, CELQueryError: for a query that does not parse or that the automaton
+            evaluator does not take, before any work.
 
     Warns:
         KeyWarning: for a key of ``options`` that selected no element of any version.
@@ -257,10 +267,11 @@ def replay_history(rows: Iterable[Mapping[str, Any]], definitions: Any = None, *
             events on its paths in a namespace it does not name, with the ``namespaces=`` to
             give and the path to write (issue 15).
     """
+    cel = check_queries(queries)  # refused here, before any work
     grouped, errors = ordered_versions(rows)
     result = HistoryResult(errors=errors, documents=len(grouped))
     replay_grouped(grouped, result, definitions, options=options, namespaces=namespaces,
-                   within=within)
+                   within=within, queries=cel)
     for key in (options.keys if options is not None else ()):
         # Every element is inserted once (version 0 inserts the whole document).
         if not any(e["op"] == "ins" and key.selects(e["path"]) for e in result.events):
@@ -278,11 +289,13 @@ def replay_grouped(grouped: Mapping[str, Sequence[Mapping[str, Any]]], result: H
                    namespaces: dict[str, str] | None = None,
                    within: int | Duration | str | None = None,
                    on_document: Callable[[str, int], None] | None = None,
-                   on_version: Callable[[], None] | None = None) -> None:
+                   on_version: Callable[[], None] | None = None,
+                   queries: Sequence[CelQuery] = ()) -> None:
     """Replay each document's versions (:func:`ordered_versions`' groups), one
     :class:`DocumentHistory` each, adding the rows to ``result``. ``on_document(name,
     versions)`` is called as a document begins and ``on_version()`` as each version is done
-    (a progress display)."""
+    (a progress display); ``queries`` (checked: :func:`~._cel.check_queries`) run over each
+    document's events."""
     for doc, versions in grouped.items():
         if on_document is not None:
             on_document(doc, len(versions))
@@ -290,19 +303,22 @@ def replay_grouped(grouped: Mapping[str, Sequence[Mapping[str, Any]]], result: H
                                   within=within)
         replay_document(history, ((int(r["version"]), r["xml"], None, None, r.get("time"),
                                    r.get("commit")) for r in versions),
-                        result, on_version)
+                        result, on_version, queries=queries)
 
 
 def replay_document(history: DocumentHistory,
                     versions: Iterable[tuple[int, Any, list[Action] | None, str | None,
                                              float | None, str | None]],
-                    result: HistoryResult, on_version: Callable[[], None] | None = None
-                    ) -> None:
+                    result: HistoryResult, on_version: Callable[[], None] | None = None,
+                    *, queries: Sequence[CelQuery] = ()) -> None:
     """Feed ``(version, xml, script, expect, time, commit)`` in order to ``history``, adding
     its rows to ``result``; a bad version becomes an error row and the history goes on.
-    ``on_version()`` is called after each version (a progress display)."""
+    ``on_version()`` is called after each version (a progress display). The CEL
+    ``queries`` then run over the document's primitive events, in the order they were
+    produced (:class:`~._cel.CelStream`); a query that fails on them is an error row."""
     doc = history.name
     ns = history.namespaces
+    stream = CelStream(doc, queries) if queries else None
     last: int | None = None
     origin: dict[str, Any] = {}  # the commit and time of the last version read
     good: dict[str, Any] = {}  # ... and of the last good one
@@ -330,6 +346,8 @@ def replay_document(history: DocumentHistory,
                                  for n in r.notes)
             result.events.extend(event_row(doc, version, e, time, commit=commit, namespaces=ns)
                                  for e in r.events)
+            if stream is not None:
+                stream.add(version, r.events, commit=commit, time=_time(time))
             result.composites.extend(composite_row(doc, version, c, **origin, namespaces=ns)
                                      for c in r.composites)
             if on_version is not None:
@@ -343,3 +361,9 @@ def replay_document(history: DocumentHistory,
         at = good if history.version is not None else origin
         result.composites.extend(composite_row(doc, end, c, **at, namespaces=ns)
                                  for c in closing)
+    if stream is not None:
+        rows, failed = stream.rows()
+        result.cel.extend(rows)
+        result.errors.extend(error_row(
+            doc, history.version, CEL_STAGE, f"CEL query {q.index}: {type(exc).__name__}: "
+            f"{exc}", **good) for q, exc in failed)

@@ -18,12 +18,13 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from xmlevents.algebra import COMPOSITES_TABLE, ERRORS_TABLE, EVENTS_TABLE, DefinitionSet, Duration
 
 from ._arrow import write_dataset
+from ._cel import CEL_TABLE, check_queries
 from ._history import HistoryResult, ordered_versions, replay_grouped
 from ._progress import ReplayProgress, StageLines
 from ._report import ReplayReport, report_of
@@ -34,22 +35,25 @@ __all__ = ["run_local", "write_result"]
 
 
 def write_result(result: HistoryResult, out: str | os.PathLike[str]) -> None:
-    """Write a replay's rows as ``out/events``, ``out/composites`` and ``out/errors`` (each
-    replaced), the Parquet datasets the Spark job writes.
+    """Write a replay's rows as ``out/events``, ``out/composites``, ``out/errors`` and
+    ``out/cel`` (each replaced; ``cel`` empty without CEL queries), the Parquet datasets the
+    Spark job writes.
 
     Raises:
         OSError: if a folder cannot be replaced or written.
     """
     for name, rows, schema in (("events", result.events, EVENTS_TABLE),
                                ("composites", result.composites, COMPOSITES_TABLE),
-                               ("errors", result.errors, ERRORS_TABLE)):
+                               ("errors", result.errors, ERRORS_TABLE),
+                               ("cel", result.cel, CEL_TABLE)):
         write_dataset(rows, schema, os.path.join(out, name))
 
 
 def run_local(history: str, out: str, definitions: str | None = None, *,
               options: DiffOptions | None = None, namespaces: Mapping[str, str] | None = None,
               within: int | Duration | str | None = None, show: int = 5,
-              progress: ReplayProgress | None = None) -> ReplayReport:
+              progress: ReplayProgress | None = None, queries: Sequence[str] = ()
+              ) -> ReplayReport:
     """Replay the version table ``history`` in process and write its outputs under ``out``.
 
     Args:
@@ -59,6 +63,8 @@ def run_local(history: str, out: str, definitions: str | None = None, *,
         options, namespaces, within: as for :func:`~._history.replay_history`.
         show: composites of each type to keep for the report.
         progress: what to report progress to (None: nothing).
+        queries: CEL queries (CEQL text) to run over each document's primitive events
+            (:mod:`._cel`), their complex events written to ``out/cel``.
 
     Returns:
         The report: counts, errors, the first composites, the warnings' facts, and the
@@ -67,12 +73,15 @@ def run_local(history: str, out: str, definitions: str | None = None, *,
     Raises:
         VersionTableError: if ``history`` is no version table (its bad lines are error rows).
         ExpressionSyntaxError, DefinitionError: for bad definitions, before any work.
+        CELSyntaxError, CELQueryError: for a query that does not parse or that the automaton
+            evaluator does not take, before any work.
         OSError: if the outputs cannot be written.
     """
     progress = progress or StageLines(sys.stderr, quiet=True)
     options = options or DiffOptions()
     ns = dict(namespaces or {})
     defs = DefinitionSet.of(definitions, namespaces=ns or None) if definitions else None
+    cel = check_queries(queries)
     start = time.perf_counter()
     progress.stage(f"reading {history}")
     unreadable: list[dict[str, Any]] = []
@@ -84,13 +93,15 @@ def run_local(history: str, out: str, definitions: str | None = None, *,
                    f"{len(grouped):,} document{'' if len(grouped) == 1 else 's'} in process")
     progress.versions(len(grouped), total)
     replay_grouped(grouped, result, defs, options=options, namespaces=ns or None,
-                   within=within, on_document=progress.document, on_version=progress.version)
+                   within=within, on_document=progress.document, on_version=progress.version,
+                   queries=cel)
     replayed = time.perf_counter()
-    progress.stage(f"writing {out}/events, composites, errors")
+    progress.stage(f"writing {out}/events, composites, errors, cel")
     write_result(result, out)
     written = time.perf_counter()
     report = report_of(result, engine="local", where="in process, no JVM", show=show,
-                       keys=options.keys, definitions=defs, namespaces=ns)
+                       keys=options.keys, definitions=defs, namespaces=ns,
+                       queries=len(cel))
     report.times = [("reading", read - start), ("replay", replayed - read),
                     ("writing", written - replayed)]
     return report

@@ -46,6 +46,8 @@ class ReplayReport:
         shown: the first composites of each type (by document, then tick).
         unselected: the keys that selected no element of any version.
         hints: the definitions that matched nothing for want of a namespace.
+        cel: complex events per CEL query, by the query's index (every query given, 0
+            included; empty without queries).
         times: the parts of the run and their seconds, in order (``Spark start``,
             ``reading``, ``replay``, ``writing``: those that exist).
     """
@@ -60,6 +62,7 @@ class ReplayReport:
     shown: list[Record] = field(default_factory=list)
     unselected: list[Key] = field(default_factory=list)
     hints: list[NamespaceHint] = field(default_factory=list)
+    cel: dict[int, int] = field(default_factory=dict)
     times: list[tuple[str, float]] = field(default_factory=list)
 
 
@@ -99,13 +102,16 @@ def unselected_keys(keys: Iterable[Key], events: Iterable[Mapping[str, Any]]) ->
 
 def report_of(result: HistoryResult, *, engine: str, where: str, show: int = 5,
               keys: Iterable[Key] = (), definitions: DefinitionSet | None = None,
-              namespaces: Mapping[str, str] | None = None) -> ReplayReport:
-    """The report of an in-process replay's rows."""
+              namespaces: Mapping[str, str] | None = None, queries: int = 0
+              ) -> ReplayReport:
+    """The report of an in-process replay's rows (``queries``: how many CEL queries ran)."""
     composites = Counter(c["type"] for c in result.composites)
+    found = Counter(r["query"] for r in result.cel)
     paths = Counter(e["path"] for e in result.events)
     return ReplayReport(
         engine=engine, where=where, documents=len({d for d, _ in result.replayed}),
         versions=len(result.replayed), events=len(result.events), composites=dict(composites),
         errors=sorted_errors(result.errors), shown=first_composites(result.composites, show),
         unselected=unselected_keys(keys, result.events),
-        hints=namespace_hints(definitions, namespaces, paths, composites))
+        hints=namespace_hints(definitions, namespaces, paths, composites),
+        cel={i: found[i] for i in range(queries)})

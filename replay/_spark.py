@@ -10,15 +10,17 @@ Stages, each a DataFrame transformation:
 3. *apply* (per document, in version order, ``applyInPandas``): the scripts applied to one
    watched document (:class:`~._history.DocumentHistory`), giving the primitive events with
    ids carried across versions, and — given definitions — the composite events, detected with
-   termination conditions evaluated against the document at that version.
+   termination conditions evaluated against the document at that version; given CEL queries,
+   their complex events over the document's whole event stream, once it is replayed
+   (:mod:`._cel`: the same code as in process, in the same task).
 
-The apply stage yields one table of tagged rows, cached and split into the three outputs.
+The apply stage yields one table of tagged rows, cached and split into the four outputs.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args, get_origin
@@ -42,6 +44,7 @@ from xmlevents.algebra import (
 )
 
 from ._actions import decode_script, encode_script
+from ._cel import CEL_TABLE, check_queries, compiled_queries
 from ._errors import BadVersion, VersionTableError
 from ._history import (
     DUPLICATE,
@@ -56,8 +59,8 @@ from ._script import DiffOptions, digest, edit_script, parse_version
 from ._tables import folder_row, json_row, table_format
 
 __all__ = ["VERSIONS_SCHEMA", "EVENTS_SCHEMA", "COMPOSITES_SCHEMA", "ERRORS_SCHEMA",
-           "spark_schema", "ReplayFrames", "read_versions_df", "replay_frames", "diff_stage",
-           "write_frames"]
+           "CEL_SCHEMA", "spark_schema", "ReplayFrames", "read_versions_df", "replay_frames",
+           "diff_stage", "write_frames"]
 
 _S, _L, _I = T.StringType(), T.LongType(), T.IntegerType()
 
@@ -97,6 +100,7 @@ VERSIONS_SCHEMA = spark_schema(VERSIONS_TABLE)
 EVENTS_SCHEMA = spark_schema(EVENTS_TABLE)
 COMPOSITES_SCHEMA = spark_schema(COMPOSITES_TABLE)
 ERRORS_SCHEMA = spark_schema(ERRORS_TABLE)
+CEL_SCHEMA = spark_schema(CEL_TABLE)
 
 
 def _schema(*fields: tuple[str, T.DataType]) -> T.StructType:
@@ -105,12 +109,18 @@ def _schema(*fields: tuple[str, T.DataType]) -> T.StructType:
     return T.StructType([T.StructField(n, t, True) for n, t in fields])
 
 
-# The apply stage's output: every column of the three, tagged by ``record``.
-_TAGGED = _schema(("record", _S), *[(f.name, f.dataType) for f in EVENTS_SCHEMA.fields],
-                  *[(f.name, f.dataType) for f in COMPOSITES_SCHEMA.fields
-                    if f.name not in EVENTS_SCHEMA.fieldNames()],
-                  *[(f.name, f.dataType) for f in ERRORS_SCHEMA.fields
-                    if f.name not in EVENTS_SCHEMA.fieldNames()])
+def _tagged(*schemas: T.StructType) -> T.StructType:
+    """The apply stage's output: every column of the outputs, tagged by ``record``; a column
+    several outputs have (``doc``, ``version``, ``ids``, ...) is one, of one type."""
+    fields: dict[str, T.DataType] = {}
+    for schema in schemas:
+        for f in schema.fields:
+            if fields.setdefault(f.name, f.dataType) != f.dataType:
+                raise TypeError(f"column {f.name}: {fields[f.name]} and {f.dataType}")
+    return _schema(("record", _S), *fields.items())
+
+
+_TAGGED = _tagged(EVENTS_SCHEMA, COMPOSITES_SCHEMA, ERRORS_SCHEMA, CEL_SCHEMA)
 _CHECKED = _schema(*[(f.name, f.dataType) for f in VERSIONS_SCHEMA.fields], ("message", _S),
                    ("line", _I), ("column", _I))
 # ``notes``: the messages of the key values repeated among siblings in the new version (JSON).
@@ -120,14 +130,16 @@ _DIFFED = _schema(("doc", _S), ("version", _L), ("xml", _S), ("script", _S), ("e
 
 @dataclass
 class ReplayFrames:
-    """The three outputs of a replay, as DataFrames (``tagged`` and ``checked`` are their
-    cached sources: unpersist when done)."""
+    """The outputs of a replay, as DataFrames (``tagged`` and ``checked`` are their cached
+    sources: unpersist when done; ``cel``: the complex events of CEL queries, empty without
+    queries)."""
 
     events: DataFrame
     composites: DataFrame
     errors: DataFrame
     tagged: DataFrame | None = None
     checked: DataFrame | None = None
+    cel: DataFrame | None = None
 
     def unpersist(self) -> None:
         for df in (self.tagged, self.checked):
@@ -300,10 +312,12 @@ def _diff(options: DiffOptions) -> Any:
 
 
 def _apply(definitions: str | None, options: DiffOptions,
-           namespaces: dict[str, str] | None, within: int | Duration | str | None) -> Any:
+           namespaces: dict[str, str] | None, within: int | Duration | str | None,
+           queries: tuple[str, ...] = ()) -> Any:
     def run(group: pd.DataFrame) -> pd.DataFrame:
         group = group.sort_values("version")
         doc = str(group["doc"].iloc[0])
+        cel = compiled_queries(queries) if queries else ()
         history = DocumentHistory(doc, definitions, options=options, namespaces=namespaces,
                                   within=within)
         result = HistoryResult()
@@ -312,12 +326,13 @@ def _apply(definitions: str | None, options: DiffOptions,
                     for v, xml, s, e, t, c in zip(group["version"], group["xml"],
                                                   group["script"], group["expect"],
                                                   group["time"], group["commit"], strict=False))
-        replay_document(history, versions, result)
+        replay_document(history, versions, result, queries=cel)
         _note_rows(doc, group, result)
         rows = [{"record": "version", "doc": d, "version": v} for d, v in result.replayed]
         rows += [{"record": "event", **r} for r in result.events]
         rows += [{"record": "composite", **r} for r in result.composites]
         rows += [{"record": "error", **r} for r in result.errors]
+        rows += [{"record": "cel", **r} for r in result.cel]
         return _frame(rows, _TAGGED)
     return run
 
@@ -344,15 +359,19 @@ def _note_rows(doc: str, group: pd.DataFrame, result: HistoryResult) -> None:
 def replay_frames(spark: SparkSession, versions: DataFrame, definitions: str | None = None,
                   *, options: DiffOptions | None = None,
                   namespaces: dict[str, str] | None = None,
-                  partitions: int | None = None, within: int | Duration | str | None = None
-                  ) -> ReplayFrames:
-    """The events, composites and errors of a version table (``doc``, ``version``, ``xml``).
+                  partitions: int | None = None, within: int | Duration | str | None = None,
+                  queries: Sequence[str] = ()) -> ReplayFrames:
+    """The events, composites, errors and CEL complex events of a version table (``doc``,
+    ``version``, ``xml``).
 
-    ``definitions`` is definition text (checked here first: a bad definition raises before any
-    work); ``partitions`` spreads the diff stage (default: 4 per core).
+    ``definitions`` is definition text and ``queries`` CEL queries (CEQL text, run over each
+    document's primitive events: :mod:`._cel`), both checked here first: a bad one raises
+    before any work; ``partitions`` spreads the diff stage (default: 4 per core).
     """
     if definitions is not None:
         DefinitionSet.of(definitions, namespaces=namespaces)  # refused here, before any work
+    texts = tuple(queries)
+    check_queries(texts)  # so are the queries
     options = options or DiffOptions()
     checked, duplicates, diffed = diff_stage(spark, versions, options, partitions)
     bad = checked.where(F.col("message").isNotNull()).select(*_error_columns(
@@ -362,7 +381,7 @@ def replay_frames(spark: SparkSession, versions: DataFrame, definitions: str | N
 
     # 3. apply: per document, in version order
     tagged = diffed.groupBy("doc").applyInPandas(
-        _apply(definitions, options, namespaces, within), _TAGGED).persist()
+        _apply(definitions, options, namespaces, within, texts), _TAGGED).persist()
     pick = [F.col(f.name) for f in EVENTS_SCHEMA.fields]
     events = tagged.where(F.col("record") == "event").select(*pick)
     composites = tagged.where(F.col("record") == "composite").select(
@@ -370,7 +389,9 @@ def replay_frames(spark: SparkSession, versions: DataFrame, definitions: str | N
     errors = tagged.where(F.col("record") == "error").select(
         *[F.col(f.name) for f in ERRORS_SCHEMA.fields]).unionByName(bad).unionByName(
         duplicates)
-    return ReplayFrames(events, composites, errors, tagged, checked)
+    cel = tagged.where(F.col("record") == "cel").select(
+        *[F.col(f.name) for f in CEL_SCHEMA.fields])
+    return ReplayFrames(events, composites, errors, tagged, checked, cel)
 
 
 def diff_stage(spark: SparkSession, versions: DataFrame, options: DiffOptions,
@@ -399,9 +420,12 @@ def diff_stage(spark: SparkSession, versions: DataFrame, options: DiffOptions,
 
 def write_frames(frames: ReplayFrames, out: str, extra_errors: DataFrame | None = None
                  ) -> None:
-    """Write ``out/events``, ``out/composites`` and ``out/errors`` as Parquet datasets."""
+    """Write ``out/events``, ``out/composites``, ``out/errors`` and ``out/cel`` (given
+    ``frames.cel``) as Parquet datasets."""
     errors = frames.errors if extra_errors is None else frames.errors.unionByName(extra_errors)
     frames.events.write.mode("overwrite").parquet(f"{out}/events")
     frames.composites.write.mode("overwrite").parquet(f"{out}/composites")
     errors.write.mode("overwrite").parquet(f"{out}/errors")
+    if frames.cel is not None:
+        frames.cel.write.mode("overwrite").parquet(f"{out}/cel")
 

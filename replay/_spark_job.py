@@ -15,13 +15,14 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from xmlevents.algebra import DefinitionSet, Duration
 
+from ._cel import check_queries
 from ._hints import namespace_hints
 from ._progress import ReplayProgress, StageLines
 from ._report import ReplayReport
@@ -35,11 +36,13 @@ __all__ = ["run_spark"]
 def run_spark(spark: SparkSession, history: str, out: str, definitions: str | None = None, *,
               options: DiffOptions | None = None, namespaces: Mapping[str, str] | None = None,
               partitions: int | None = None, within: int | Duration | str | None = None,
-              show: int = 5, progress: ReplayProgress | None = None) -> ReplayReport:
+              show: int = 5, progress: ReplayProgress | None = None,
+              queries: Sequence[str] = ()) -> ReplayReport:
     """Replay the version table ``history`` on ``spark`` and write its outputs under ``out``.
 
     The arguments are :func:`~._local.run_local`'s, and ``partitions`` for the diff stage
-    (default: 4 per core).
+    (default: 4 per core). CEL ``queries`` run per document in the apply stage, the task
+    that replays the document (:func:`~._spark.replay_frames`).
 
     Returns:
         The report, with the seconds of the ``replay`` (reading, checking, diffing, applying,
@@ -48,11 +51,14 @@ def run_spark(spark: SparkSession, history: str, out: str, definitions: str | No
     Raises:
         VersionTableError: if ``history`` cannot be read as a version table.
         ExpressionSyntaxError, DefinitionError: for bad definitions, before any work.
+        CELSyntaxError, CELQueryError: for a query that does not parse or that the automaton
+            evaluator does not take, before any work.
     """
     progress = progress or StageLines(sys.stderr, quiet=True)
     options = options or DiffOptions()
     ns = dict(namespaces or {})
     defs = DefinitionSet.of(definitions, namespaces=ns or None) if definitions else None
+    check_queries(queries)  # so are the queries: before the table is read
     tasks = (SparkTasks(spark.sparkContext, progress) if progress.shows_tasks
              else contextlib.nullcontext())
     report = ReplayReport(engine="spark", where=spark.sparkContext.master or "?")
@@ -61,15 +67,17 @@ def run_spark(spark: SparkSession, history: str, out: str, definitions: str | No
     with tasks:
         versions, unreadable = read_versions_df(spark, history)
         frames = replay_frames(spark, versions, definitions, options=options,
-                               namespaces=ns or None, partitions=partitions, within=within)
+                               namespaces=ns or None, partitions=partitions, within=within,
+                               queries=queries)
         try:
             tagged = frames.tagged
             assert tagged is not None  # replay_frames always returns the table it split
-            by = {(r["record"], r["type"]): r["count"]
-                  for r in tagged.groupBy("record", "type").count().collect()}  # the job
-            report.versions = sum(c for (rec, _), c in by.items() if rec == "version")
-            report.events = sum(c for (rec, _), c in by.items() if rec == "event")
-            report.composites = {t: c for (rec, t), c in by.items() if rec == "composite"}
+            by = {(r["record"], r["type"], r["query"]): r["count"] for r in tagged.groupBy(
+                "record", "type", "query").count().collect()}  # the job
+            report.versions = sum(c for (rec, _, _), c in by.items() if rec == "version")
+            report.events = sum(c for (rec, _, _), c in by.items() if rec == "event")
+            report.composites = {t: c for (rec, t, _), c in by.items() if rec == "composite"}
+            report.cel = {i: by.get(("cel", None, i), 0) for i in range(len(queries))}
             report.documents = tagged.where("record = 'version'").select("doc").distinct(
             ).count()
             report.shown = list(frames.first_composites(show))
@@ -79,7 +87,7 @@ def run_spark(spark: SparkSession, history: str, out: str, definitions: str | No
                          for r in frames.events.groupBy("path").count().collect()}
                 report.hints = namespace_hints(defs, ns, paths, report.composites)
             replayed = time.perf_counter()
-            progress.stage(f"writing {out}/events, composites, errors")
+            progress.stage(f"writing {out}/events, composites, errors, cel")
             if isinstance(tasks, SparkTasks):
                 tasks.phase("writing")
             write_frames(frames, out, unreadable)

@@ -27,7 +27,7 @@ MAY_USE = {
     "xmlevents.cel": {"xmlevents.algebra"},
     "xmlevents.stream": {"xmlevents.algebra"},
     "xmlevents.dom": {"xmlevents.algebra"},
-    "xmlevents.replay": {"xmlevents.algebra", "xmlevents.dom"},
+    "xmlevents.replay": {"xmlevents.algebra", "xmlevents.dom", "xmlevents.cel"},
     "xmlevents.rules": {"xmlevents.algebra", "xmlevents.dom"},
     "xmlevents.service": {"xmlevents.algebra", "xmlevents.dom"},
 }

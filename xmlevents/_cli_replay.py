@@ -45,6 +45,30 @@ def _at_least(low: int) -> Callable[[str], int]:
     return number
 
 
+def _cel_query(arg: str) -> str:
+    """An argparse type: ``--cel``'s query (the text, or ``@FILE`` holding one query),
+    compiled and checked as the replay will run it (a usage error otherwise, status 2, with
+    the line and column: before the table is read, before Spark starts)."""
+    from xmlevents.cel import CELQueryError, CELSyntaxError
+    from xmlevents.replay import check_queries
+
+    text, where = arg, ""
+    if arg.startswith("@"):
+        try:
+            with open(arg[1:], encoding="utf-8") as f:
+                text = f.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise argparse.ArgumentTypeError(
+                f"cannot read the query file {arg[1:]!r}: "
+                f"{getattr(exc, 'strerror', None) or exc}") from None
+        where = f"{arg[1:]}: "
+    try:
+        check_queries([text])
+    except (CELSyntaxError, CELQueryError) as exc:
+        raise argparse.ArgumentTypeError(f"{where}{exc}") from None
+    return text
+
+
 def add_parsers(sub: Any, add_definition_options: Callable[[argparse.ArgumentParser], None]
                 ) -> None:
     replay = sub.add_parser(
@@ -52,17 +76,25 @@ def add_parsers(sub: Any, add_definition_options: Callable[[argparse.ArgumentPar
         description="Read a version table (doc, version, xml) — JSON lines (.jsonl, .gz), "
                     "Parquet, or a folder of DOC/VERSION.xml files — diff each document's "
                     "consecutive versions into primitive events with node ids carried across "
-                    "versions, detect the defined composite events per document, and write "
-                    "DIR/events, DIR/composites and DIR/errors as Parquet datasets — on "
-                    "Spark (the default), or in this process with --engine local.")
+                    "versions, detect the defined composite events per document, run the CEL "
+                    "queries (--cel) over each document's events, and write DIR/events, "
+                    "DIR/composites, DIR/errors and DIR/cel as Parquet datasets — on Spark "
+                    "(the default), or in this process with --engine local.")
     replay.add_argument("history", metavar="HISTORY", help="the version table")
     add_definition_options(replay)
     replay.add_argument("--namespace", "-n", action="append", default=[], metavar="P=URI",
                         help="a prefix for the definitions, e.g. "
                              "pom=http://maven.apache.org/POM/4.0.0 (repeatable)")
+    replay.add_argument("--cel", action="append", default=[], type=_cel_query,
+                        metavar="QUERY",
+                        help="a CEL query (CORE's CEQL; @FILE: the query in a file) run by "
+                             "the automaton over each document's primitive events (types "
+                             "ins/upd/del, attributes id, ts, path, ids, kind, value, old, "
+                             "doc; positions from 0 per document); its complex events go to "
+                             "DIR/cel, with the query's index from 0 (repeatable)")
     replay.add_argument("--out", "-o", required=True, metavar="DIR",
-                        help="where to write events/, composites/ and errors/ (replaced; "
-                             "checked before any work)")
+                        help="where to write events/, composites/, errors/ and cel/ "
+                             "(replaced; checked before any work)")
     replay.add_argument("--engine", choices=("spark", "local"), default="spark",
                         help="spark: an embedded local[*] Spark session, or --master's "
                              "(default); local: this process alone, no JVM (for a history "
@@ -259,7 +291,7 @@ def _run_local(args: argparse.Namespace, definitions: str | None, namespaces: di
     try:
         return run_local(args.history, args.out, definitions, options=options,
                          namespaces=namespaces, within=args.within, show=args.show,
-                         progress=progress)
+                         progress=progress, queries=args.cel)
     except XmlEventsError as exc:  # a version table that cannot be read, ...
         raise CommandError(exc.for_cli()) from None
     except OSError as exc:
@@ -289,7 +321,8 @@ def _run_spark(args: argparse.Namespace, definitions: str | None, namespaces: di
     try:
         report = run_spark(spark, args.history, args.out, definitions, options=options,
                            namespaces=namespaces, partitions=args.partitions,
-                           within=args.within, show=args.show, progress=progress)
+                           within=args.within, show=args.show, progress=progress,
+                           queries=args.cel)
     except XmlEventsError as exc:  # a version table that cannot be read, ...
         raise CommandError(exc.for_cli()) from None
     finally:
@@ -325,6 +358,9 @@ def _summary(out: TextIO, args: argparse.Namespace, report: ReplayReport, second
     else:
         w("  composite events  none" + (" defined\n" if not args.define and not args.definitions
                                         else "\n"))
+    if args.cel:
+        w("  complex events    " + ", ".join(f"query {i} {report.cel.get(i, 0):,}"
+                                             for i in range(len(args.cel))) + " (CEL)\n")
     w(f"  time              {seconds:.1f} s" + (f" ({parts})\n" if parts else "\n"))
     if report.shown:
         w(f"first {args.show} of each type (doc, version, tick, where):\n")
