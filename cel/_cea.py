@@ -691,6 +691,13 @@ class WindowCounter:
 
     def __init__(self, runs: Runs) -> None:
         self.det = runs  # its deterministic states and transitions (shared)
+        cea = runs.cea
+        # the leaves whose marking may enter a final state: no run ends on an event without
+        self._ending = 0
+        for transitions in cea.marks:
+            for leaf, q in transitions:
+                if q in cea.final:
+                    self._ending |= 1 << leaf
         self.reset()
 
     def reset(self) -> None:
@@ -710,17 +717,6 @@ class WindowCounter:
     def _successors(self, d: int, bits: int) -> tuple[int, int]:
         found = self.det._next.get((d, bits))
         return found if found is not None else self.det._successors(d, bits)
-
-    def _map(self, v: Vector, bits: int) -> Vector:
-        """``v·M`` for an event satisfying ``bits``."""
-        out: Vector = {}
-        for d, c in v.items():
-            skip, mark = self._successors(d, bits)
-            if skip >= 0:
-                out[skip] = out.get(skip, 0) + c
-            if mark >= 0:
-                out[mark] = out.get(mark, 0) + c
-        return out
 
     def _turn(self) -> None:
         """The back becomes the front (see the class)."""
@@ -752,7 +748,8 @@ class WindowCounter:
     def step(self, position: int, event: Event, oldest: float, blind: bool = False) -> int:
         """Read the event at ``position``; how many complex events ending here start at
         ``oldest`` or later."""
-        bits = 0 if blind else self.det.satisfied(event)
+        det = self.det
+        bits = 0 if blind else det.satisfied(event)
         front = self.front
         while self.next < len(front) and front[self.next][0] < oldest:
             self.next += 1
@@ -761,23 +758,43 @@ class WindowCounter:
             front = self.front
             while self.next < len(front) and front[self.next][0] < oldest:
                 self.next += 1
-        final = self.det._final
+        final, memo, successors = det._final, det._next, det._successors
         rows, w = self.rows, self.w
-        fitting = dict(w)  # the runs that fit, by state: A_oldest·P + w
-        if self.next < len(front):
-            for e, c in front[self.next][1].items():
-                _add(fitting, rows[e], c)
         found = 0
-        for d, c in fitting.items():
-            mark = self._successors(d, bits)[1]
-            if mark >= 0 and final[mark]:
-                found += c
-        start = self._successors(0, bits)[1]
-        if start >= 0 and final[start]:
-            found += 1  # a complex event of this one event
-        # carry everything through this event; the run it starts joins w
-        self.rows = {e: self._map(row, bits) for e, row in rows.items()}
-        w = self._map(w, bits)
+        start = (memo.get((0, bits)) or successors(0, bits))[1]
+        if bits & self._ending:  # only then can a run end here (inlined for speed)
+            ends: dict[int, bool] = {}
+            fitting = dict(w)  # the runs that fit, by state: A_oldest·P + w
+            if self.next < len(front):
+                for e, c in front[self.next][1].items():
+                    for d, x in rows[e].items():
+                        fitting[d] = fitting.get(d, 0) + c * x
+            for d, c in fitting.items():
+                end = ends.get(d)
+                if end is None:
+                    mark = (memo.get((d, bits)) or successors(d, bits))[1]
+                    end = ends[d] = mark >= 0 and final[mark]
+                if end:
+                    found += c
+            if start >= 0 and final[start]:
+                found += 1  # a complex event of this one event
+        # carry everything through this event (v·M, inlined); the run it starts joins w
+        moved: dict[int, tuple[int, int]] = {}
+        carried: list[Vector] = []
+        for v in (w, *rows.values()):
+            out: Vector = {}
+            for d, c in v.items():
+                pair = moved.get(d)
+                if pair is None:
+                    pair = moved[d] = memo.get((d, bits)) or successors(d, bits)
+                skip, mark = pair
+                if skip >= 0:
+                    out[skip] = out.get(skip, 0) + c
+                if mark >= 0:
+                    out[mark] = out.get(mark, 0) + c
+            carried.append(out)
+        w = carried[0]
+        self.rows = dict(zip(rows, carried[1:], strict=True))
         if start >= 0:
             w[start] = w.get(start, 0) + 1
         self.w = w
