@@ -5,8 +5,11 @@ whose last event, a D, completes every match of A;B;C;D — the time to process 
 without enumerating, per event, and the number of complex events the last node holds;
 enumeration time per complex event at a size where enumerating is feasible; (2) the update
 throughput on a uniformly random stream for the six queries of the paper's experiments with
-WITHIN 100 and 1,000 EVENTS (the runs are updated, the complex events not enumerated). The
-machine is shared: compare the ratios of one run.
+WITHIN 100 and 1,000 EVENTS (the runs are updated, the complex events not enumerated); (3)
+whole queries: ``count`` under windows of 100 and 1,000 events (the sets that fit are counted
+by a walk of the window's nodes), ``LIMIT 1`` (best-first, no enumeration of the rest), and
+the strategies NEXT and MAX in the automaton. The machine is shared: compare the ratios of
+one run.
 
     python3 bench/bench_cel.py [--events 200000]
 """
@@ -18,7 +21,7 @@ import os
 import random
 import time
 
-from xmlevents.cel import Event, compile_query
+from xmlevents.cel import Event, compile_query, count, evaluate
 from xmlevents.cel._cea import Runs, compile_cea, enumerate_node
 
 QUERIES = ["A ; B ; C", "A ; B ; C ; D", "(A OR B OR C) ; D", "A+ ; B", "A+ ; B+ ; C",
@@ -64,15 +67,41 @@ def throughput(rng: random.Random, n: int) -> None:
               f"{rates[1]:>9,.0f} events/s   ({len(runs.active)} active states)")
 
 
+def timed(query: str, stream: list[Event], run: str) -> tuple[float, int]:
+    """Events/s of ``count`` or of ``evaluate`` consumed, and what they found."""
+    q = compile_query(f"SELECT {query}")
+    start = time.perf_counter()
+    found = count(q, stream) if run == "count" else sum(1 for _ in evaluate(q, stream))
+    return len(stream) / (time.perf_counter() - start), found
+
+
+def whole_queries(rng: random.Random, n: int) -> None:
+    stream = [Event(i, rng.choice("ABCD")) for i in range(n)]
+    print(f"whole queries on {n:,} uniformly random events (events/s; complex events found):")
+    print(f"  {'':<20} {'--count WITHIN 100':>26} {'--count WITHIN 1,000':>26} "
+          f"{'LIMIT 1 WITHIN 100':>26} {'NEXT, no window':>26} {'MAX, no window':>26}")
+    for query in QUERIES:
+        cells = [timed(f"* FROM S WHERE {query} WITHIN 100 EVENTS", stream, "count"),
+                 timed(f"* FROM S WHERE {query} WITHIN 1000 EVENTS", stream, "count"),
+                 timed(f"* FROM S WHERE {query} WITHIN 100 EVENTS LIMIT 1", stream, "all"),
+                 timed(f"NEXT * FROM S WHERE {query}", stream, "count"),
+                 timed(f"MAX * FROM S WHERE {query}", stream, "count")]
+        print(f"  {query:<20} " + " ".join(f"{rate:>10,.0f} ({found:>13.3g})"
+                                           for rate, found in cells))
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--events", type=int, default=200_000)
+    p.add_argument("--whole", type=int, default=50_000,
+                   help="events for the whole-query part (count, LIMIT, strategies)")
     args = p.parse_args()
     print(f"bench_cel (load average {os.getloadavg()[0]:.2f})")
     rng = random.Random(19)
     stress(rng)
     throughput(rng, args.events)
-
+    whole_queries(rng, args.whole)
+    print(f"(load average at the end {os.getloadavg()[0]:.2f})")
 
 if __name__ == "__main__":
     main()
