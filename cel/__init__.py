@@ -8,7 +8,7 @@ denotational semantics with the selection strategies, windows and partitions
 project's primitive events), and the automaton evaluator (:func:`evaluate`, :func:`count`).
 """
 
-from ._cea import compile_cea, count, evaluate
+from ._cea import Evaluation, compile_cea, count, evaluate
 from ._checks import bound, check_attributes, check_formula, defined
 from ._errors import CELQueryError, CELSyntaxError, StreamError
 from ._events import Event, Value, fits, partition_key
@@ -20,6 +20,7 @@ from ._sources import (
     PRIMITIVE_SCHEMA,
     Schema,
     parse_schema,
+    primitive_event,
     read_csv,
     read_jsonl,
     read_primitive,
@@ -46,7 +47,8 @@ __all__ = [
     "parse_query", "parse_formula", "compile_query", "check_formula", "check_attributes",
     "bound", "defined", "to_lp", "is_lp", "is_unary_query", "fits", "partition_key",
     "reference", "select", "read_jsonl", "read_csv", "read_primitive", "parse_schema",
-    "Schema", "PRIMITIVE_SCHEMA", "evaluate", "count", "compile_cea",
+    "Schema", "PRIMITIVE_SCHEMA", "primitive_event", "evaluate", "count", "Evaluation",
+    "compile_cea",
     "CELSyntaxError", "CELQueryError", "StreamError",
 ]
 

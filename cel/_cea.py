@@ -69,7 +69,8 @@ from .ast import (
     Window,
 )
 
-__all__ = ["Leaf", "CEA", "compile_cea", "Runs", "OrderedRuns", "evaluate", "count"]
+__all__ = ["Leaf", "CEA", "compile_cea", "Runs", "OrderedRuns", "WindowCounter", "Evaluation",
+           "evaluate", "count"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -947,24 +948,35 @@ class _Partitions:
             runs.reset()
 
 
-def evaluate(query: Query, events: Iterable[Event]) -> Iterator[Match]:
-    """The complex events of ``query`` over ``events`` by the automaton, in order of their
-    last position, then of their positions — the reference evaluator's clauses in its order:
-    partitions evaluated apart, ``WITHIN n EVENTS`` applied while reading, a strategy other
-    than ALL/ANY selecting among each position's complex events (section 4's definitions,
-    applied to the enumerated ones), ``CONSUME BY``, then ``LIMIT`` per last position.
+class Evaluation:
+    """A query evaluated by the automaton one event at a time, for events that arrive
+    (a watched document's, a socket's): :meth:`push` returns the complex events that end at
+    the event pushed. :func:`evaluate` is this over an iterable.
 
     Raises:
-        CELQueryError: a filter the automaton does not take, a window other than ``n EVENTS``.
+        CELQueryError: (when built) a filter the automaton does not take.
     """
-    parts = _Partitions(query)
-    for event in events:
+
+    def __init__(self, query: Query) -> None:
+        self.query = query
+        self._parts = _Partitions(query)
+
+    def push(self, event: Event) -> list[Match]:
+        """The complex events ending at ``event`` (its position must be past the last one's),
+        in order of their positions — the reference evaluator's clauses in its order:
+        partitions apart, the window applied while reading, the strategy (in the automaton,
+        or selecting among the position's complex events), ``CONSUME BY``, ``LIMIT``.
+
+        Raises:
+            StreamError: under a duration or attribute window, a measure going backwards.
+        """
+        query, parts = self.query, self._parts
         stepped = parts.step(event)
         if stepped is None:
-            continue
+            return []
         runs, node, oldest = stepped
         if node is None:
-            continue
+            return []
         assert isinstance(node, Node)
         if parts.native and query.limit is not None:
             chosen = sorted(first_recent(node, query.limit, oldest))
@@ -977,10 +989,22 @@ def evaluate(query: Query, events: Iterable[Event]) -> Iterator[Match]:
             if query.limit is not None:
                 chosen = sorted(chosen, key=recent_first)[:query.limit]
             chosen.sort()
-        for c in chosen:
-            yield Match(c[-1], c)
         if chosen:
             parts.consume(runs)
+        return [Match(c[-1], c) for c in chosen]
+
+
+def evaluate(query: Query, events: Iterable[Event]) -> Iterator[Match]:
+    """The complex events of ``query`` over ``events`` by the automaton, in order of their
+    last position, then of their positions (:meth:`Evaluation.push` for each event).
+
+    Raises:
+        CELQueryError: a filter the automaton does not take.
+        StreamError: under a duration or attribute window, a measure going backwards.
+    """
+    evaluation = Evaluation(query)
+    for event in events:
+        yield from evaluation.push(event)
 
 
 def count(query: Query, events: Iterable[Event]) -> int:

@@ -30,13 +30,20 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from xmlevents.algebra import EventFormatError, JsonLineError, LineIndex, load_line, read_events
+from xmlevents.algebra import (
+    EventFormatError,
+    JsonLineError,
+    LineIndex,
+    PrimitiveEvent,
+    load_line,
+    read_events,
+)
 
 from ._errors import CELSyntaxError, StreamError
 from ._events import Event, Value
 
-__all__ = ["read_jsonl", "read_csv", "read_primitive", "parse_schema", "Schema",
-           "PRIMITIVE_SCHEMA"]
+__all__ = ["read_jsonl", "read_csv", "read_primitive", "primitive_event", "parse_schema",
+           "Schema", "PRIMITIVE_SCHEMA"]
 
 Schema = Mapping[str, Mapping[str, str]]
 """Event type -> attribute -> declared type (in declaration order)."""
@@ -218,6 +225,19 @@ def read_csv(lines: Iterable[str], schema: Schema, *, source: str = "") -> Itera
         yield Event(index, etype, attrs, _time(time))
 
 
+def primitive_event(event: PrimitiveEvent, position: int) -> Event:
+    """One of the project's primitive events (a watched document's, a replay's) as the CEL
+    event at ``position`` (see the module: type ``ins``/``upd``/``del``, attributes ``id``,
+    ``ts``, ``path``, ``ids``, ``kind``, and ``value``, ``old``, ``doc`` where set)."""
+    attrs: dict[str, Value] = {"id": event.id, "ts": event.ts, "path": str(event.pi.pt),
+                               "ids": str(event.pi), "kind": event.kind.value}
+    for name in ("value", "old", "doc"):
+        v = getattr(event, name)
+        if v is not None:
+            attrs[name] = v
+    return Event(position, event.op.value, attrs, event.time)
+
+
 def read_primitive(lines: Iterable[str], *, source: str = "") -> Iterator[Event]:
     """The project's primitive events (``xmlevents detect``'s input) as CEL events (see the
     module); positions are line numbers from 0, as for JSON lines.
@@ -228,12 +248,6 @@ def read_primitive(lines: Iterable[str], *, source: str = "") -> Iterator[Event]
     reader = read_events(lines, source=source)
     try:
         for pe in reader:
-            attrs: dict[str, Value] = {"id": pe.id, "ts": pe.ts, "path": str(pe.pi.pt),
-                                       "ids": str(pe.pi), "kind": pe.kind.value}
-            for name in ("value", "old", "doc"):
-                v = getattr(pe, name)
-                if v is not None:
-                    attrs[name] = v
-            yield Event((reader.line or 1) - 1, pe.op.value, attrs, pe.time)
+            yield primitive_event(pe, (reader.line or 1) - 1)
     except EventFormatError as exc:
         raise StreamError(str(exc)) from None
