@@ -821,7 +821,8 @@ class _Clock:
         seen = self.seen
         if seen and value < seen[-1][0]:
             raise StreamError(
-                f"event {event.position}: WITHIN {self.window} measures {value:g} here, less "
+                f"line {event.position + 1} (the event at position {event.position}): "
+                f"WITHIN {self.window} measures {value:g} here, less "
                 f"than {seen[-1][0]:g} before it; the automaton evaluator needs the measures "
                 "in order (the reference evaluator, --reference, does not)")
         seen.append((value, event.position))
