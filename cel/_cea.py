@@ -309,34 +309,6 @@ def first_recent(node: Node, limit: int, oldest: float = -_INF) -> list[tuple[in
     return out
 
 
-def _count_fitting(node: Node, oldest: float) -> int:
-    """How many sets of ``node`` have their first position at least ``oldest``, without
-    enumerating them: a walk over the nodes that hold such a set (``start``), each counted
-    once. Iterative: chains of ``extend`` nodes are as long as the window."""
-    memo: dict[int, int] = {}
-    stack: list[tuple[Node, bool]] = [(node, False)]
-    while stack:
-        n, ready = stack.pop()
-        key = id(n)
-        if key in memo:
-            continue
-        if n.start < oldest:
-            memo[key] = 0
-        elif n.pos is not None and n.left is BOTTOM:
-            memo[key] = 1  # the set {pos}, and pos >= start >= oldest
-        elif not ready:
-            stack.append((n, True))
-            stack.extend((c, False) for c in (n.left, n.right)
-                         if c is not None and id(c) not in memo)
-        elif n.pos is not None:
-            assert n.left is not None
-            memo[key] = memo[id(n.left)]
-        else:
-            assert n.left is not None and n.right is not None
-            memo[key] = memo[id(n.left)] + memo[id(n.right)]
-    return memo[id(node)]
-
-
 def prune(roots: dict[int, Node], oldest: float) -> dict[int, Node]:
     """The active nodes without the sets that started before ``oldest`` (a window's end):
     rebuilt bottom-up, sharing kept, nodes with nothing young dropped. Iterative: chains of

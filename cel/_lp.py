@@ -37,6 +37,8 @@ reference evaluator takes it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ._checks import bound
 from ._predicates import (
     CondAnd,
@@ -166,23 +168,33 @@ def _defines_outside_plus(f: Formula, x: str) -> bool:
     return False
 
 
-def _split(f: Formula) -> Formula:
-    """Every filter split into one filter per conjunct (bottom-up, iteratively)."""
+def _rebuild(f: Formula, rewrite: Callable[[Formula], Formula]) -> Formula:
+    """``f`` rebuilt bottom-up (iteratively): each node with its rebuilt children, then
+    ``rewrite`` applied to it."""
     done: dict[int, Formula] = {}
     for g in reversed(list(f.walk())):
         new = g
         for i, c in enumerate(_children(g)):
             if done[id(c)] is not c:
                 new = _with_child(new, i, done[id(c)])
-        if isinstance(new, Filter):
-            parts = conjuncts(new.predicate)
-            if len(parts) > 1:
-                inner = new.formula
-                for q in parts:
-                    inner = Filter(inner, q, pos=new.pos)
-                new = inner
-        done[id(g)] = new
+        done[id(g)] = rewrite(new)
     return done[id(f)]
+
+
+def _split_one(g: Formula) -> Formula:
+    if isinstance(g, Filter):
+        parts = conjuncts(g.predicate)
+        if len(parts) > 1:
+            inner = g.formula
+            for q in parts:
+                inner = Filter(inner, q, pos=g.pos)
+            return inner
+    return g
+
+
+def _split(f: Formula) -> Formula:
+    """Every filter split into one filter per conjunct."""
+    return _rebuild(f, _split_one)
 
 
 def _misplaced(f: Formula) -> tuple[_Path, str, Predicate] | None:
@@ -199,26 +211,23 @@ def _misplaced(f: Formula) -> tuple[_Path, str, Predicate] | None:
     return None
 
 
+def _merge_one(new: Formula) -> Formula:
+    if isinstance(new, Filter) and new.predicate.is_unary and \
+            isinstance(new.formula, EventType) and new.formula.name == new.predicate.var:
+        new = Filter(As(new.formula, new.formula.name, pos=new.formula.pos),
+                     new.predicate, pos=new.pos)
+    if isinstance(new, Filter) and new.predicate.is_unary and \
+            isinstance(new.formula, Filter) and new.formula.predicate.is_unary and \
+            new.formula.predicate.var == new.predicate.var and \
+            isinstance(new.formula.formula, As):
+        new = Filter(new.formula.formula, FilterAnd(new.formula.predicate, new.predicate),
+                     pos=new.pos)
+    return new
+
+
 def _merge(f: Formula) -> Formula:
     """Stacked unary filters on one definition AND-ed into one (bottom-up)."""
-    done: dict[int, Formula] = {}
-    for g in reversed(list(f.walk())):
-        new = g
-        for i, c in enumerate(_children(g)):
-            if done[id(c)] is not c:
-                new = _with_child(new, i, done[id(c)])
-        if isinstance(new, Filter) and new.predicate.is_unary and \
-                isinstance(new.formula, EventType) and new.formula.name == new.predicate.var:
-            new = Filter(As(new.formula, new.formula.name, pos=new.formula.pos),
-                         new.predicate, pos=new.pos)
-        if isinstance(new, Filter) and new.predicate.is_unary and \
-                isinstance(new.formula, Filter) and new.formula.predicate.is_unary and \
-                new.formula.predicate.var == new.predicate.var and \
-                isinstance(new.formula.formula, As):
-            new = Filter(new.formula.formula, FilterAnd(new.formula.predicate, new.predicate),
-                         pos=new.pos)
-        done[id(g)] = new
-    return done[id(f)]
+    return _rebuild(f, _merge_one)
 
 
 def to_lp(formula: Formula) -> Formula:
