@@ -75,6 +75,11 @@ def timed(query: str, stream: list[Event], run: str) -> tuple[float, int]:
     return len(stream) / (time.perf_counter() - start), found
 
 
+def magnitude(n: int) -> str:
+    """``n`` to three digits (beyond a float's range too)."""
+    return f"{n:.3g}" if n < 10 ** 300 else f"{str(n)[0]}.{str(n)[1:3]}e+{len(str(n)) - 1}"
+
+
 def whole_queries(rng: random.Random, n: int) -> None:
     stream = [Event(i, rng.choice("ABCD")) for i in range(n)]
     print(f"whole queries on {n:,} uniformly random events (events/s; complex events found):")
@@ -86,7 +91,7 @@ def whole_queries(rng: random.Random, n: int) -> None:
                  timed(f"* FROM S WHERE {query} WITHIN 100 EVENTS LIMIT 1", stream, "all"),
                  timed(f"NEXT * FROM S WHERE {query}", stream, "count"),
                  timed(f"MAX * FROM S WHERE {query}", stream, "count")]
-        print(f"  {query:<20} " + " ".join(f"{rate:>10,.0f} ({found:>13.3g})"
+        print(f"  {query:<20} " + " ".join(f"{rate:>10,.0f} ({magnitude(found):>13})"
                                            for rate, found in cells))
 
 
