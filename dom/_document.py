@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from xmlevents.algebra import (
 from . import _ops
 from ._errors import ReplayError, WatchError, WatchTypeError
 from ._monitor import Monitor
+from ._namespaces import repair_namespaces
 from ._registry import ATTR, NODE, NODES, TEXT
 from ._replay import Snapshot, replay, take_snapshot
 from ._resync import resync
@@ -82,13 +84,22 @@ class WatchedDocument:
     def _adopt(self, root: Any, ids: list[str]) -> None:
         """Register the tree with given ids, one per node in insertion order (a snapshot's)."""
         supply = iter(ids)
-        self.new_id = supply.__next__  # type: ignore[method-assign]  # ids from the snapshot, not new ones
+
+        def take(n: int) -> list[str]:
+            got = list(itertools.islice(supply, n))
+            if len(got) < n:
+                raise StopIteration
+            return got
+
+        # ids from the snapshot, not new ones
+        self.new_id = supply.__next__  # type: ignore[method-assign]
+        self.new_ids = take  # type: ignore[method-assign]
         try:
             _ops.ins_tree(self, root, None, -1, False)
         except StopIteration:
             raise ReplayError(f"{len(ids)} ids for a document with more nodes") from None
         finally:
-            del self.new_id
+            del self.new_id, self.new_ids
         if next(supply, None) is not None:
             raise ReplayError(f"{len(ids)} ids for a document with fewer nodes")
         # New ids go on after the highest of the form n<number>, never reusing one.
@@ -100,6 +111,13 @@ class WatchedDocument:
     def new_id(self) -> str:
         self._count += 1
         return f"n{self._count}"
+
+    def new_ids(self, n: int) -> list[str]:
+        """The next ``n`` ids, as ``n`` calls of :meth:`new_id` would give them (an element's
+        attributes are registered in one batch, issue 16)."""
+        first = self._count + 1
+        self._count += n
+        return [f"n{i}" for i in range(first, first + n)]
 
     def listening(self) -> bool:
         """Whether anything wants this document's events (otherwise none are built)."""
@@ -186,6 +204,9 @@ class WatchedDocument:
             if old is not None:
                 _ops.remove_tree(old, False)
             self.tree._setroot(element)
+            # Built with lxml's methods, it may hold a prefix their moves left shadowed
+            # (issue 16, item 7): its text must say what its nodes' names say.
+            repair_namespaces(element)
             _ops.ins_tree(self, element, None, 0, False)
         finally:
             _ops.end()

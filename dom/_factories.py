@@ -12,6 +12,7 @@ from lxml import etree
 from ._document import WatchedDocument
 from ._errors import ReplayError, WatchError, WatchTypeError, XMLSyntaxError
 from ._monitor import Monitor
+from ._namespaces import repair_namespaces
 from ._ops import WATCHED
 from ._registry import NODES
 from ._replay import Snapshot, hardened_parser, load_snapshot
@@ -146,4 +147,8 @@ def wrap(tree: Any, *, name: str | None = None, monitor: Monitor | None = None
                                     ).getroottree()
         except etree.XMLSyntaxError as exc:
             raise WatchError(f"the tree cannot be copied into watched elements: {exc}") from None
+    else:
+        # Built with lxml's methods, it may hold a prefix their moves left shadowed (issue
+        # 16, item 7): watched in place, its text must say what its nodes' names say.
+        repair_namespaces(root)
     return WatchedDocument(tree, name=_name(name), monitor=monitor or Monitor())

@@ -19,6 +19,7 @@ from lxml import etree
 from xmlevents.algebra import Axis, Op, PrimitiveEvent
 
 from ._errors import ReplayError
+from ._namespaces import repair_namespaces
 from ._registry import ATTR, NODE, TAIL, TEXT, declarations, preorder
 
 __all__ = ["Snapshot", "Replayer", "replay", "hardened_parser", "take_snapshot",
@@ -221,10 +222,16 @@ class Replayer:
             return new
         if event.index is None:
             raise ReplayError("an insertion needs the index among the parent's children")
-        if event.index > len(parent) - (new.getparent() is parent):
+        made_here = new.getparent() is parent  # an element, made as the last child
+        if event.index > len(parent) - made_here:
             raise ReplayError(f"index {event.index} is past the parent's "
                               f"{len(parent)} children")
-        parent.insert(event.index, new)
+        if not (made_here and event.index == len(parent) - 1):
+            # Moved into place: lxml drops a declaration the parent makes under another
+            # prefix, which can leave a prefix shadowed (issue 16, item 7): put right. An
+            # element already in place is not moved, and keeps its declarations as made.
+            parent.insert(event.index, new)
+            repair_namespaces(new)
         return new
 
     def snapshot(self) -> Snapshot:

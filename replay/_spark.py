@@ -115,8 +115,9 @@ def _tagged(*schemas: T.StructType) -> T.StructType:
     fields: dict[str, T.DataType] = {}
     for schema in schemas:
         for f in schema.fields:
-            if fields.setdefault(f.name, f.dataType) != f.dataType:
-                raise TypeError(f"column {f.name}: {fields[f.name]} and {f.dataType}")
+            # the tables agree on shared columns' types (a programming error otherwise)
+            assert fields.setdefault(f.name, f.dataType) == f.dataType, (
+                f"column {f.name}: {fields[f.name]} and {f.dataType}")
     return _schema(("record", _S), *fields.items())
 
 
