@@ -28,7 +28,7 @@ from xmlevents.algebra import (
     render_text,
 )
 
-from . import _cli_cel, _cli_replay, _cli_rules, _cli_serve
+from . import _cli_cel, _cli_query, _cli_replay, _cli_rules, _cli_serve
 from ._cli_common import ArgumentFailure, parse_namespaces, window_argument
 
 __all__ = ["main", "entry"]
@@ -91,6 +91,7 @@ def _parser() -> argparse.ArgumentParser:
     _cli_rules.add_parsers(sub)
     _cli_serve.add_parsers(sub)
     _cli_cel.add_parsers(sub)
+    _cli_query.add_parsers(sub)
     return p
 
 
@@ -356,6 +357,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
             return _cli_serve.run(args, out, err)
         elif args.command == "cel":
             return _cli_cel.run(args, out, err)
+        elif args.command == "query":
+            return _cli_query.run(args, out, err)
         else:
             _cli_replay.run(args, out, err, _definition_text)
     except (_Failure, ArgumentFailure, _cli_replay.CommandError) as exc:

@@ -1,0 +1,62 @@
+"""What a streaming query reports: a match, where it was detected, and a run's statistics."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+__all__ = ["Detection", "Match", "Stats"]
+
+
+@dataclass(frozen=True, slots=True)
+class Detection:
+    """The event at which a match became certain: the ``"start"`` or ``"end"`` tag of the
+    element with 1-based pre-order index ``node`` (seed 004, section 2: its earliest
+    detection location; the end of the root for matches decided only at the end)."""
+
+    event: str
+    node: int
+
+    def to_json(self) -> dict[str, object]:
+        return {"event": self.event, "node": self.node}
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """A matching element: its 1-based pre-order index among the document's elements, its
+    path with positions among same-named siblings, its attributes, and its detection.
+
+    >>> m = Match(3, "/r[1]/a[1]/b[1]", {}, Detection("start", 4))
+    >>> m.to_json()
+    {'node': 3, 'path': '/r[1]/a[1]/b[1]', 'attributes': {},
+     'detected': {'event': 'start', 'node': 4}}
+    """
+
+    node: int
+    path: str
+    attributes: Mapping[str, str] = field(hash=False)
+    detected: Detection
+
+    def to_json(self) -> dict[str, object]:
+        """The match as the JSON object the command line prints."""
+        return {"node": self.node, "path": self.path, "attributes": dict(self.attributes),
+                "detected": self.detected.to_json()}
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    """A run's figures: elements read, matches reported, the most candidates held at once
+    (the paper's ``pot_max``, section 5.3), candidates still held, the automaton's shapes
+    (states without candidates) built so far, and the seconds spent."""
+
+    elements: int
+    matches: int
+    peak_candidates: int
+    held: int
+    shapes: int
+    seconds: float
+
+    def to_json(self) -> dict[str, object]:
+        return {"elements": self.elements, "matches": self.matches,
+                "peak_candidates": self.peak_candidates, "held": self.held,
+                "shapes": self.shapes, "seconds": round(self.seconds, 6)}

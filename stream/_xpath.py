@@ -1,0 +1,413 @@
+"""The Core XPath subset (seed 004, section 1: Core XPath, "location paths and filters using
+location paths"): tokens with positions, a parser with one function per precedence level, an
+immutable AST and its printer.
+
+Supported: absolute and relative location paths, ``/``, ``//``, ``.``, ``..``; the axes
+``child``, ``descendant``, ``descendant-or-self``, ``self``, ``parent``, ``ancestor``,
+``ancestor-or-self``, ``following-sibling``, ``preceding-sibling``; the node tests ``*``,
+names, ``prefix:name`` and ``prefix:*`` (with a prefix map) and Clark names ``{uri}local``;
+predicates with ``and``, ``or``, ``not(...)``, parentheses and nested (relative or absolute)
+paths; ``[1]``, ``[last()]``, ``[position()=1]`` and ``[position()=last()]`` on child steps.
+Everything else (attributes, text, functions, other positions, ``|``, the ``following`` and
+``preceding`` axes) is refused with its column and the reason.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from xmlevents.algebra import LineIndex
+
+from ._errors import QuerySyntaxError, UnsupportedQueryError
+
+__all__ = ["NodeTest", "Step", "LocationPath", "Or", "And", "Not", "PathPred", "Position",
+           "Pred", "parse_xpath", "AXES"]
+
+AXES = ("child", "descendant", "descendant-or-self", "self", "parent", "ancestor",
+        "ancestor-or-self", "following-sibling", "preceding-sibling")
+
+
+@dataclass(frozen=True, slots=True)
+class NodeTest:
+    """``kind``: ``"name"`` (``value`` a Clark name), ``"ns"`` (``value`` a URI: ``p:*``),
+    ``"any"`` (``*``) or ``"node"`` (``node()``, only from ``.``, ``..`` and ``//``)."""
+
+    kind: str
+    value: str = ""
+
+    def __str__(self) -> str:
+        if self.kind == "name":
+            return self.value
+        if self.kind == "ns":
+            return "{" + self.value + "}*"
+        return "*" if self.kind == "any" else "node()"
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """``axis::test[p1][p2]...``; ``col`` is where it starts in the query (1-based)."""
+
+    axis: str
+    test: NodeTest
+    predicates: tuple[Pred, ...] = ()
+    col: int = field(default=0, compare=False)
+
+    def __str__(self) -> str:
+        if self.axis == "self" and self.test.kind == "node" and not self.predicates:
+            return "."
+        if self.axis == "parent" and self.test.kind == "node" and not self.predicates:
+            return ".."
+        if self.axis == "descendant-or-self" and self.test.kind == "node":
+            return ""  # between two slashes: the abbreviation //
+        axis = "" if self.axis == "child" else self.axis + "::"
+        return f"{axis}{self.test}" + "".join(f"[{p}]" for p in self.predicates)
+
+
+@dataclass(frozen=True, slots=True)
+class LocationPath:
+    """A location path: ``absolute`` ones start at the document node."""
+
+    absolute: bool
+    steps: tuple[Step, ...]
+    col: int = field(default=0, compare=False)
+
+    def __str__(self) -> str:
+        body = "/".join(str(s) for s in self.steps)
+        return "/" + body if self.absolute else body
+
+
+@dataclass(frozen=True, slots=True)
+class Or:
+    """``left or right``."""
+
+    left: Pred
+    right: Pred
+
+    def __str__(self) -> str:
+        return f"{_wrap(self.left, Or)} or {_wrap(self.right, Or)}"
+
+
+@dataclass(frozen=True, slots=True)
+class And:
+    """``left and right``."""
+
+    left: Pred
+    right: Pred
+
+    def __str__(self) -> str:
+        return f"{_wrap(self.left, And)} and {_wrap(self.right, And)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Not:
+    """``not(operand)``."""
+
+    operand: Pred
+
+    def __str__(self) -> str:
+        return f"not({self.operand})"
+
+
+@dataclass(frozen=True, slots=True)
+class PathPred:
+    """A location path used as a condition: some node is reached."""
+
+    path: LocationPath
+
+    def __str__(self) -> str:
+        return str(self.path)
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """``[1]`` (``last`` False) or ``[last()]``; ``col`` for errors."""
+
+    last: bool
+    col: int = field(default=0, compare=False)
+
+    def __str__(self) -> str:
+        return "last()" if self.last else "1"
+
+
+Pred = Or | And | Not | PathPred | Position
+
+
+def _wrap(p: Pred, within: type) -> str:
+    if isinstance(p, Or | And) and not isinstance(p, within):
+        return f"({p})"
+    return str(p)
+
+
+_TOKEN = re.compile(r"""
+    (?P<ws>\s+)
+  | (?P<dslash>//)
+  | (?P<slash>/)
+  | (?P<dcolon>::)
+  | (?P<ddot>\.\.)
+  | (?P<number>\d+(?:\.\d*)?|\.\d+)
+  | (?P<dot>\.)
+  | (?P<clark>\{[^}]*\}(?:[^\W\d][\w.\-]*|\*))
+  | (?P<name>[^\W\d][\w.\-]*(?::(?:[^\W\d][\w.\-]*|\*))?)
+  | (?P<punct>\*|\[|\]|\(|\)|=|@|\||,)
+  | (?P<string>"[^"]*"|'[^']*')
+  | (?P<op>!=|<=|>=|[<>+\-$])
+""", re.X)
+
+
+@dataclass(frozen=True, slots=True)
+class _Tok:
+    kind: str
+    text: str
+    pos: int
+
+
+class _Parser:
+    def __init__(self, text: str, namespaces: Mapping[str, str] | None) -> None:
+        self.text = text
+        self.ns = dict(namespaces or {})
+        self.lines = LineIndex(text)
+        self.toks: list[_Tok] = []
+        pos = 0
+        while pos < len(text):
+            m = _TOKEN.match(text, pos)
+            if m is None:
+                self.fail(pos, f"unexpected {text[pos]!r}", syntax=True)
+            if m.lastgroup != "ws":
+                self.toks.append(_Tok(m.lastgroup or "", m.group(), pos))
+            pos = m.end()
+        self.toks.append(_Tok("end", "", len(text)))
+        self.i = 0
+
+    # helpers
+    def fail(self, pos: int, reason: str, *, syntax: bool = False) -> NoReturn:
+        line, col = self.lines.at(pos)
+        cls = QuerySyntaxError if syntax else UnsupportedQueryError
+        raise cls(reason, text=self.text, line=line, col=col, context="query")
+
+    def col(self, pos: int) -> int:
+        return self.lines.at(pos)[1]
+
+    @property
+    def tok(self) -> _Tok:
+        return self.toks[self.i]
+
+    def peek(self, k: int = 1) -> _Tok:
+        return self.toks[min(self.i + k, len(self.toks) - 1)]
+
+    def take(self) -> _Tok:
+        t = self.toks[self.i]
+        self.i += 1
+        return t
+
+    def expect(self, text: str) -> _Tok:
+        if self.tok.text != text and (self.tok.kind in ("op", "string", "number")
+                                      or self.tok.text in ("=", "@", "|")):
+            self.refuse_token(self.tok)
+        if self.tok.text != text:
+            found = repr(self.tok.text) if self.tok.text else "the end of the query"
+            self.fail(self.tok.pos, f"expected {text!r}, found {found}", syntax=True)
+        return self.take()
+
+    def refuse_token(self, t: _Tok) -> NoReturn:
+        if t.kind == "end":
+            self.fail(t.pos, "unexpected end of the query", syntax=True)
+        if t.text == "@":
+            self.fail(t.pos, "attributes are not supported: the query model is the tree of "
+                             "elements (seed 004, section 2); select elements")
+        if t.kind == "string":
+            self.fail(t.pos, "string literals are not supported: Core XPath compares no "
+                             "data values (seed 004, section 1)")
+        if t.text == "|":
+            self.fail(t.pos, "unions ('|') are not supported: run one query per path")
+        if t.kind in ("op", "number") or t.text == "=":
+            self.fail(t.pos, f"{t.text!r}: arithmetic and comparisons are not supported; a "
+                             "predicate is a path, and, or, not(...), [1] or [last()]")
+        self.fail(t.pos, f"unexpected {t.text!r}", syntax=True)
+
+    # grammar
+    def parse(self) -> LocationPath:
+        path = self.path()
+        if self.tok.kind != "end":
+            self.refuse_token(self.tok)
+        return path
+
+    def path(self) -> LocationPath:
+        start = self.tok.pos
+        steps: list[Step] = []
+        absolute = False
+        if self.tok.kind == "slash":
+            absolute = True
+            self.take()
+            if not self._step_starts():
+                return LocationPath(True, (), self.col(start))
+        elif self.tok.kind == "dslash":
+            absolute = True
+            t = self.take()
+            steps.append(Step("descendant-or-self", NodeTest("node"), (), self.col(t.pos)))
+        steps.append(self.step())
+        while self.tok.kind in ("slash", "dslash"):
+            t = self.take()
+            if t.kind == "dslash":
+                steps.append(Step("descendant-or-self", NodeTest("node"), (), self.col(t.pos)))
+            steps.append(self.step())
+        return LocationPath(absolute, tuple(steps), self.col(start))
+
+    def _step_starts(self) -> bool:
+        t = self.tok
+        return t.kind in ("dot", "ddot", "name", "clark") or t.text in ("*", "@")
+
+    def step(self) -> Step:
+        t = self.tok
+        col = self.col(t.pos)
+        if t.kind == "dot":
+            self.take()
+            return Step("self", NodeTest("node"), (), col)
+        if t.kind == "ddot":
+            self.take()
+            return Step("parent", NodeTest("node"), (), col)
+        axis = "child"
+        if t.kind == "name" and self.peek().kind == "dcolon":
+            axis = t.text
+            if axis not in AXES:
+                if axis in ("following", "preceding"):
+                    self.fail(t.pos, f"the {axis} axis is not supported; use "
+                                     f"ancestor-or-self::*/{axis}-sibling::*/"
+                                     "descendant-or-self::*")
+                if axis in ("attribute", "namespace"):
+                    self.fail(t.pos, f"the {axis} axis is not supported: the query model is "
+                                     "the tree of elements")
+                self.fail(t.pos, f"unknown axis {axis!r}", syntax=True)
+            self.take()
+            self.take()
+        test = self.node_test()
+        preds = []
+        while self.tok.text == "[":
+            self.take()
+            preds.append(self.predicate())
+            self.expect("]")
+        return Step(axis, test, tuple(preds), col)
+
+    def node_test(self) -> NodeTest:
+        t = self.tok
+        if t.text == "*":
+            self.take()
+            return NodeTest("any")
+        if t.kind == "clark":
+            self.take()
+            if t.text.endswith("}*"):
+                return NodeTest("ns", t.text[1:-2])
+            return NodeTest("name", t.text)
+        if t.kind == "name":
+            if self.peek().text == "(":
+                if t.text == "node":
+                    self.fail(t.pos, "node() is not supported: text nodes are not modelled; "
+                                     "use * for elements")
+                self.fail(t.pos, f"{t.text}() is not supported as a step: the query model is "
+                                 "the tree of elements")
+            self.take()
+            prefix, colon, local = t.text.partition(":")
+            if not colon:
+                return NodeTest("name", t.text)
+            uri = self.ns.get(prefix)
+            if uri is None:
+                self.fail(t.pos, f"prefix {prefix!r} is not bound: pass namespaces="
+                                 f"{{{prefix!r}: URI}}")
+            return NodeTest("ns", uri) if local == "*" else NodeTest("name", f"{{{uri}}}{local}")
+        self.refuse_token(t)
+
+    def predicate(self) -> Pred:
+        t = self.tok
+        if t.kind == "number":
+            self.take()
+            if t.text != "1":
+                self.fail(t.pos, f"position [{t.text}] is not supported: only [1] and "
+                                 "[last()] (a position n would need counting up to n "
+                                 "siblings; not implemented)")
+            return Position(False, self.col(t.pos))
+        if t.text in ("last", "position") and self.peek().text == "(":
+            return self.position()
+        return self.or_expr()
+
+    def position(self) -> Position:
+        t = self.take()
+        self.expect("(")
+        self.expect(")")
+        if t.text == "last":
+            return Position(True, self.col(t.pos))
+        if self.tok.text != "=":
+            self.fail(t.pos, "position() only as position()=1 or position()=last()")
+        self.take()
+        v = self.tok
+        if v.text == "1":
+            self.take()
+            return Position(False, self.col(t.pos))
+        if v.text == "last" and self.peek().text == "(":
+            self.take()
+            self.expect("(")
+            self.expect(")")
+            return Position(True, self.col(t.pos))
+        self.fail(v.pos, "position() only as position()=1 or position()=last()")
+
+    def or_expr(self) -> Pred:
+        left = self.and_expr()
+        while self.tok.kind == "name" and self.tok.text == "or":
+            self.take()
+            left = Or(left, self.and_expr())
+        return left
+
+    def and_expr(self) -> Pred:
+        left = self.unary()
+        while self.tok.kind == "name" and self.tok.text == "and":
+            self.take()
+            left = And(left, self.unary())
+        return left
+
+    def unary(self) -> Pred:
+        t = self.tok
+        if t.text == "(":
+            self.take()
+            inner = self.or_expr()
+            self.expect(")")
+            return inner
+        if t.kind == "name" and self.peek().text == "(":
+            if t.text == "not":
+                self.take()
+                self.take()
+                inner = self.or_expr()
+                self.expect(")")
+                return Not(inner)
+            if t.text in ("last", "position"):
+                self.fail(t.pos, f"{t.text}() only as a whole predicate: [1], [last()], "
+                                 "[position()=1] or [position()=last()]")
+            if t.text in ("true", "false"):
+                self.fail(t.pos, f"{t.text}() is not supported; write a path or not(...)")
+            self.fail(t.pos, f"function {t.text}() is not supported: Core XPath predicates "
+                             "are paths with and, or and not(...)")
+        if t.kind in ("slash", "dslash") or self._step_starts():
+            return PathPred(self.path())
+        self.refuse_token(t)
+
+
+def parse_xpath(text: str, namespaces: Mapping[str, str] | None = None) -> LocationPath:
+    """Parse a query of the supported Core XPath subset.
+
+    Raises:
+        QuerySyntaxError: the text is not XPath (line and column).
+        UnsupportedQueryError: XPath outside the subset (column and reason).
+
+    >>> str(parse_xpath("//a[c and not(d)]/b"))
+    '//a[c and not(d)]/b'
+    >>> try:
+    ...     parse_xpath("//a[@id]")
+    ... except UnsupportedQueryError as exc:
+    ...     print(exc.col, exc.reason[:28])
+    5 attributes are not supported
+    """
+    if not text.strip():
+        raise QuerySyntaxError("the query is empty", text=text, line=1, col=1, context="query")
+    return _Parser(text, namespaces).parse()
+
+
+from typing import NoReturn  # noqa: E402  (used in annotations above)

@@ -1,0 +1,321 @@
+"""Reference material for the stream tests: random documents and queries of the supported
+Core XPath subset, lxml's ``xpath()`` on the whole tree as the oracle, and the definition of
+earliest detection location (seed 004, section 2) checked by brute force over bounded right
+completions."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from functools import cache
+
+from hypothesis import strategies as st
+from lxml import etree
+
+from xmlevents.stream import LocationPath, NodeTest, Step
+from xmlevents.stream._xpath import And, Not, Or, PathPred, Position, Pred
+
+Tree = tuple[str, tuple["Tree", ...]]
+ALPHABET = ("a", "b", "c", "d")
+
+# Figure 1, reconstructed from Examples 1-4 (docs/guide/stream.md, "Reconstruction"):
+# Example 1 numbers locations so that the root is 1 and its last event is 14, so the root has
+# three children (11, 12, 13; 14 is its end tag); 111 is a b whose parent 11 is an a with a
+# c child at 112; Example 4 finds the p_xb matches 11 and 1221 (binary), i.e. 111 and 131, each
+# a first child b directly followed by a c, detected at 1121 and 122121 (the moments after
+# <c> at 112 and 132). /*[not(d)]//* matches every node, so no child of the root is a d; the
+# child 12 is a b holding a d, so that d occurs without being the root's child.
+FIGURE_1: Tree = ("r", (("a", (("b", ()), ("c", ()))),
+                        ("b", (("d", ()),)),
+                        ("a", (("b", ()), ("c", ())))))
+
+
+def to_xml(t: Tree) -> bytes:
+    label, children = t
+    inner = b"".join(to_xml(c) for c in children)
+    return b"<%s>%s</%s>" % (label.encode(), inner, label.encode()) if children else \
+        b"<%s/>" % label.encode()
+
+
+def events(t: Tree) -> list[tuple[str, ...]]:
+    label, children = t
+    out: list[tuple[str, ...]] = [("start", label)]
+    for c in children:
+        out += events(c)
+    out.append(("end",))
+    return out
+
+
+def trees(max_depth: int = 6, alphabet: tuple[str, ...] = ALPHABET) -> st.SearchStrategy[Tree]:
+    """Small documents: labels from ``alphabet``, depth at most ``max_depth``."""
+    def node(depth: int) -> st.SearchStrategy[Tree]:
+        if depth == 1:
+            return st.tuples(st.sampled_from(alphabet), st.just(()))
+        return st.tuples(st.sampled_from(alphabet),
+                         st.lists(node(depth - 1), max_size=3).map(tuple))
+    return node(max_depth)
+
+
+def compiles(query: str) -> bool:
+    """Whether the query is inside the supported size (too many conditions looked back at
+    are refused, see ``MAX_DECIDED``); generated queries outside it are skipped."""
+    from xmlevents.stream import UnsupportedQueryError, compile_xpath
+    try:
+        compile_xpath(query)
+    except UnsupportedQueryError as exc:
+        assert "conditions that later nodes look back at" in exc.reason, exc
+        return False
+    return True
+
+
+def oracle(query: str, xml: bytes) -> set[int]:
+    """The pre-order indexes (1-based) of the elements lxml's xpath() selects."""
+    tree = etree.ElementTree(etree.fromstring(xml))
+    index = {el: i for i, el in enumerate(tree.iter(), 1)}
+    found = tree.xpath(query)
+    assert isinstance(found, list)
+    return {index[el] for el in found if isinstance(el, etree._Element) and el in index}
+
+
+# random queries of the subset
+_AXES = ["child", "child", "child", "descendant", "descendant-or-self", "self", "parent",
+         "ancestor", "ancestor-or-self", "following-sibling", "preceding-sibling"]
+_TESTS = st.sampled_from([NodeTest("name", x) for x in ALPHABET[:3]] + [NodeTest("any")])
+
+
+@st.composite
+def steps(draw: st.DrawFn, depth: int, lo: int = 1, hi: int = 3,
+          absolute: bool = False, stacked: bool = True) -> tuple[Step, ...]:
+    out: list[Step] = []
+    n = draw(st.integers(lo, hi))
+    for k in range(n):
+        kind = draw(st.sampled_from(["step"] * 6 + ["//", ".", ".."]))
+        if kind == "//" and (k > 0 or absolute):
+            out.append(Step("descendant-or-self", NodeTest("node")))
+        elif kind == ".":
+            out.append(Step("self", NodeTest("node")))
+            continue
+        elif kind == "..":
+            out.append(Step("parent", NodeTest("node")))
+            continue
+        axis = "child" if kind == "//" else draw(st.sampled_from(_AXES))
+        test = draw(_TESTS)
+        preds: list[Pred] = []
+        for _ in range(draw(st.integers(0, 2 if depth > 0 else 0))):
+            pred = draw(predicates(depth - 1, axis == "child", stacked=stacked))
+            if stacked or not (isinstance(pred, Position)
+                               and any(isinstance(p, Position) for p in preds)):
+                preds.append(pred)
+        out.append(Step(axis, test, tuple(preds)))
+    return tuple(out)
+
+
+@st.composite
+def predicates(draw: st.DrawFn, depth: int, child: bool, top: bool = True,
+               stacked: bool = True) -> Pred:
+    kinds = ["path", "path", "path", "abs"]
+    if depth > 0:
+        kinds += ["and", "or", "not", "not"]
+    if child and top:
+        kinds += ["first", "last"]
+    kind = draw(st.sampled_from(kinds))
+    if kind == "path":
+        return PathPred(LocationPath(False, draw(steps(depth, 1, 2, stacked=stacked))))
+    if kind == "abs":
+        return PathPred(LocationPath(True, draw(steps(depth, 1, 2, absolute=True,
+                                                      stacked=stacked))))
+    if kind == "first" or kind == "last":
+        return Position(kind == "last")
+    if kind == "not":
+        return Not(draw(predicates(depth - 1, child, False, stacked)))
+    left = draw(predicates(depth - 1, child, False, stacked))
+    right = draw(predicates(depth - 1, child, False, stacked))
+    return And(left, right) if kind == "and" else Or(left, right)
+
+
+@st.composite
+def queries(draw: st.DrawFn, depth: int = 2, stacked: bool = True) -> str:
+    """Random queries of the supported subset, as text; without ``stacked``, no step has two
+    positions (``b[last()][1]``, a known case of late detection: docs/guide/stream.md)."""
+    absolute = draw(st.booleans())
+    path = LocationPath(absolute, draw(steps(depth, 1, 3, absolute=absolute,
+                                             stacked=stacked)))
+    if absolute and all(s.test.kind == "node" and s.axis in ("self", "descendant-or-self")
+                        for s in path.steps):
+        return "/*"  # the document node alone is refused (tests/stream/test_errors.py)
+    text = str(path)
+    if text in ("", "/") or text.endswith("/"):
+        return "//a"
+    return text
+
+
+# earliest detection, by brute force over right completions (section 2)
+@cache
+def _forests(size: int, alphabet: tuple[str, ...]) -> tuple[tuple[Tree, ...], ...]:
+    """Every forest of exactly ``size`` nodes."""
+    if size == 0:
+        return ((),)
+    out: list[tuple[Tree, ...]] = []
+    for first in range(1, size + 1):  # nodes in the first tree
+        for label in alphabet:
+            for kids in _forests(first - 1, alphabet):
+                for rest in _forests(size - first, alphabet):
+                    out.append(((label, kids), *rest))
+    return tuple(out)
+
+
+def completions(prefix: list[tuple[str, ...]], budget: int,
+                alphabet: tuple[str, ...]) -> Iterator[list[tuple[str, ...]]]:
+    """Well-formed event lists extending ``prefix`` by at most ``budget`` new elements."""
+    depth = sum(1 if e[0] == "start" else -1 for e in prefix)
+    if depth == 0:
+        yield list(prefix)
+        return
+
+    def fill(level: int, left: int) -> Iterator[list[tuple[str, ...]]]:
+        if level == 0:
+            yield []
+            return
+        for used in range(left + 1):
+            for forest in _forests(used, alphabet):
+                here: list[tuple[str, ...]] = [e for t in forest for e in events(t)]
+                here.append(("end",))
+                for rest in fill(level - 1, left - used):
+                    yield here + rest
+    for tail in fill(depth, budget):
+        yield list(prefix) + tail
+
+
+def to_doc(evs: list[tuple[str, ...]]) -> bytes:
+    out = []
+    stack = []
+    for e in evs:
+        if e[0] == "start":
+            out.append(f"<{e[1]}>")
+            stack.append(e[1])
+        else:
+            out.append(f"</{stack.pop()}>")
+    return "".join(out).encode()
+
+
+def decided(query: str, prefix: list[tuple[str, ...]], node: int, budget: int,
+            alphabet: tuple[str, ...]) -> bool:
+    """Whether ``node`` is a match in every (bounded) right completion of ``prefix``."""
+    if sum(1 for e in prefix if e[0] == "start") < node:
+        return False
+    return all(node in oracle(query, to_doc(c))
+               for c in completions(prefix, budget, alphabet))
+
+
+def monotone(query: str) -> bool:
+    """Whether the query has no negation (``not(...)``, ``[last()]``): then a match is decided
+    exactly when one witness of it has been read, which a single derivation shows."""
+    return "not(" not in query and "last()" not in query
+
+
+def check_earliest(query: str, tree: Tree, found: list[tuple[int, int]], budget: int = 2,
+                   alphabet: tuple[str, ...] = (*ALPHABET, "z"),
+                   optimal: bool = True) -> None:
+    """For each ``(node, event index)`` found (0-based index into the events): the event
+    decides the node (never too early), and, if ``optimal``, the event before does not."""
+    evs = events(tree)
+    for node, at in found:
+        assert decided(query, evs[:at + 1], node, budget, alphabet), \
+            f"{query}: node {node} reported at event {at} but not decided there"
+        if optimal:
+            assert not decided(query, evs[:at], node, budget, alphabet), \
+                f"{query}: node {node} was already decided before event {at}"
+
+
+__all__ = ["FIGURE_1", "to_xml", "events", "trees", "oracle", "compiles", "queries",
+           "check_earliest", "monotone",
+           "completions", "decided", "itertools"]
+
+
+# a reference evaluator of regular tree queries, straight from section 3's definitions
+def grammar_matches(rules: list[tuple[str, str | None, str | None, str | None]], start: str,
+                    selected: set[str], tree: Tree) -> set[int]:
+    """``p_x⊙(t)``: the elements ``w`` such that some derivation of the document from
+    ``start`` labels ``w`` with a selected variable (rules ``(x, label, x1, x2)``, label None
+    for ``*``, ``x1`` None for ``x -> λ``). Computed on the binary encoding by brute force."""
+    # binary positions: ("el", label, left, right, node index) or None for λ
+    counter = [0]
+
+    def encode(forest: tuple[Tree, ...]) -> tuple[object, ...] | None:
+        if not forest:
+            return None
+        (label, kids), *rest = forest
+        counter[0] += 1
+        me = counter[0]
+        left = encode(kids)
+        return ("el", label, left, encode(tuple(rest)), me)
+
+    root = encode((tree,))
+    by_var: dict[str, list[tuple[str | None, str | None, str | None]]] = {}
+    for x, label, x1, x2 in rules:
+        by_var.setdefault(x, []).append((label, x1, x2))
+    memo: dict[tuple[str, int], bool] = {}
+
+    def derives(x: str, pos: object) -> bool:
+        key = (x, id(pos))
+        if key in memo:
+            return memo[key]
+        memo[key] = False
+        if pos is None:
+            ok = any(x1 is None for _l, x1, _x2 in by_var.get(x, ()))
+        else:
+            _, label, left, right, _n = pos  # type: ignore[misc]
+            ok = any(x1 is not None and x2 is not None and (lab is None or lab == label)
+                     and derives(x1, left) and derives(x2, right)
+                     for lab, x1, x2 in by_var.get(x, ()))
+        memo[key] = ok
+        return ok
+
+    found: set[int] = set()
+    if not derives(start, root):
+        return found
+
+    def walk(pos: object, xs: set[str]) -> None:
+        if pos is None or not xs:
+            return
+        _, label, left, right, n = pos  # type: ignore[misc]
+        if xs & selected:
+            found.add(n)
+        lefts: set[str] = set()
+        rights: set[str] = set()
+        for x in xs:
+            for lab, x1, x2 in by_var.get(x, ()):
+                if x1 is not None and x2 is not None and (lab is None or lab == label) \
+                        and derives(x1, left) and derives(x2, right):
+                    lefts.add(x1)
+                    rights.add(x2)
+        walk(left, lefts)
+        walk(right, rights)
+
+    walk(root, {start})
+    return found
+
+
+@st.composite
+def grammars(draw: st.DrawFn) -> tuple[list[tuple[str, str | None, str | None, str | None]],
+                                       str, set[str]]:
+    """Small random grammars over the variables x0..x3 and the labels a, b and *."""
+    names = ["x0", "x1", "x2", "x3"]
+    rules: list[tuple[str, str | None, str | None, str | None]] = []
+    for x in names:
+        for _ in range(draw(st.integers(1, 3))):
+            if draw(st.integers(0, 3)) == 0:
+                rules.append((x, None, None, None))
+            else:
+                rules.append((x, draw(st.sampled_from(["a", "b", None])),
+                              draw(st.sampled_from(names)), draw(st.sampled_from(names))))
+    selected = set(draw(st.lists(st.sampled_from(names), min_size=1, max_size=2)))
+    return rules, "x0", selected
+
+
+def grammar_text(rules: list[tuple[str, str | None, str | None, str | None]], start: str,
+                 selected: set[str]) -> str:
+    """The grammar in the paper's notation."""
+    lines = [f"{x} -> " + ("λ" if x1 is None else f"{lab or '*'}<{x1}, {x2}>")
+             for x, lab, x1, x2 in rules]
+    return "\n".join([*lines, f"start {start}", "select " + " ".join(sorted(selected))])
