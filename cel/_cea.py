@@ -637,11 +637,6 @@ def _oldest(position: int, window: int | None) -> float:
 Vector = dict[int, int]  # deterministic state -> how many runs are in it
 
 
-def _add(into: Vector, v: Vector, times: int = 1) -> None:
-    for d, c in v.items():
-        into[d] = into.get(d, 0) + c * times
-
-
 class WindowCounter:
     """How many complex events that fit a window end at each position, without the
     structure of runs: the runs counted per deterministic state, at a cost per event that
@@ -692,27 +687,35 @@ class WindowCounter:
         return found if found is not None else self.det._successors(d, bits)
 
     def _turn(self) -> None:
-        """The back becomes the front (see the class)."""
+        """The back becomes the front (see the class). A row of ``C`` is shared, not copied,
+        where a state has one successor (rows are never changed once made)."""
         back = self.back
+        memo, successors = self.det._next, self.det._successors
         front: list[tuple[int, Vector]] = []
         total: Vector = {}
         # C for the events after the one read: rows for the states occupied after it
         columns: dict[int, Vector] = {d: {d: 1} for d in back[-1][2]} if back else {}
         for k in range(len(back) - 1, -1, -1):
             position, bits, _ = back[k]
-            start = self._successors(0, bits)[1]
+            start = (memo.get((0, bits)) or successors(0, bits))[1]
             if start >= 0:
                 total = dict(total)
-                _add(total, columns[start])
+                for d, c in columns[start].items():
+                    total[d] = total.get(d, 0) + c
                 front.append((position, total))
             if k:  # C one event earlier: each occupied state's row is its successors' rows
                 earlier: dict[int, Vector] = {}
                 for d in back[k - 1][2]:
-                    row: Vector = {}
-                    for q in self._successors(d, bits):
-                        if q >= 0:
-                            _add(row, columns[q])
-                    earlier[d] = row
+                    skip, mark = memo.get((d, bits)) or successors(d, bits)
+                    if skip < 0:
+                        earlier[d] = columns[mark] if mark >= 0 else {}
+                    elif mark < 0:
+                        earlier[d] = columns[skip]
+                    else:
+                        row = dict(columns[skip])
+                        for q, c in columns[mark].items():
+                            row[q] = row.get(q, 0) + c
+                        earlier[d] = row
                 columns = earlier
         front.reverse()
         self.front, self.next, self.back, self.w = front, 0, [], {}
