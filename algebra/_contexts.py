@@ -71,7 +71,8 @@ class Group(Generic[OccT]):
     __slots__ = ("bufs", "taken")
 
     def __init__(self, width: int) -> None:
-        self.bufs: list[list[OccT]] = [[] for _ in range(width)]
+        # Binary operators first: a group is made for every item an operator sees.
+        self.bufs: list[list[OccT]] = [[], []] if width == 2 else [[] for _ in range(width)]
         self.taken: list[set[int]] | None = None
 
     def take(self, child: int, event: OccT) -> None:

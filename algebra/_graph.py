@@ -157,6 +157,7 @@ class EventGraph:
         self._by_step: dict[object, list[Leaf]] = defaultdict(list)
         self._dispatch: dict[tuple[object, PathType], list[Leaf]] = {}
         self._observing: list[EventTree] = []
+        self._solo: EventTree | None = None
         self._droppable: dict[tuple[int, bool], list[OperatorNode]] = {}
         self._timed = False
         self._wire()
@@ -289,7 +290,7 @@ class EventGraph:
         trace = self._trace
         if trace is not None:
             tree.trace = lambda node, c, _name=tree.name: trace(_name, c)
-            tree.direct = False  # every node's composites go through _forward
+            tree.traced()  # every node's composites go through _forward
         return tree
 
     def _hidden_tree(self, d: ResolvedDefinition, bounds: Bounds) -> EventTree:
@@ -324,6 +325,11 @@ class EventGraph:
                                   if leaf.index != WATCH and leaf.spec.receives(
                                       tree.definition.root, tree.name)]
         self._droppable = _droppable(self.trees)
+        #: The graph's only tree when it takes the fast paths (direct, or a walk with one
+        #: watcher): ``feed`` then has no tree to choose and no heap of trees to keep.
+        only = self.trees[0] if len(self.trees) == 1 else None
+        self._solo = only if only is not None and (
+            only.direct or only.watcher is not None) else None
         self._timed = any(n.duration is not None for t in self.trees for n in t.operators)
 
     # --- nodes that no longer exist ---------------------------------------------------------
@@ -533,6 +539,49 @@ class EventGraph:
                                      event.pi.pt))
         if leaves is None:
             leaves = self._leaves_for(event)
+        solo = self._solo
+        if solo is not None and len(leaves) < 2:
+            # The graph's only tree takes the fast paths (see _wire): no tree to choose, no
+            # other tree to give its composites to, no shared subtree.
+            watcher = solo.watcher
+            if watcher is not None:  # EventTree.walk
+                if leaves:
+                    raised = solo.walk(leaves[0], event, ts)
+                elif watcher.termination.held:
+                    # The watcher alone sees the event (walk's first case, inline: most of
+                    # them pass inside what it holds and let nothing go).
+                    solo.tick = ts
+                    raised = watcher.termination.observe(event, ts)
+                    if raised:
+                        raised = solo.up(watcher, raised, ts)
+                else:
+                    raised = []
+            elif leaves:
+                # The direct path of a tree of fast-path nodes (EventTree.direct): the event
+                # goes straight up its leaf's chain, each node taking one arrival and giving
+                # at most one composite to its parent — what process() does, in the same
+                # order, without pending lists or a walk over every node. Inline: a call
+                # would cost what it saves (EventTree.chain is the same, for graphs of
+                # several trees).
+                leaf = leaves[0]
+                node: Any = leaf.parent
+                child = leaf.index
+                x: Event = event
+                solo.tick = ts
+                raised = []
+                while (c := node.push(child, x, ts)) is not None:
+                    parent = node.parent
+                    if parent is None:
+                        raised = [c]
+                        break
+                    child, node, x = node.index, parent, c
+            else:
+                raised = []  # most events of a document concern no definition
+            if windows.dropped:
+                self._report_expired()
+            if raised and self._subscribers:
+                self._notify(raised)
+            return raised
         if self._observing:
             # Rule (ii)/(iii) of processTree: nodes holding potential events see every event.
             dirty = [tree.position for tree in self._observing if tree.holding()]
@@ -561,23 +610,10 @@ class EventGraph:
                 tree = leaves[0].tree
         if tree is not None:
             if tree.direct and leaves:
-                # The direct path of a tree of fast-path nodes (EventTree.direct): the event
-                # goes straight up its leaf's chain, each node taking one arrival and giving
-                # at most one composite to its parent — what process() does, in the same
-                # order, without pending lists or a walk over every node. Inline: a call
-                # would cost what it saves.
-                leaf = leaves[0]
-                node: Any = leaf.parent
-                child = leaf.index
-                x: Event = event
-                tree.tick = ts
-                raised = []
-                while (c := node.push(child, x, ts)) is not None:
-                    parent = node.parent
-                    if parent is None:
-                        raised = [c]
-                        break
-                    child, node, x = node.index, parent, c
+                raised = tree.chain(leaves[0], event, ts)  # the direct path (see above)
+            elif tree.watcher is not None:
+                # A tree of fast-path nodes with one watcher (EventTree.walk).
+                raised = tree.walk(leaves[0] if leaves else None, event, ts)
             else:
                 if leaves:
                     leaf = leaves[0]

@@ -39,12 +39,13 @@ from ._events import (
 )
 from ._grouping import NULL
 from ._operator import OperatorNode, TreeOptions
+from ._termination import Immediate
 from ._window import Bounds
 
 if TYPE_CHECKING:
     from ._tree import EventTree
 
-__all__ = ["MultNode", "WATCH"]
+__all__ = ["MultNode", "EarliestMult", "WATCH", "specialise_mult"]
 
 #: The child index of a multiplicity node's watch leaf (rule (iv): ``*(pt)`` of its own type).
 WATCH = -1
@@ -213,3 +214,95 @@ class MultNode(OperatorNode):
         if run is not None and run.cur is c:
             run.cur, run.tick = out, tick
         return out
+
+
+# --- the fast path -------------------------------------------------------------------------------
+#
+# A multiplicity that raises at once (earliest mode, no condition: its termination never holds
+# anything) gets ``push`` (:func:`specialise_mult`, once when it is built), so that its tree can
+# take an event up its leaf's chain (``EventTree.direct`` and ``EventTree.walk``; see the fast
+# paths of ``_operator``). ``push`` is :meth:`MultNode.evaluate` for a single arrival in a
+# tick: nothing is held by the node and nothing was raised by it earlier in the tick, so of
+# ``_locate``'s places only the consumers remain. The tree calls it only for a node's single
+# arrival of a tick; several arrivals in one tick go through ``evaluate``.
+
+
+class EarliestMult(MultNode):
+    """A multiplicity whose termination raises at once (fast path, see above)."""
+
+    __slots__ = ()
+
+    def push(self, child: int, event: Event, tick: int) -> CompositeEvent | None:
+        """The node's one arrival of the tick: the composite it raises, or None (stored,
+        waiting for the lower bound, or integrated into a potential event a consumer holds)."""
+        if len(self.runs) >= self._sweep_at:
+            self._sweep()
+        pi = event.pi  # the projection's key (Projection.key), inline
+        b = self._bounds.get(pi.pt)
+        key = self.grouping.key(event) if b is None else (event.doc, pi.ids[b[0]:b[1]])
+        if key is NULL:
+            return None
+        if child == WATCH:
+            raised: list[CompositeEvent] = []
+            self._watch(key, event, tick, raised)
+            return raised[0] if raised else None
+        bounded = self.windows is not None
+        if bounded and not self._admits(key, event, tick):  # the clock: when stored below
+            return None
+        run = self.runs.get(key)
+        if run is None:
+            run = self.runs[key] = _Run()
+        cur = run.cur
+        if cur is not None and (self.high is None or len(cur.constituents) < self.high) \
+                and (not bounded or self._inside(cur, tick)):
+            # _locate: an Immediate termination holds nothing, nothing was raised before in
+            # this tick; so where the consumers still have it (no consumer: it is nowhere
+            # consumed, so unconsumed).
+            consumers = self.consumers
+            places = [(node, index) for node, index in consumers
+                      if node.unconsumed(cur, index)] if len(consumers) > 1 else consumers
+            if len(consumers) == 1 and not consumers[0][0].unconsumed(cur, consumers[0][1]):
+                places = []
+            if places or not consumers:
+                c = self._compose(cur.constituents + (event,), tick, cur.pi)
+                run.cur, run.tick = c, tick
+                # _waive: take ``cur`` back from the consumers that have it
+                inside = False
+                for node, index in places:
+                    inside = node.waive(cur, index, c) or inside
+                if not inside:
+                    return c
+                if self._tree.trace is not None:
+                    self._tree.trace(self, c)
+                return None
+        run.waiting.append(event)
+        if len(run.waiting) < self.low:
+            if bounded:  # stored, waiting for the lower bound (otherwise never stored)
+                self._stores(key, child, event)
+            return None
+        c = self._compose(tuple(run.waiting), tick)
+        run.cur, run.tick, run.waiting = c, tick, []
+        return c
+
+    def _sweep(self) -> None:
+        """MultNode._sweep with _locate as push has it (nothing held, nothing raised)."""
+        for key, run in list(self.runs.items()):
+            if run.waiting:
+                continue
+            cur = run.cur
+            if cur is not None and self.consumers:
+                for node, index in self.consumers:
+                    if node.unconsumed(cur, index):
+                        break
+                else:
+                    cur = None  # consumed
+            if cur is None:
+                del self.runs[key]
+        self._sweep_at = max(64, 2 * len(self.runs))
+
+
+def specialise_mult(node: MultNode) -> MultNode:
+    """Switch ``node`` to :class:`EarliestMult` if it raises at once (see above)."""
+    if type(node) is MultNode and type(node.termination) is Immediate:
+        node.__class__ = EarliestMult
+    return node

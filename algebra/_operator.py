@@ -49,13 +49,22 @@ from ._events import (
     CompositeEvent,
     CompositeEventType,
     Event,
+    PrimitiveEvent,
     _composite,
     start_time,
     trusted_path_instance,
 )
-from ._grouping import NULL, Grouping, grouping
+from ._grouping import NULL, Grouping, Projection, grouping
 from ._paths import PathInstance, PathType, intersect_ab
-from ._termination import Holding, Immediate, Termination, compile_condition, span
+from ._termination import (
+    Held,
+    Holding,
+    Immediate,
+    NonLocal,
+    Termination,
+    compile_condition,
+    span,
+)
 from ._window import Bounds, Expired, Windows
 from .ast import Duration
 
@@ -64,7 +73,7 @@ if TYPE_CHECKING:
     from ._tree import EventTree
 
 __all__ = ["TreeOptions", "OperatorNode", "SEMANTICS", "before_interval", "before_detection",
-           "DIRECT"]
+           "DIRECT", "NonLocalConj"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +119,9 @@ class OperatorNode:
 
     __slots__ = (
         "_before",
+        "_bounds",
+        "_defers",
+        "_seen",
         "_select",
         "_terminators_first",
         "_text",
@@ -149,11 +161,19 @@ class OperatorNode:
         condition = (None if mods.when is None
                      else compile_condition(options.documents, mods.when))
         self.grouping: Grouping = grouping(self.pt, self.hierarchical)
+        #: The projection's cache of where its ids lie (``_grouping.Projection``), read by
+        #: the fast paths' ``push`` inline (an empty dict: not a projection, ask ``key``).
+        self._bounds: dict[PathType, tuple[int, int] | None] = (
+            self.grouping.bounds if isinstance(self.grouping, Projection) else {})
         self.termination: Termination = (
             Immediate() if self.mode is ast.Mode.EARLIEST and condition is None
+            # the non-local mode alone: its fast path (_termination.NonLocal)
+            else NonLocal(self._raise, tree.report)
+            if self.mode is ast.Mode.NON_LOCAL and condition is None
             else Holding(self.mode, condition, self._raise, tree.report))
         #: Whether it must see every primitive event while it holds potential events.
         self.observes = self.termination.observes
+        self._defers = self.termination.defers
         self.parent: OperatorNode | None = None
         self.index = 0
         self.width = len(spec.children)
@@ -187,12 +207,15 @@ class OperatorNode:
         # Per path type of arriving events: the type (with the absolute path type) of the
         # composites built from them (∩ab, section 3.1), and that path type's length.
         self._types: dict[PathType, tuple[CompositeEventType, int]] = {}
+        # The last path type _compose looked up there, and what it found: a node's composites
+        # mostly start with events of one path type (no dict lookup, no __hash__ call).
+        self._seen: tuple[PathType | None, tuple[CompositeEventType, int] | None] = (
+            None, None)
 
     @property
     def held(self) -> dict[Hashable, Any]:
         """The potential events the termination holds, by group."""
         return self.termination.held
-
 
     def arrive(self, child: int, event: Event) -> None:
         self.pending.append((child, event))
@@ -206,18 +229,24 @@ class OperatorNode:
     def unconsumed(self, event: Event, child: int) -> bool:
         """Whether this node still has ``event`` of child ``child``: stored, or a constituent
         of a potential event it holds (a held event has consumed nothing, section 3.3)."""
-        key = self.grouping.key(event)
+        pi = event.pi  # the projection's key (Projection.key), inline: at every integration
+        b = self._bounds.get(pi.pt)
+        key = self.grouping.key(event) if b is None else (event.doc, pi.ids[b[0]:b[1]])
         if key is NULL:
             return False
         group = self.groups.get(key)
-        if group is not None and any(x is event for x in group.bufs[child]):
-            return True
+        if group is not None:
+            for x in group.bufs[child]:  # a loop, not any(): asked at every integration
+                if x is event:
+                    return True
         return self.termination.contains(key, event)
 
     def waive(self, event: Event, child: int, replacement: Event) -> bool:
         """Take ``event`` of child ``child`` out of what this node stores; in the potential
         events it holds, ``replacement`` takes its place (section 3.2). True if one did."""
-        key = self.grouping.key(event)
+        pi = event.pi  # the projection's key (Projection.key), inline: at every integration
+        b = self._bounds.get(pi.pt)
+        key = self.grouping.key(event) if b is None else (event.doc, pi.ids[b[0]:b[1]])
         if key is NULL:
             return False
         group = self.groups.get(key)
@@ -306,6 +335,33 @@ class OperatorNode:
             windows.schedule_time(self, key, child, event, due)
         return True
 
+    def _admits(self, key: Hashable, event: Event, tick: int) -> bool:
+        """:meth:`_fits` without telling the clock: the fast paths tell it (:meth:`_stores`)
+        only for an arrival they store. One they do not (a sequence's terminator, the
+        arrival that completes a conjunction) the clock would only find gone at its expiry:
+        nothing is dropped, nothing reported, for it."""
+        windows = self.windows
+        assert windows is not None
+        at = None if self.window is None else event.start + self.window
+        due = None if self.duration is None else self._due(event)
+        if (at is not None and at <= tick) or (due is not None and due <= windows.now):
+            if windows.listening:
+                windows.dropped += self.expired(key, [event], tick)
+            return False
+        return True
+
+    def _stores(self, key: Hashable, child: int, event: Event) -> None:
+        """Tell the clock when ``event``, stored for ``child`` in group ``key``, expires
+        (:meth:`_fits` does it for every arrival it admits, stored or not)."""
+        windows = self.windows
+        assert windows is not None
+        if self.window is not None:
+            windows.schedule(self, key, child, event, event.start + self.window)
+        if self.duration is not None:
+            due = self._due(event)
+            if due is not None:
+                windows.schedule_time(self, key, child, event, due)
+
     def _inside(self, c: CompositeEvent, tick: int) -> bool:
         """Whether composite ``c`` may still grow inside the windows (multiplicity)."""
         assert self.windows is not None
@@ -344,17 +400,28 @@ class OperatorNode:
                  ) -> CompositeEvent:
         first = picks[0]
         pt = first.pi.pt
-        found = self._types.get(pt)
-        if found is None:
-            abs_pt = intersect_ab(self.pt, pt)
-            assert abs_pt is not None, "arrivals with a null projection are filtered out"
-            abs_pt = abs_pt.interned()  # so that its consumers' dicts find it by identity
-            found = self._types[pt] = (CompositeEventType(self.name, abs_pt), len(abs_pt))
+        seen, found = self._seen
+        if seen is not pt:
+            found = self._types.get(pt)
+            if found is None:
+                abs_pt = intersect_ab(self.pt, pt)
+                assert abs_pt is not None, "arrivals with a null projection are filtered out"
+                abs_pt = abs_pt.interned()  # so that its consumers' dicts find it by identity
+                found = self._types[pt] = (CompositeEventType(self.name, abs_pt), len(abs_pt))
+            self._seen = (pt, found)
+        assert found is not None
         et, n = found  # n: the path type's length, kept (len() of a path type is a call)
         if pi is None:
-            pi = trusted_path_instance(et.pt, first.pi.ids[:n])
+            pi = first.pi
+            if pi.pt is not et.pt:  # else the first constituent's own instance is the group's
+                pi = trusted_path_instance(et.pt, pi.ids[:n])
         # A held event gets its id when it is raised, so ids follow the order raised.
-        ident = "" if self.termination.defers else self._tree.next_id()
+        if self._defers:
+            ident = ""
+        else:  # EventTree.next_id, inline
+            tree = self._tree
+            tree._count += 1
+            ident = f"{self.name}#{tree._count}"
         return _composite(ident, et, pi, picks, span(picks), tick, first.doc)
 
     def _raise(self, c: CompositeEvent, tick: int) -> CompositeEvent:
@@ -390,9 +457,22 @@ class OperatorNode:
 # as the general one with the context's selection inlined: no selection call, no list of
 # touched groups, an empty group deleted as soon as it empties. Its ``push`` takes one arrival
 # and returns the one composite it may complete, so that a tree made only of such nodes takes
-# an event up its chain of nodes directly (no pending lists, no walk over every node). The
-# property tests against the reference evaluator (windows included) and the tables of the
-# paper run through them.
+# an event up its chain of nodes directly (no pending lists, no walk over every node:
+# ``EventTree.direct`` and ``EventTree.walk``). The same holds for a conjunction in the
+# non-local mode (issue 4's tree): its ``push`` holds what it completes and returns nothing,
+# its termination (``_termination.NonLocal``) lets held events go as primitive events pass;
+# and for a multiplicity that raises at once (``_multiplicity.EarliestMult``). The property
+# tests against the reference evaluator (windows included), the direct-against-general tests
+# (``tests/algebra/test_fast_paths.py``) and the tables of the paper run through them.
+#
+# Inside ``push``, the same work as the general path with less: the projection's key computed
+# inline (``Projection.key``: a call less), binary nodes without comprehensions or all()/any(),
+# and under a window the clock told only about an arrival the node stores (``_admits`` then
+# ``_stores``; ``_fits`` tells it about every arrival, and the entries of those not stored
+# would only find them gone at their expiry). ``_compose`` serves both paths: it remembers the
+# composite type of the last path type it saw (no dict lookup, no ``PathType.__hash__``
+# call), reuses the first constituent's path instance when it is the group's, and numbers the
+# composite without calling ``next_id``.
 
 
 class ChronicleConj(OperatorNode):
@@ -408,21 +488,93 @@ class ChronicleConj(OperatorNode):
     def push(self, child: int, event: Event, tick: int) -> CompositeEvent | None:
         """One arrival: stored, or the composite it completes (at most one: one event of
         each child, the oldest, consumed as select_any does)."""
-        key = self.grouping.key(event)
-        if key is NULL or (self.windows is not None and not self._fits(key, child, event, tick)):
+        pi = event.pi  # the projection's key (Projection.key), inline
+        b = self._bounds.get(pi.pt)
+        key = self.grouping.key(event) if b is None else (event.doc, pi.ids[b[0]:b[1]])
+        windowed = self.windows is not None
+        if key is NULL or (windowed and not self._admits(key, event, tick)):
             return None
         groups = self.groups
         group = groups.get(key)
         if group is None:
             group = groups[key] = Group(self.width)
         bufs = group.bufs
-        bufs[child].append(event)
-        if not all(bufs):
-            return None
-        c = self._compose(tuple([buf.pop(0) for buf in bufs]), tick)
-        if not any(bufs):
-            del groups[key]
+        mine = bufs[child]
+        mine.append(event)
+        if len(bufs) == 2:  # binary: no comprehension, no all() or any()
+            first, second = bufs
+            if not first or not second:
+                c = None
+            else:
+                c = self._compose((first.pop(0), second.pop(0)), tick)
+                if not first and not second:
+                    del groups[key]
+        elif not all(bufs):
+            c = None
+        else:
+            c = self._compose(tuple([buf.pop(0) for buf in bufs]), tick)
+            if not any(bufs):
+                del groups[key]
+        if windowed and mine:  # the arrival, last of its buffer, is still there: stored
+            self._stores(key, child, event)
         return c
+
+
+class NonLocalConj(OperatorNode):
+    """A conjunction in the hierarchical chronicle context, in the non-local mode without a
+    condition (fast path): what an arrival completes is held (``_termination.NonLocal``)
+    until a primitive event outside its subtree lets it go; ``push`` never returns one."""
+
+    __slots__ = ()
+
+    def evaluate(self, tick: int) -> list[CompositeEvent]:
+        arrivals, self.pending = self.pending, []
+        push = self.push
+        for child, event in arrivals:
+            push(child, event, tick)
+        return []
+
+    def push(self, child: int, event: Event, tick: int) -> CompositeEvent | None:
+        """One arrival: stored, or the potential event it completes held (as ChronicleConj
+        picks it, then as Holding.emit holds it)."""
+        pi = event.pi  # the projection's key (Projection.key), inline
+        b = self._bounds.get(pi.pt)
+        key = self.grouping.key(event) if b is None else (event.doc, pi.ids[b[0]:b[1]])
+        windowed = self.windows is not None
+        if key is NULL or (windowed and not self._admits(key, event, tick)):
+            return None
+        groups = self.groups
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = Group(self.width)
+        bufs = group.bufs
+        mine = bufs[child]
+        mine.append(event)
+        if len(bufs) == 2:  # binary: no comprehension, no all() or any()
+            first, second = bufs
+            if not first or not second:
+                c = None
+            else:
+                c = self._compose((first.pop(0), second.pop(0)), tick)
+                if not first and not second:
+                    del groups[key]
+        elif not all(bufs):
+            c = None
+        else:
+            c = self._compose(tuple([buf.pop(0) for buf in bufs]), tick)
+            if not any(bufs):
+                del groups[key]
+        if windowed and mine:  # the arrival, last of its buffer, is still there: stored
+            self._stores(key, child, event)
+        if c is None:
+            return None
+        held = self.termination.held
+        entries = held.get(key)
+        if entries is None:
+            held[key] = [Held(c, False)]
+        else:
+            entries.append(Held(c, False))
+        return None
 
 
 class ChronicleSeq(OperatorNode):
@@ -441,8 +593,10 @@ class ChronicleSeq(OperatorNode):
     def push(self, child: int, event: Event, tick: int) -> CompositeEvent | None:
         """One arrival: an initiator stored, or the composite a terminator makes with the
         oldest initiator before it (a terminator alone is never stored)."""
-        key = self.grouping.key(event)
-        if key is NULL or (self.windows is not None and not self._fits(key, child, event, tick)):
+        pi = event.pi  # the projection's key (Projection.key), inline
+        b = self._bounds.get(pi.pt)
+        key = self.grouping.key(event) if b is None else (event.doc, pi.ids[b[0]:b[1]])
+        if key is NULL or (self.windows is not None and not self._admits(key, event, tick)):
             return None
         groups = self.groups
         group = groups.get(key)
@@ -450,11 +604,23 @@ class ChronicleSeq(OperatorNode):
             if group is None:
                 group = groups[key] = Group(2)
             group.bufs[0].append(event)
+            if self.windows is not None:  # an initiator is stored (a terminator never is)
+                self._stores(key, child, event)
             return None
         if group is None:
             return None
         starts = group.bufs[0]
         before = self._before
+        if before is before_interval:
+            # before_interval inline (x.end < event.start, without the properties' calls)
+            begin = event.ts if type(event) is PrimitiveEvent else event.interval[0]
+            for i, x in enumerate(starts):
+                if (x.ts if type(x) is PrimitiveEvent else x.interval[1]) < begin:
+                    del starts[i]
+                    if not starts:
+                        del groups[key]
+                    return self._compose((x, event), tick)
+            return None
         for i, x in enumerate(starts):
             if before(x, event):
                 del starts[i]
@@ -464,22 +630,26 @@ class ChronicleSeq(OperatorNode):
         return None
 
 
-#: The fast paths' classes: a tree made only of them takes a primitive event straight up its
-#: chain of nodes (``EventTree.direct``, used by ``EventGraph.feed``).
+#: The fast paths' classes whose nodes never hold potential events: a tree made only of them
+#: takes a primitive event straight up its chain of nodes (``EventTree.direct``, used by
+#: ``EventGraph.feed``).
 DIRECT = frozenset((ChronicleConj, ChronicleSeq))
 
 
 def specialise(node: OperatorNode) -> OperatorNode:
     """Switch ``node`` to its fast path's class, if its configuration has one (see above)."""
-    if (type(node) is not OperatorNode or node.absorbs
-            or not isinstance(node.termination, Immediate) or not node.hierarchical
+    if (type(node) is not OperatorNode or node.absorbs or not node.hierarchical
             or node.context is not ast.Context.CHRONICLE):
         return node
     expr = node.spec.expr
-    if isinstance(expr, ast.Conj):
-        node.__class__ = ChronicleConj
-    elif isinstance(expr, ast.Seq) and node.width == 2:
-        node.__class__ = ChronicleSeq
+    kind = type(node.termination)
+    if kind is Immediate:
+        if isinstance(expr, ast.Conj):
+            node.__class__ = ChronicleConj
+        elif isinstance(expr, ast.Seq) and node.width == 2:
+            node.__class__ = ChronicleSeq
+    elif kind is NonLocal and isinstance(expr, ast.Conj):
+        node.__class__ = NonLocalConj
     return node
 
 

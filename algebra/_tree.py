@@ -22,14 +22,24 @@ from ._contexts import Before
 from ._definitions import LeafSpec, OperatorSpec, ResolvedDefinition
 from ._errors import ConditionError, InvalidArgumentError
 from ._events import CompositeEvent, Event, EventType, PrimitiveEvent
-from ._multiplicity import WATCH, MultNode
-from ._operator import DIRECT, SEMANTICS, OperatorNode, TreeOptions, specialise
+from ._multiplicity import WATCH, EarliestMult, MultNode, specialise_mult
+from ._operator import (
+    DIRECT,
+    SEMANTICS,
+    NonLocalConj,
+    OperatorNode,
+    TreeOptions,
+    specialise,
+)
 from ._window import Bounds
 
 if TYPE_CHECKING:
     from ._sharing import Core
 
-__all__ = ["Leaf", "EventTree"]
+__all__ = ["Leaf", "EventTree", "PUSHES"]
+
+#: The nodes with ``push`` (see the fast paths of ``_operator`` and ``_multiplicity``).
+PUSHES = DIRECT | {NonLocalConj, EarliestMult}
 
 
 class Leaf:
@@ -40,7 +50,7 @@ class Leaf:
     of the path instances it stands for (rule (iv) of processTree, section 4).
     """
 
-    __slots__ = ("et", "index", "parent", "spec", "tree")
+    __slots__ = ("et", "index", "parent", "plan", "spec", "tree")
 
     def __init__(self, spec: LeafSpec, parent: OperatorNode, index: int, tree: EventTree) -> None:
         self.et: EventType = spec.et
@@ -48,6 +58,8 @@ class Leaf:
         self.parent = parent
         self.index = index
         self.tree = tree
+        #: Where its chain meets the chain of the tree's watcher (see EventTree.walk).
+        self.plan: tuple[OperatorNode | None, bool] = (None, True)
 
 
 class EventTree:
@@ -74,6 +86,7 @@ class EventTree:
         "root",
         "tick",
         "trace",
+        "watcher",
     )
 
     def __init__(self, definition: ResolvedDefinition, options: TreeOptions,
@@ -99,10 +112,19 @@ class EventTree:
         self.root = self._build(definition.root, options, before, bounds, not hidden)
         #: Nodes that must see every primitive event while they hold potential events.
         self.observers = [n for n in self.operators if n.observes]
-        #: Whether every node is a fast path with ``push`` (see ``_operator.DIRECT``): an
-        #: event then goes straight up its leaf's chain of nodes (``EventGraph.feed``),
-        #: unless the tree is traced or is a shared subtree's hidden tree.
-        self.direct = not hidden and all(type(n) in DIRECT for n in self.operators)
+        #: Whether every node is a fast path with ``push`` that never holds anything (see
+        #: ``_operator.DIRECT``): an event then goes straight up its leaf's chain of nodes
+        #: (``EventGraph.feed``), unless the tree is traced or is a shared subtree's hidden
+        #: tree.
+        pushes = not hidden and all(type(n) in PUSHES for n in self.operators)
+        self.direct = pushes and not self.observers
+        #: The one node that watches every event while it holds potential events, in a tree
+        #: otherwise made of fast paths with ``push``: such a tree is processed by
+        #: :meth:`walk`. None otherwise.
+        self.watcher: OperatorNode | None = (
+            self.observers[0] if pushes and len(self.observers) == 1 else None)
+        if self.watcher is not None:
+            self._plan(self.watcher)
         #: Whether other trees take its root's composites (set by the graph's wiring).
         self.feeds = True
         # Their terminations' dicts of held events (each keeps its dict for its lifetime).
@@ -118,7 +140,8 @@ class EventTree:
         # A window applies to the node that sets it and to every node beneath it: the
         # smallest of its own, its ancestors' and the graph's, of each kind.
         bounds = bounds.tighten(spec.mods.within)
-        node = (MultNode(spec, self, options, before, bounds) if isinstance(spec.expr, ast.Mult)
+        node = (specialise_mult(MultNode(spec, self, options, before, bounds))
+                if isinstance(spec.expr, ast.Mult)
                 else specialise(OperatorNode(spec, self, options, before, bounds)))
         for i, child in enumerate(spec.children):
             if isinstance(child, OperatorSpec):
@@ -132,6 +155,154 @@ class EventTree:
             self.leaves.append(Leaf(LeafSpec(watch, spec.expr), node, WATCH, self))
         self.operators.append(node)  # after its children: post-order
         return node
+
+    def traced(self) -> None:
+        """The tree is traced from now on: it takes the general path."""
+        self.direct = False
+        self.watcher = None
+
+    def chain(self, leaf: Leaf, event: PrimitiveEvent, tick: int) -> list[CompositeEvent]:
+        """process() for a :attr:`direct` tree when ``leaf`` alone takes ``event``: up the
+        leaf's chain of nodes, each taking one arrival and giving at most one composite to
+        its parent (``EventGraph.feed`` has the same inline for a graph of one tree)."""
+        self.tick = tick
+        node: Any = leaf.parent
+        child = leaf.index
+        x: Event = event
+        while (c := node.push(child, x, tick)) is not None:
+            parent = node.parent
+            if parent is None:
+                return [c]
+            child, node, x = node.index, parent, c
+        return []
+
+    # --- the walk: a tree of fast paths with one watcher --------------------------------------
+    #
+    # A tree of nodes with ``push`` one of which watches every event while it holds potential
+    # events (a non-local conjunction: issue 4's tree) is processed without pending lists when
+    # one leaf (or none, the watcher alone) takes the event. process() evaluates the nodes in
+    # post-order, each with the arrivals of the tick in the order they came: the leaf's
+    # (delivered before), then its children's composites in post-order, the watcher's own
+    # composites before those its observation lets go. Only the leaf's chain of nodes and the
+    # watcher's receive anything, so the walk goes up those two chains: below the node where
+    # they meet (``Leaf.plan``) each is an independent subtree, taken in post-order (which
+    # side first also decides the order composites are numbered in); from there one chain.
+    # A node with a single arrival pushes it; several arrivals (the watcher let several go)
+    # go through the node's ``evaluate``, as process() would. The direct-against-general
+    # tests (tests/algebra/test_fast_paths.py) compare both.
+
+    def _plan(self, watcher: OperatorNode) -> None:
+        """Each leaf's plan: (None, True) if the watcher is on its chain, else (the node where
+        the chains meet, whether the leaf's side comes first in post-order)."""
+        for leaf in self.leaves:
+            chain: list[OperatorNode] = []
+            node: OperatorNode | None = leaf.parent
+            while node is not None:
+                chain.append(node)
+                node = node.parent
+            if any(n is watcher for n in chain):
+                leaf.plan = (None, True)
+                continue
+            below, meet = watcher, watcher.parent
+            while not any(n is meet for n in chain):
+                assert meet is not None
+                below, meet = meet, meet.parent
+            if leaf.parent is meet:
+                leaf.plan = (meet, True)  # the leaf's event is in meet's pending first
+            else:
+                side = chain[next(i for i, n in enumerate(chain) if n is meet) - 1]
+                leaf.plan = (meet, side.index < below.index)
+
+    def walk(self, leaf: Leaf | None, event: PrimitiveEvent, tick: int
+             ) -> list[CompositeEvent]:
+        """process() for a tree with a :attr:`watcher`, when ``leaf`` alone takes ``event``
+        (None: no leaf does, and the watcher holds potential events). See above."""
+        self.tick = tick
+        watcher: Any = self.watcher
+        if leaf is None:
+            return self.up(watcher, watcher.termination.observe(event, tick), tick)
+        meet: Any
+        meet, leaf_first = leaf.plan
+        node: Any = leaf.parent
+        child = leaf.index
+        x: Any = event
+        if meet is None:  # the watcher is on the leaf's chain
+            while node is not watcher:
+                x = node.push(child, x, tick)
+                if x is None:  # the chain stops below the watcher
+                    if watcher.termination.held:
+                        return self.up(watcher, watcher.termination.observe(event, tick), tick)
+                    return []
+                child, node = node.index, node.parent
+            c = node.push(child, x, tick)
+            xs = [] if c is None else [c]
+            if watcher.termination.held:
+                xs += watcher.termination.observe(event, tick)
+            return self.up(watcher, xs, tick)
+        # The two chains meet at ``meet``: each side up to it, in post-order.
+        if leaf_first:
+            mine = self._side(leaf, event, meet, tick)
+            theirs = self._observed(watcher, event, meet, tick)
+            arrivals = mine + theirs
+        else:
+            theirs = self._observed(watcher, event, meet, tick)
+            mine = self._side(leaf, event, meet, tick)
+            arrivals = theirs + mine
+        if not arrivals:
+            return []
+        if len(arrivals) == 1:
+            child, x = arrivals[0]
+            c = meet.push(child, x, tick)
+            xs = [] if c is None else [c]
+        else:
+            meet.pending = arrivals
+            xs = meet.evaluate(tick)
+        return self.up(meet, xs, tick)
+
+    @staticmethod
+    def _side(leaf: Leaf, event: Event, meet: OperatorNode, tick: int
+              ) -> list[tuple[int, Event]]:
+        """The arrival the leaf's chain gives ``meet`` (none if it stops below)."""
+        node: Any = leaf.parent
+        child = leaf.index
+        x: Any = event
+        while node is not meet:
+            x = node.push(child, x, tick)
+            if x is None:
+                return []
+            child, node = node.index, node.parent
+        return [(child, x)]
+
+    def _observed(self, watcher: Any, event: PrimitiveEvent, meet: OperatorNode, tick: int
+                  ) -> list[tuple[int, Event]]:
+        """The arrivals the watcher's chain gives ``meet``: what the watcher lets go, carried
+        up to ``meet``'s child."""
+        if not watcher.termination.held:
+            return []
+        xs = watcher.termination.observe(event, tick)
+        node = watcher
+        while xs and node.parent is not meet:
+            xs = self._step(node.parent, node.index, xs, tick)
+            node = node.parent
+        return [(node.index, c) for c in xs]
+
+    @staticmethod
+    def _step(node: Any, child: int, xs: list[CompositeEvent], tick: int
+              ) -> list[CompositeEvent]:
+        """``node``'s composites from the arrivals ``xs`` of its child ``child``."""
+        if len(xs) == 1:
+            c = node.push(child, xs[0], tick)
+            return [] if c is None else [c]
+        node.pending = [(child, x) for x in xs]
+        raised: list[CompositeEvent] = node.evaluate(tick)
+        return raised
+
+    def up(self, node: Any, xs: list[CompositeEvent], tick: int) -> list[CompositeEvent]:
+        """Carry ``node``'s composites ``xs`` up to the root; the root's composites."""
+        while xs and node.parent is not None:
+            xs = self._step(node.parent, node.index, xs, tick)
+            node = node.parent
+        return xs
 
     def next_id(self) -> str:
         self._count += 1

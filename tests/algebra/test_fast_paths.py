@@ -44,3 +44,55 @@ def test_example_10_is_a_direct_tree() -> None:
     assert graph.tree("E").direct
     assert not EventGraph("E := ins(item) ; ins(item/a) ; ins(item/b)",
                           context="recent").tree("E").direct
+
+
+# --- the walk: a tree of fast paths with one watcher (issue 13, speed) ------------------------
+
+NON_LOCAL = "ins(item) ; ((ins(item/a) & [1,*] ins(item/b)) with mode=non-local)"
+WALKED = [
+    NON_LOCAL,
+    "ins(item) ; ((ins(item/a) & [2,3] ins(item/b)) with mode=non-local)",
+    "(ins(item/a) & [1,*] ins(item/b)) with mode=non-local",
+    "ins(item) ; ((ins(item/a) & [0,*] ins(item/b)) with mode=non-local)",
+    "((ins(item/a) & ins(item/b)) with mode=non-local) ; ins(item/c)",
+    "ins(item/c) & ((ins(item/a) & ins(item/b)) with mode=non-local)",
+    "(ins(item/c) ; ins(item/a)) & ((ins(item/a) & [1,*] ins(item/b)) with mode=non-local)",
+    "((ins(item/c) & [1,*] ins(item/b)) with mode=non-local) ; (ins(item/a) & ins(item/c))",
+    "ins(item/a) & [1,2] ins(item/b)",
+    "ins(item) ; [1,*] ins(item/b)",
+]
+
+
+def _walked(definitions: str, events: list[PrimitiveEvent], within: int | None,
+            traced: bool) -> tuple[list[object], list[object], list[Expired]]:
+    graph = EventGraph(definitions, within=within,
+                       trace=(lambda name, c: None) if traced else None)
+    expired: list[Expired] = []
+    graph.subscribe_expired(expired.append)
+    out: list[object] = [graph.feed(e) for e in events]
+    state = [(graph.held(n), graph.potential(n)) for n in graph.order]
+    out.append(graph.close())
+    return out, state, expired
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(WALKED), streams(), st.sampled_from([None, 3, 8]), st.booleans())
+def test_the_walk_equals_the_general_path(expr: str, events: list[PrimitiveEvent],
+                                          within: int | None, reused: bool) -> None:
+    """A multiplicity and a non-local conjunction take their fast paths (EventTree.walk and
+    the direct path); a traced graph processes every tree node by node. Same composites
+    (ids, constituents, intervals, ticks), same state held, same expiry reports; also where
+    another definition reuses the tree (the graph then has several trees)."""
+    definitions = f"E := {expr}"
+    if reused:
+        definitions += "\nF := E ; ins(item/c)"
+    assert _walked(definitions, events, within, traced=False) == \
+        _walked(definitions, events, within, traced=True)
+
+
+def test_the_non_local_tree_is_walked() -> None:
+    """bench_engine.py's non-local tree: fast paths throughout, its conjunction the watcher."""
+    tree = EventGraph(f"E := {NON_LOCAL}").tree("E")
+    assert tree.watcher is not None and tree.watcher.mode.value == "non-local"
+    assert not tree.direct
+    assert EventGraph(f"E := {NON_LOCAL}", trace=lambda name, c: None).tree("E").watcher is None
