@@ -32,42 +32,66 @@ the input (``endDocHandler``).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from ._grammar import Grammar
 
-__all__ = ["Shape", "Automaton", "Candidate", "Counter", "Run"]
+__all__ = ["Shape", "Automaton", "Candidate", "Counter", "Found", "Report", "Run", "TooDeep"]
 
 Entry = tuple[int, int, bool]
 
 
 class Shape:
     """The pairs of a POA state and their ``b`` flags, interned: equal shapes are one object,
-    whose transitions are memoised on it."""
+    whose transitions are memoised on it.
 
-    __slots__ = ("enter", "entries", "id", "leave")
+    ``by_tag`` memoises ``enter'`` by element name rather than by label class, and each
+    ``enter'`` keeps the ``leave'`` transitions that close it by the last child's shape
+    (:attr:`_Enter.leaves`), so that the run's hot path is one dictionary lookup per event,
+    without classifying the name or building a key (section 5.2: the transitions are computed
+    once, when the input first needs them).
+    """
+
+    __slots__ = ("by_tag", "enter", "entries", "id", "leave")
 
     def __init__(self, sid: int, entries: tuple[Entry, ...]) -> None:
         self.id = sid
         self.entries = entries
         self.enter: dict[int, _Enter] = {}
         self.leave: dict[tuple[int, int], _Leave] = {}
+        self.by_tag: dict[str, _Enter] = {}
+
+
+#: names memoised per shape at most (a flood of distinct names is classified each time)
+NAMES_PER_SHAPE = 4096
 
 
 class _Enter:
     """``enter'`` from a shape on a label class: the target shape, the sources whose
-    candidates are reported (``(i, marked)``), and per target entry the sources pushed in."""
+    candidates are reported (``(i, marked)``), and per target entry the sources pushed in;
+    ``leaves`` memoises the ``leave'`` transitions at the end of such an element, by the shape
+    of the state after its last child (``source`` and ``cls`` say how to compute one)."""
 
-    __slots__ = ("marks", "push", "report", "target")
+    __slots__ = ("cls", "instant", "leaves", "marks", "push", "report", "source", "target")
 
-    def __init__(self, target: Shape, report: tuple[tuple[int, bool], ...],
-                 push: tuple[tuple[int, tuple[tuple[int, bool], ...]], ...],
-                 marks: bool) -> None:
+    def __init__(self, source: Shape, cls: int, target: Shape,
+                 report: tuple[tuple[int, bool], ...], push: Routes, marks: bool) -> None:
+        self.source = source
+        self.cls = cls
         self.target = target
         self.report = report
         self.push = push
         self.marks = marks
+        self.leaves: dict[Shape, _Leave] = {}
+        # the element's own candidate is decided at its start tag (a marked source reported):
+        # the run reports it at once and makes no Candidate to hold
+        self.instant = any(m for _i, m in report)
+
+
+# per target entry j: (j, child entries, father entries, whether the element's candidate goes in)
+Routes = tuple[tuple[int, tuple[int, ...], tuple[int, ...], bool], ...]
 
 
 class _Leave:
@@ -78,7 +102,7 @@ class _Leave:
 
     def __init__(self, target: Shape, report_child: tuple[int, ...],
                  report_father: tuple[int, ...], report_mark: bool,
-                 route: tuple[tuple[int, tuple[int, ...], tuple[int, ...], bool], ...]) -> None:
+                 route: Routes) -> None:
         self.target = target
         self.report_child = report_child
         self.report_father = report_father
@@ -94,8 +118,11 @@ class Automaton:
         self.grammar = grammar
         self._shapes: dict[tuple[Entry, ...], Shape] = {}
         self.initial = self._shape({(grammar.start, grammar.start): True})
-        self._root_enter: dict[int, _Enter] = {}
-        self._root_leave: dict[tuple[int, int], _Leave] = {}
+        # The state before the root element: the initial shape's entries, but its own object,
+        # so that the transitions memoised on it are the root's (section 5.1 read for XML:
+        # the root has no following sibling, see _right_free) and a run needs no test for
+        # "is this the root" per event.
+        self.root = Shape(-1, self.initial.entries)
 
     @property
     def shapes(self) -> int:
@@ -113,12 +140,27 @@ class Automaton:
         g = self.grammar
         return g.nullable(x5) if root else g.universal(x5)
 
-    def enter(self, shape: Shape, cls: int, root: bool) -> _Enter:
-        """``enter'(q, a)`` for a state of this shape (memoised)."""
-        memo = self._root_enter if root else shape.enter
+    def enter_named(self, shape: Shape, label: str) -> _Enter:
+        """``enter'`` on an element name: :meth:`enter` on its class, memoised by name."""
+        found = self.enter(shape, self.grammar.classify(label))
+        if len(shape.by_tag) < NAMES_PER_SHAPE:
+            shape.by_tag[label] = found
+        return found
+
+    def leave_after(self, opened: _Enter, child: Shape) -> _Leave:
+        """``leave'`` at the end of an element entered by ``opened`` whose content ended in a
+        state of shape ``child``: :meth:`leave`, memoised on ``opened``."""
+        found = opened.leaves[child] = self.leave(opened.source, child, opened.cls)
+        return found
+
+    def enter(self, shape: Shape, cls: int) -> _Enter:
+        """``enter'(q, a)`` for a state of this shape (memoised); at the root when ``shape``
+        is :attr:`root`."""
+        memo = shape.enter
         found = memo.get(cls)
         if found is not None:
             return found
+        root = shape is self.root
         g = self.grammar
         flags: dict[tuple[int, int], bool] = {}
         report: list[tuple[int, bool]] = []
@@ -139,19 +181,23 @@ class Automaton:
                         push.setdefault(key, []).append((i, marked))
         target = self._shape(flags)
         index = {(x, f): j for j, (x, f, _b) in enumerate(target.entries)}
-        found = _Enter(target, tuple(dict.fromkeys(report)),
-                       tuple((index[k], tuple(dict.fromkeys(v))) for k, v in push.items()),
-                       marks)
+        # per target entry: the state's entries whose sets go in, and whether the element's
+        # own candidate does (the same form as a leave' route, without child sets)
+        routes = tuple((index[k], (), tuple(dict.fromkeys(i for i, _m in v)),
+                        any(m for _i, m in v)) for k, v in push.items())
+        found = _Enter(shape, cls, target, tuple(dict.fromkeys(report)), routes, marks)
         memo[cls] = found
         return found
 
-    def leave(self, father: Shape, child: Shape, cls: int, root: bool) -> _Leave:
-        """``leave'((q_w, q_last(w1)), a)`` for states of these shapes (memoised)."""
+    def leave(self, father: Shape, child: Shape, cls: int) -> _Leave:
+        """``leave'((q_w, q_last(w1)), a)`` for states of these shapes (memoised); the root's
+        when ``father`` is :attr:`root`."""
         key0 = (child.id, cls)
-        memo = self._root_leave if root else father.leave
+        memo = father.leave
         found = memo.get(key0)
         if found is not None:
             return found
+        root = father is self.root
         g = self.grammar
         flags: dict[tuple[int, int], bool] = {}
         sources: dict[tuple[int, int], tuple[set[int], set[int], list[bool]]] = {}
@@ -238,177 +284,280 @@ class Candidate:
         return f"Candidate({self.node}, {self.path!r})"
 
 
-_NONE: tuple[Candidate, ...] = ()
 Sets = tuple[frozenset[Candidate], ...]
+
+
+class Found(NamedTuple):
+    """A match as the run reports it: pre-order index, path, attributes."""
+
+    node: int
+    path: str
+    attributes: dict[str, str]
+
+
+# (event, node of the event, the matches it decided as (node, path, attributes) tuples)
+Report = tuple[str, int, list[tuple[int, str, dict[str, str]]]]
+_EMPTY: frozenset[Candidate] = frozenset()
+
+
+def _gather(csets: Sets | None, cs: tuple[int, ...], fsets: Sets | None, fs: tuple[int, ...],
+            cand: Candidate | None, fresh: bool) -> frozenset[Candidate] | None:
+    """The candidates of the sets named (``csets[k]`` for ``k`` in ``cs``, ``fsets[i]`` for
+    ``i`` in ``fs``) and ``cand``, less those already reported; None if that is nothing.
+
+    One set passes through as it is when ``fresh`` (no candidate was reported since the sets
+    were made, so none of theirs can have been) or when none of its candidates is reported:
+    the usual case, candidates waiting while entry after entry hands them on, copies and
+    scans nothing."""
+    parts: list[frozenset[Candidate]] = []
+    if csets is not None:
+        for k in cs:
+            if csets[k]:
+                parts.append(csets[k])
+    if fsets is not None:
+        for i in fs:
+            if fsets[i]:
+                parts.append(fsets[i])
+    if len(parts) == 1 and cand is None:
+        one = parts[0]
+        if fresh:
+            return one
+        for c in one:
+            if c.reported:
+                break
+        else:
+            return one
+    elif not parts and cand is None:
+        return None
+    if fresh:
+        # nothing to filter: the union is made in C (a set of thousands of candidates waiting
+        # for the end of the root, as /*[not(d)]//*, is merged at every end tag)
+        if cand is None or cand.reported:
+            return _EMPTY.union(*parts) or None
+        acc = set().union(*parts)
+    else:
+        acc = {c for p in parts for c in p if not c.reported}
+    if cand is not None and not cand.reported:
+        acc.add(cand)
+    return frozenset(acc) if acc else None
+
+
+class TooDeep(Exception):
+    """The document nests deeper than the run's ``max_depth`` (the driver says where)."""
+
+
+def _plain_attributes(attrs: Any) -> dict[str, str]:
+    return dict(attrs) if attrs else {}
 
 
 class Run:
     """One run of an automaton over the start and end events of one document (Listing 1).
 
-    :meth:`start` and :meth:`end` return the candidates decided at that event (each once, in
-    the order found); the run knows nothing of lxml: ``attributes`` turns whatever the driver
-    passes along with a start event into a dict, and is called for candidates only.
+    The run is a pair of closures, :attr:`start_event` ``(name, attributes)`` and
+    :attr:`end_event` ``(name=None)``, that a driver calls once per event — a parser target
+    calls them straight from the parser, with no layer in between. What an event decides is
+    appended to :attr:`reports` as ``(event, node, candidates)``; the driver takes them from
+    there. :meth:`start` and :meth:`end` are the same steps returning the matches decided
+    (:class:`Found`, each once), for traces and tests. The run knows nothing of lxml:
+    ``attributes`` turns whatever the driver passes along with a start event into a dict, and
+    is called for candidates only.
     """
 
     def __init__(self, automaton: Automaton,
-                 attributes: Callable[[Any], dict[str, str]] | None = None) -> None:
+                 attributes: Callable[[Any], dict[str, str]] | None = None,
+                 max_depth: int = 0) -> None:
         self.automaton = automaton
         self.counter = Counter()
-        self._classify = automaton.grammar.classify
-        self._classes = automaton.grammar._classes
-        self._attributes = attributes or (lambda a: dict(a) if a else {})
-        self.shape = automaton.initial
-        self.sets: Sets | None = None
-        # per open element: [state shape, candidate sets, its candidate, label class, node,
-        # name, position among same-named siblings, counts of its children's names]
-        self._stack: list[list[Any]] = []
-        self._root_counts: dict[str, int] = {}
-        self.finished = False
+        self.reports: list[Report] = []
+        self.start_event, self.end_event, self._view = self._machine(
+            attributes or _plain_attributes, max_depth or sys.maxsize)
+
+    def _machine(self, attributes: Callable[[Any], dict[str, str]], max_depth: int) -> tuple[
+            Callable[..., None], Callable[..., None],
+            Callable[[], tuple[Shape, Sets | None, list[tuple[Any, ...]]]]]:
+        """The run's state and its two event handlers, as closures: their variables are cells,
+        read and written without the attribute lookups of an object (the hot path)."""
+        automaton = self.automaton
+        enter_named = automaton.enter_named
+        leave_after = automaton.leave_after
+        counter = self.counter
+        emit = self.reports.append
+        # bumped whenever a held candidate is reported; ``clean`` is its value when the
+        # current sets were made (each frame keeps its own), so that sets made since the last
+        # report are known to hold no reported candidate without looking (see _gather)
+        epoch = 0
+        clean = 0
+        # per open element, a tuple: (the enter' transition that opened it, from the state
+        # before it, that state's candidate sets, its own undecided candidate, its name,
+        # pre-order index, position among same-named siblings, and the counts of names among
+        # it and its preceding siblings)
+        stack: list[tuple[Any, ...]] = []
+        push = stack.append
+        pop = stack.pop
+        # the counts of names among the children of the innermost open element so far (None
+        # before its first child), for the positions in paths
+        counts: dict[str, int] | None = {}
+        shape = automaton.root
+        sets: Sets | None = None
+        node = 0
+
+        def report(found: list[Candidate], event: str, at: int,
+                   now: tuple[int, str, dict[str, str]] | None = None) -> None:
+            nonlocal epoch
+            out = [now] if now is not None else []
+            for c in found:
+                if not c.reported:
+                    c.reported = True
+                    counter.held -= 1
+                    out.append((c.node, c.path, c.attributes))
+                    epoch += 1
+            if out:
+                counter.matches += len(out)
+                emit((event, at, out))
+
+        def start(label: str, attrs: Any = None) -> None:
+            nonlocal shape, sets, node, counts, clean
+            node += 1
+            if counts is None:
+                # the parent's first child: the only event at which the depth grows
+                if len(stack) >= max_depth:
+                    raise TooDeep(len(stack) + 1)
+                counts = {}
+            pos = counts[label] = counts.get(label, 0) + 1
+            # enter' memoised per (shape, name): one lookup once warm (section 5.2)
+            tr = shape.by_tag.get(label)
+            if tr is None:
+                tr = enter_named(shape, label)
+            if sets is None and not tr.marks:
+                # Fast path, the usual case: no candidate pending in this state and none made
+                # here, so there is nothing to report or push (Listing 1 moves only sets).
+                push((tr, None, None, label, node, pos, counts, 0))
+                shape = tr.target
+                counts = None
+                return
+            cand = None
+            now = None
+            if tr.marks:
+                # the path is built for candidates only, from the names and positions on
+                # the stack
+                path = "".join([f"/{f[3]}[{f[5]}]" for f in stack]) + f"/{label}[{pos}]"
+                if tr.instant:
+                    # Decided at its own start tag (//a/b): reported now, with no Candidate
+                    # object to make and free; it counts as held for that moment (pot_max).
+                    if counter.held >= counter.peak:
+                        counter.peak = counter.held + 1
+                    now = (node, path, attributes(attrs))
+                else:
+                    cand = Candidate(node, path, attributes(attrs), counter)
+            found: list[Candidate] = []
+            if sets is not None:
+                for i, _marked in tr.report:
+                    found.extend(sets[i])
+            if found or now is not None:
+                report(found, "start", node, now)
+            new: Sets | None = None
+            if tr.push:
+                fresh = clean == epoch
+                lists: list[frozenset[Candidate]] | None = None
+                for k, _none, fs, mark in tr.push:
+                    got = _gather(None, _none, sets, fs, cand if mark else None, fresh)
+                    if got is not None:
+                        if lists is None:
+                            lists = [_EMPTY] * len(tr.target.entries)
+                        lists[k] = got
+                if lists is not None:
+                    new = tuple(lists)
+            push((tr, sets, cand, label, node, pos, counts, clean))
+            shape = tr.target
+            sets = new
+            clean = epoch
+            counts = None
+
+        def end(label: object = None) -> None:
+            nonlocal shape, sets, counts, clean
+            frame = pop()
+            # leave' memoised on the element's enter' by the shape its content ended in
+            tr = frame[0].leaves.get(shape)
+            if tr is None:
+                tr = leave_after(frame[0], shape)
+            counts = frame[6]
+            fsets = frame[1]
+            cand = frame[2]
+            csets = sets
+            if csets is None and fsets is None and cand is None:
+                shape = tr.target  # fast path: no candidate anywhere to move or report
+                return
+            found: list[Candidate] = []
+            if csets is not None:
+                for k in tr.report_child:
+                    found.extend(csets[k])
+            if fsets is not None:
+                for i in tr.report_father:
+                    found.extend(fsets[i])
+            if tr.report_mark and cand is not None:
+                found.append(cand)
+            if found:
+                report(found, "end", frame[4])
+            new: Sets | None = None
+            if tr.route:
+                fresh = (csets is None or clean == epoch) and (fsets is None or frame[7] == epoch)
+                lists: list[frozenset[Candidate]] | None = None
+                for k, cs, fs, mark in tr.route:
+                    got = _gather(csets, cs, fsets, fs, cand if mark else None, fresh)
+                    if got is not None:
+                        if lists is None:
+                            lists = [_EMPTY] * len(tr.target.entries)
+                        lists[k] = got
+                if lists is not None:
+                    new = tuple(lists)
+            shape = tr.target
+            sets = new
+            clean = epoch
+
+        def view() -> tuple[Shape, Sets | None, list[tuple[Any, ...]]]:
+            counter.elements = node
+            return shape, sets, stack
+
+        return start, end, view
 
     @property
     def depth(self) -> int:
-        return len(self._stack)
+        return len(self._view()[2])
 
-    def _path(self, label: str, pos: int) -> str:
-        return "".join(f"/{f[5]}[{f[6]}]" for f in self._stack) + f"/{label}[{pos}]"
+    @property
+    def elements(self) -> int:
+        """Elements read so far (also brings ``counter.elements`` up to date)."""
+        self._view()
+        return self.counter.elements
 
-    def _report(self, found: list[Candidate]) -> tuple[Candidate, ...]:
-        out = []
-        for c in found:
-            if not c.reported:
-                c.reported = True
-                self.counter.held -= 1
-                out.append(c)
-        self.counter.matches += len(out)
-        return tuple(out)
+    @property
+    def finished(self) -> bool:
+        """Whether the root element has ended."""
+        return self.elements > 0 and not self._view()[2]
 
-    def start(self, label: str, attributes: Any = None) -> tuple[Candidate, ...]:
+    def _take(self) -> tuple[Found, ...]:
+        reports = self.reports
+        out = tuple(Found(*c) for r in reports for c in r[2])
+        reports.clear()
+        return out
+
+    def start(self, label: str, attributes: Any = None) -> tuple[Found, ...]:
         """The start tag of an element named ``label`` (a Clark name)."""
-        counter = self.counter
-        node = counter.elements = counter.elements + 1
-        stack = self._stack
-        if stack:
-            parent = stack[-1]
-            counts = parent[7]
-            if counts is None:
-                counts = parent[7] = {}
-        else:
-            counts = self._root_counts
-        pos = counts[label] = counts.get(label, 0) + 1
-        cls = self._classes.get(label)
-        if cls is None:
-            cls = self._classify(label)
-        shape = self.shape
-        if stack:
-            tr = shape.enter.get(cls)
-            if tr is None:
-                tr = self.automaton.enter(shape, cls, False)
-        else:
-            tr = self.automaton.enter(shape, cls, True)
-        sets = self.sets
-        if sets is None and not tr.marks:  # nothing pending, nothing to mark: the usual case
-            stack.append([shape, None, None, cls, node, label, pos, None])
-            self.shape = tr.target
-            return _NONE
-        cand = Candidate(node, self._path(label, pos), self._attributes(attributes), counter) \
-            if tr.marks else None
-        found: list[Candidate] = []
-        for i, marked in tr.report:
-            if sets is not None:
-                found.extend(sets[i])
-            if marked and cand is not None:
-                found.append(cand)
-        out = self._report(found) if found else _NONE
-        new: Sets | None = None
-        if tr.push:
-            lists: list[frozenset[Candidate]] = [frozenset()] * len(tr.target.entries)
-            alive = False
-            for j, srcs in tr.push:
-                acc: set[Candidate] = set()
-                for i, marked in srcs:
-                    if sets is not None:
-                        acc.update(sets[i])
-                    if marked and cand is not None:
-                        acc.add(cand)
-                if acc:
-                    acc = {c for c in acc if not c.reported}
-                    if acc:
-                        lists[j] = frozenset(acc)
-                        alive = True
-            if alive:
-                new = tuple(lists)
-        stack.append([shape, sets, cand, cls, node, label, pos, None])
-        self.shape = tr.target
-        self.sets = new
-        return out
+        self.start_event(label, attributes)
+        return self._take()
 
-    def end(self) -> tuple[Candidate, ...]:
+    def end(self) -> tuple[Found, ...]:
         """The end tag of the innermost open element."""
-        stack = self._stack
-        frame = stack.pop()
-        fshape = frame[0]
-        fsets = frame[1]
-        cand = frame[2]
-        cls = frame[3]
-        root = not stack
-        child = self.shape
-        if root:
-            tr = self.automaton.leave(fshape, child, cls, True)
-        else:
-            tr = fshape.leave.get((child.id, cls))
-            if tr is None:
-                tr = self.automaton.leave(fshape, child, cls, False)
-        csets = self.sets
-        out = _NONE
-        new: Sets | None = None
-        if csets is None and fsets is None and cand is None:  # the usual case
-            self.shape = tr.target
-            if root:
-                self.finished = True
-            return out
-        found: list[Candidate] = []
-        if csets is not None:
-            for k in tr.report_child:
-                found.extend(csets[k])
-        if fsets is not None:
-            for i in tr.report_father:
-                found.extend(fsets[i])
-        if tr.report_mark and cand is not None:
-            found.append(cand)
-        if found:
-            out = self._report(found)
-        if tr.route:
-            lists: list[frozenset[Candidate]] = [frozenset()] * len(tr.target.entries)
-            alive = False
-            for j, cs, fs, mark in tr.route:
-                acc: set[Candidate] = set()
-                if csets is not None:
-                    for k in cs:
-                        acc.update(csets[k])
-                if fsets is not None:
-                    for i in fs:
-                        acc.update(fsets[i])
-                if mark and cand is not None:
-                    acc.add(cand)
-                if acc:
-                    acc = {c for c in acc if not c.reported}
-                    if acc:
-                        lists[j] = frozenset(acc)
-                        alive = True
-            if alive:
-                new = tuple(lists)
-        self.shape = tr.target
-        self.sets = new
-        if root:
-            self.finished = True
-        return out
+        self.end_event()
+        return self._take()
 
     def entries(self) -> list[tuple[str, str, bool, frozenset[int]]]:
         """The current state as ``(x, x_first, b, M)`` rows (variable names, candidate node
         indexes), for traces and tests (Figure 5)."""
         g = self.automaton.grammar
+        shape, sets, _stack = self._view()
         rows = []
-        for j, (x, f, b) in enumerate(self.shape.entries):
-            m = frozenset(c.node for c in self.sets[j]) if self.sets is not None else frozenset()
+        for j, (x, f, b) in enumerate(shape.entries):
+            m = frozenset(c.node for c in sets[j]) if sets is not None else frozenset()
             rows.append((g.name(x), g.name(f), b, m))
         return rows

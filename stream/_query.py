@@ -8,24 +8,23 @@ what the run read and held.
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from operator import itemgetter
 from typing import Any
 
 from xmlevents.algebra import ArgumentTypeError
 
 from ._compile import compile_xpath
+from ._errors import DocumentError
 from ._grammar import Grammar
-from ._match import Detection, Match, Stats
+from ._match import Match, Stats, new_detection, new_match
 from ._notation import parse_grammar
-from ._poa import Automaton, Candidate, Run
-from ._source import chunks_of, is_event_source, plain_events, xml_events
+from ._poa import Automaton, Report, Run
+from ._source import MAX_DEPTH, chunks_of, feed_document, is_event_source, plain_events
 
 __all__ = ["Query", "Evaluation", "matches"]
-
-
-def _lxml_attributes(el: Any) -> dict[str, str]:
-    return dict(el.attrib)
 
 
 def _plain_attributes(attrs: Any) -> dict[str, str]:
@@ -80,66 +79,88 @@ class Evaluation(Iterator[Match]):
             raise ArgumentTypeError(f"source: expected a path, bytes, a binary file or an "
                                     f"iterable of start/end events, found "
                                     f"{type(source).__name__}")
-        self._run = Run(query.automaton,
-                        _lxml_attributes if chunks is not None else _plain_attributes)
+        self._run = Run(query.automaton, _plain_attributes,
+                        MAX_DEPTH if chunks is not None else 0)
         self._seconds = 0.0
-        self._gen = self._document(chunks) if chunks is not None else \
-            self._events(source)
+        # the matches come in batches (those a chunk of input or an event decided), handed
+        # out one by one; the clock runs while a batch is made, not per match
+        self._batches = self._document(chunks, _rereader(source)) if chunks is not None \
+            else self._events(source)
+        self._batch: list[Match] = []
+        self._next = 0
 
     def __next__(self) -> Match:
+        i = self._next
+        batch = self._batch
+        if i < len(batch):
+            self._next = i + 1
+            return batch[i]
         t0 = time.perf_counter()
         try:
-            return next(self._gen)
+            batch = next(self._batches)
         finally:
             self._seconds += time.perf_counter() - t0
+        self._batch = batch
+        self._next = 1
+        return batch[0]
 
     @property
     def stats(self) -> Stats:
         """Elements read, matches reported, peak and current candidates held, shapes, time."""
-        c = self._run.counter
-        return Stats(c.elements, c.matches, c.peak, c.held, self.query.automaton.shapes,
+        run = self._run
+        c = run.counter
+        return Stats(run.elements, c.matches, c.peak, c.held, self.query.automaton.shapes,
                      self._seconds)
 
     @staticmethod
-    def _out(found: tuple[Candidate, ...], event: str, node: int) -> list[Match]:
-        where = Detection(event, node)
-        return [Match(c.node, c.path, c.attributes, where)
-                for c in sorted(found, key=lambda c: c.node)]
+    def _out(reports: list[Report]) -> list[Match]:
+        """The matches of the reports so far, in detection order (and by node within one
+        event), and the reports emptied."""
+        out = []
+        for event, at, found in reports:
+            where = new_detection(event, at)
+            if len(found) > 1:
+                found.sort(key=_node)
+            for node, path, attributes in found:
+                out.append(new_match(node, path, attributes, where))
+        reports.clear()
+        return out
 
-    def _document(self, chunks: Iterator[bytes]) -> Iterator[Match]:
+    def _document(self, chunks: Iterator[bytes],
+                  reread: Callable[[], Iterator[bytes]] | None) -> Iterator[list[Match]]:
         run = self._run
-        start, end = run.start, run.end
-        counter = run.counter
-        stack: list[int] = []
-        push, pop = stack.append, stack.pop
-        for event, el in xml_events(chunks):
-            if event == "start":
-                found = start(el.tag, el)
-                push(counter.elements)
-                if found:
-                    yield from self._out(found, "start", counter.elements)
-            else:
-                node = pop()
-                found = end()
-                if found:
-                    yield from self._out(found, "end", node)
+        reports = run.reports
+        try:
+            for _ in feed_document(chunks, run.start_event, run.end_event,
+                                   lambda: run.elements > 0, reread):
+                if reports:
+                    yield self._out(reports)
+        except DocumentError:
+            if reports:  # the matches decided before the error come first
+                yield self._out(reports)
+            raise
 
-    def _events(self, events: Any) -> Iterator[Match]:
+    def _events(self, events: Any) -> Iterator[list[Match]]:
         run = self._run
-        start, end = run.start, run.end
-        stack: list[int] = []
+        start, end = run.start_event, run.end_event
+        reports = run.reports
         for event, name, attrs in plain_events(events):
             if event == "start":
-                found = start(name, attrs)
-                node = run.counter.elements
-                stack.append(node)
-                if found:
-                    yield from self._out(found, "start", node)
+                start(name, attrs)
             else:
-                node = stack.pop()
-                found = end()
-                if found:
-                    yield from self._out(found, "end", node)
+                end()
+            if reports:
+                yield self._out(reports)
+
+
+_node = itemgetter(0)
+
+
+def _rereader(source: object) -> Callable[[], Iterator[bytes]] | None:
+    """How to read a path or bytes source again from its start (None for a stream)."""
+    if isinstance(source, str | os.PathLike | bytes | bytearray | memoryview):
+        return lambda: chunks_of(source)  # type: ignore[return-value]
+    return None
 
 
 def matches(query: str, source: object, *,

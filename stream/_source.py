@@ -1,30 +1,40 @@
-"""Drivers: lxml's iterparse over bytes, files and paths, hardened and freeing what it has
-read; and iterables of start/end events (a watched document, a replayed history).
+"""Drivers: lxml's parser over bytes, files and paths, hardened; and iterables of start/end
+events (a watched document, a replayed history).
 
 The automaton (:mod:`._poa`) consumes start and end events and knows nothing of lxml; this
-module owns the parser (house style: "the driver owns iterparse and frees elements").
+module owns the parser (house style: "the driver owns the parser and frees elements").
+Queries use :func:`feed_document`: ``XMLParser`` with a parser target whose ``start`` and
+``end`` are the run's own handlers, so that libxml2's SAX callbacks reach the run with no
+layer, element proxy or tree in between, and there is nothing to free. :func:`xml_events`,
+the ``iterparse`` driver that clears each element at its end tag and removes it once its
+following sibling has ended, stays for callers that want the elements.
 
 Hardening (DESIGN section 8): entities are not resolved, the network is off, no DTD is loaded,
 and a DTD that declares entities is refused before the root element is read (entity bombs,
-external entities). ``huge_tree`` stays off on purpose: libxml2 then refuses a text node over
-10 MB and keeps its limits on entity amplification, so one text node cannot hold more than
-that; text is never kept by the run, and every element is cleared at its end tag and removed
-once its following sibling has ended, so memory follows the depth and the candidates held.
+external entities). ``huge_tree`` stays off, which keeps libxml2's limits on entity
+amplification; text never reaches the run (the target has no ``data``), so a text node of
+any size is read in constant memory, and the nesting limit of libxml2's tree builder (256
+levels) is kept by the run: memory follows the depth and the candidates held.
 """
 
 from __future__ import annotations
 
+import gc
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
 from lxml import etree
 
 from ._errors import DocumentError
+from ._poa import TooDeep
 
-__all__ = ["CHUNK", "chunks_of", "xml_events", "plain_events", "is_event_source"]
+__all__ = ["CHUNK", "MAX_DEPTH", "chunks_of", "feed_document", "xml_events", "plain_events",
+           "is_event_source"]
 
 CHUNK = 1 << 16
+#: libxml2's nesting limit without ``huge_tree`` (its tree builder's), kept by the target driver
+MAX_DEPTH = 256
 
 
 def chunks_of(source: object) -> Iterator[bytes] | None:
@@ -111,6 +121,109 @@ def xml_events(chunks: Iterable[bytes]) -> Iterator[tuple[str, Any]]:
                         del parent[0]
     except etree.XMLSyntaxError as exc:
         raise _syntax(exc) from None
+
+
+_TARGET_OPTIONS = {k: v for k, v in _OPTIONS.items() if k != "events"}
+
+# "<!ENTITY" in the encodings libxml2 detects without a declaration (an ASCII-compatible
+# encoding, UTF-16 and UTF-32 either way round) and in EBCDIC
+_ENTITY_FORMS = tuple(dict.fromkeys(_ENTITY.decode().encode(e) for e in (
+    "ascii", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be", "cp037")))
+_TAIL = max(len(f) for f in _ENTITY_FORMS)
+
+
+class _Target:
+    """A parser target made of a run's two event handlers. lxml calls ``start(tag,
+    attributes)`` and ``end(tag)`` straight from libxml2's SAX callbacks; the target has no
+    ``data``, ``comment`` or ``pi``, so text, comments and processing instructions never reach
+    Python and no tree is built: nothing needs freeing, and memory follows the depth and the
+    candidates held."""
+
+    __slots__ = ("end", "start")
+
+    def __init__(self, start: Callable[..., None], end: Callable[..., None]) -> None:
+        self.start = start
+        self.end = end
+
+    def close(self) -> None:
+        return None
+
+
+def feed_document(chunks: Iterable[bytes], start: Callable[..., None],
+                  end: Callable[..., None], rooted: Callable[[], bool],
+                  reread: Callable[[], Iterable[bytes]] | None = None) -> Iterator[None]:
+    """Parse the chunks with lxml's ``XMLParser`` and a target that calls ``start(name,
+    attributes)`` and ``end(name)`` for each element: the fast driver (a Python call per event
+    from libxml2's SAX callbacks, where ``iterparse`` makes an element proxy and an event
+    tuple and builds a tree that has to be freed again). Yields after each chunk, so that the
+    caller can hand out what the events decided; ``rooted()`` tells whether the root element
+    has started (the DTD check stops there).
+
+    Hardening as :func:`xml_events`; the two limits of libxml2's tree builder are kept here
+    as they were: nesting deeper than :data:`MAX_DEPTH` is refused (``start`` raises
+    :class:`TooDeep`; with ``reread``, the input is parsed again up to libxml2's own error, to
+    say where), and text is never passed to Python at all.
+
+    Raises:
+        DocumentError: malformed XML (line and column), a DTD declaring entities, nesting
+            too deep; after every event before the error has been given.
+    """
+    target: Any = _Target(start, end)  # lxml's ParserTarget, duck-typed
+    parser = etree.XMLParser(target=target, **_TARGET_OPTIONS)
+    scanning = True
+    tail = b""
+    try:
+        for chunk in chunks:
+            if scanning:
+                # entity declarations come before the root element: look for them in the
+                # bytes before libxml2 reads them
+                seen = tail + chunk
+                if any(f in seen for f in _ENTITY_FORMS):
+                    raise DocumentError(_ENTITIES)
+                tail = seen[-_TAIL:]
+            _feed(parser, chunk)
+            if scanning and rooted():
+                scanning = False
+            yield
+        _feed(parser, None)
+    except etree.XMLSyntaxError as exc:
+        raise _syntax(exc) from None
+    except TooDeep as exc:
+        raise _too_deep(exc, reread) from None
+    yield
+
+
+def _feed(parser: Any, chunk: bytes | None) -> None:
+    """``parser.feed(chunk)`` (``close()`` for None) with the cyclic garbage collector paused.
+    The run allocates a tuple per element and a few objects per match, which start a
+    collection of the youngest generation every 700 allocations: a tenth of the time of a
+    query with many matches, for nothing, since the run makes no reference cycles (its
+    objects are freed by reference counting). Only the handlers run meanwhile; the collector
+    is on again before anything else does."""
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        if chunk is None:
+            parser.close()
+        else:
+            parser.feed(chunk)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _too_deep(exc: TooDeep, reread: Callable[[], Iterable[bytes]] | None) -> DocumentError:
+    """The error libxml2's tree builder gives for this nesting, with its line and column
+    (found by parsing the input again up to it), or without them for a stream."""
+    if reread is not None:
+        try:
+            for _ in xml_events(reread()):
+                pass
+        except DocumentError as found:
+            return found
+    return DocumentError(f"not well-formed XML: Excessive depth in document: {exc.args[0]} "
+                         f"levels, over {MAX_DEPTH} (huge_tree stays off)")
 
 
 _ENTITIES = ("the document's DTD declares entities, which are refused (entity expansion "

@@ -77,6 +77,17 @@ def test_entity_declared_in_a_late_chunk_is_refused() -> None:
         list(matches("//b", doc))
 
 
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-16-le"])
+def test_entity_declared_in_a_utf16_document_is_refused(encoding: str) -> None:
+    """The bytes before the root are searched in the encodings libxml2 detects by itself."""
+    head = f'<?xml version="1.0" encoding="{encoding.upper()}"?>'
+    doc = (head + '<!DOCTYPE r [<!ENTITY e "x">]><r><b>&e;</b></r>').encode(encoding)
+    with pytest.raises(DocumentError, match="declares entities"):
+        list(matches("//b", doc))
+    ok = (head + "<r><b/></r>").encode(encoding)
+    assert [m.node for m in matches("//b", ok)] == [2]
+
+
 def test_doctype_without_entities_is_accepted() -> None:
     """A DOCTYPE without entity declarations is harmless; no external DTD is loaded."""
     doc = b'<!DOCTYPE r SYSTEM "missing-r.dtd"><r><b/></r>'
@@ -113,15 +124,41 @@ def test_dtd_by_url_is_not_fetched() -> None:
     assert asked == []
 
 
-def test_huge_text_node_is_refused_not_buffered() -> None:
-    """A text node over libxml2's 10 MB limit is an error (huge_tree stays off), after the
-    matches before it; text never accumulates in the run."""
-    doc = b"<r><b/><t>" + b"x" * 11_000_000 + b"</t><b/></r>"
-    found = []
-    with pytest.raises(DocumentError, match="text node"):
-        for m in matches("//b", doc):
-            found.append(m.node)
-    assert found == [2]
+_HUGE_TEXT = r'''
+import json, resource, sys
+from xmlevents.stream import Query
+
+class Doc:
+    """<r><b/><t>, then sys.argv[1] MB of text in one text node, then </t><b/></r>."""
+    def __init__(self, mb):
+        self.parts = [b"<r><b/><t>"] + [b"x" * (1 << 16)] * (mb * 16) + [b"</t><b/></r>"]
+        self.i = 0
+    def read(self, n=-1):
+        if self.i >= len(self.parts):
+            return b""
+        self.i += 1
+        return self.parts[self.i - 1]
+
+list(Query("//b").evaluate(Doc(1)))
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+found = [m.node for m in Query("//b").evaluate(Doc(int(sys.argv[1])))]
+print(json.dumps({"found": found, "base_kb": base,
+                  "peak_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+'''
+
+
+def test_huge_text_node_is_streamed_not_buffered() -> None:
+    """A text node far over libxml2's 10 MB limit for tree building (64 MB) is read: text
+    never reaches the run (the parser target has no ``data``), libxml2's push parser reads it
+    piece by piece, and the process's peak memory does not grow by more than a few MB."""
+    import json
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", _HUGE_TEXT, "64"], capture_output=True,
+                         text=True, check=True)
+    result = json.loads(out.stdout)
+    assert result["found"] == [2, 4]
+    assert result["peak_kb"] - result["base_kb"] < 8 * 1024, result
 
 
 def test_large_text_below_the_limit_is_read() -> None:
@@ -224,6 +261,18 @@ def test_nesting_deeper_than_libxml2_allows_without_huge_tree_is_refused() -> No
     assert info.value.line == 1 and info.value.column
     evs = [("start", "a")] * 300 + [("start", "b"), ("end",)] + [("end",)] * 300
     assert [m.node for m in matches("//a/b", evs)] == [301]
+
+
+def test_nesting_too_deep_in_a_stream_is_refused_after_its_matches() -> None:
+    """From a stream (not read again to find the place) the error says the depth, without a
+    position; the matches decided before it come first."""
+    deep = b"<r><a><b/></a>" + b"<a>" * 300 + b"</a>" * 300 + b"</r>"
+    found = []
+    with pytest.raises(DocumentError, match="depth") as info:
+        for m in matches("//a/b", io.BytesIO(deep)):
+            found.append(m.node)
+    assert found == [3]
+    assert "257" in str(info.value)
 
 
 def test_a_source_of_another_type_is_a_type_error() -> None:
