@@ -337,12 +337,14 @@ def test_soundness_against_reference_execution(doc: etree._Element, r1: str, r2:
                     STATS["self"] += 1
                     assert not now, ("self-disactivating, yet still true", ri, binding)
             # a new $delta instantiation of an INSERT rule whose condition holds is an
-            # activation too (the analysis adds these arcs: the paper's test misses them);
-            # a DELETE rule's instantiations are nodes of the document as it was
+            # activation too (the analysis adds these arcs: the paper's test misses them).
+            # Only a node the action inserted can be one: a node already there that the
+            # event path selects now (a deletion changed a compared string value) is never
+            # a $delta of an insertion. A DELETE rule's instantiations are nodes of the
+            # document as it was.
             if event.kind.value == "INSERT" and any(  # type: ignore[union-attr]
                     p.uses_delta for p in _condition_paths(rj.condition)):
-                old = {b for b, _ in before[rj.name]}
                 for b in compile_path(rj.event.path)(docs):  # type: ignore[union-attr]
-                    if isinstance(b, etree._Element) and b not in old and cond(docs, b):
+                    if isinstance(b, etree._Element) and b in inserted and cond(docs, b):
                         STATS["new bindings"] += 1
                         assert analysis.activation.has(ri.name, rj.name), (ri, rj, "new", b)
