@@ -300,6 +300,21 @@ Report = tuple[str, int, list[tuple[int, str, dict[str, str]]]]
 _EMPTY: frozenset[Candidate] = frozenset()
 
 
+def _routed(routes: Routes, csets: Sets | None, fsets: Sets | None, cand: Candidate | None,
+            fresh: bool, width: int) -> Sets | None:
+    """The candidate sets of the shape entered (``width`` entries), each gathered along its
+    routes from the content's sets ``csets`` and the enclosing ones ``fsets`` (at a start
+    tag: none and the current ones); None if they are all empty."""
+    lists: list[frozenset[Candidate]] | None = None
+    for k, cs, fs, mark in routes:
+        got = _gather(csets, cs, fsets, fs, cand if mark else None, fresh)
+        if got is not None:
+            if lists is None:
+                lists = [_EMPTY] * width
+            lists[k] = got
+    return None if lists is None else tuple(lists)
+
+
 def _gather(csets: Sets | None, cs: tuple[int, ...], fsets: Sets | None, fs: tuple[int, ...],
             cand: Candidate | None, fresh: bool) -> frozenset[Candidate] | None:
     """The candidates of the sets named (``csets[k]`` for ``k`` in ``cs``, ``fsets[i]`` for
@@ -457,16 +472,7 @@ class Run:
                 report(found, "start", node, now)
             new: Sets | None = None
             if tr.push:
-                fresh = clean == epoch
-                lists: list[frozenset[Candidate]] | None = None
-                for k, _none, fs, mark in tr.push:
-                    got = _gather(None, _none, sets, fs, cand if mark else None, fresh)
-                    if got is not None:
-                        if lists is None:
-                            lists = [_EMPTY] * len(tr.target.entries)
-                        lists[k] = got
-                if lists is not None:
-                    new = tuple(lists)
+                new = _routed(tr.push, None, sets, cand, clean == epoch, len(tr.target.entries))
             push((tr, sets, cand, label, node, pos, counts, clean))
             shape = tr.target
             sets = new
@@ -501,15 +507,7 @@ class Run:
             new: Sets | None = None
             if tr.route:
                 fresh = (csets is None or clean == epoch) and (fsets is None or frame[7] == epoch)
-                lists: list[frozenset[Candidate]] | None = None
-                for k, cs, fs, mark in tr.route:
-                    got = _gather(csets, cs, fsets, fs, cand if mark else None, fresh)
-                    if got is not None:
-                        if lists is None:
-                            lists = [_EMPTY] * len(tr.target.entries)
-                        lists[k] = got
-                if lists is not None:
-                    new = tuple(lists)
+                new = _routed(tr.route, csets, fsets, cand, fresh, len(tr.target.entries))
             shape = tr.target
             sets = new
             clean = epoch
