@@ -367,6 +367,9 @@ class Runs:
     _final: list[bool]
     _next: dict[tuple[int, int], tuple[int, int]]
     _by_type: dict[str, tuple[int, tuple[tuple[int, Leaf], ...]]]
+    # for WindowCounter: per set of satisfied leaves, each state's successors that exist and
+    # whether marking ends a run there
+    _targets: dict[int, tuple[dict[int, tuple[int, ...]], dict[int, bool]]]
 
     def __init__(self, cea: CEA, window: int | None = None,
                  strategy: Strategy = Strategy.ALL, like: Runs | None = None) -> None:
@@ -382,13 +385,13 @@ class Runs:
             # states and transitions built so far are shared, not built again.
             assert like.cea is cea and like.strategy is strategy
             self._ids, self._keys, self._final = like._ids, like._keys, like._final
-            self._next, self._by_type = like._next, like._by_type
+            self._next, self._by_type, self._targets = like._next, like._by_type, like._targets
             return
         initial = frozenset((cea.initial,))
         start: _Key = (initial, frozenset()) if self._maximal else initial
         self._ids, self._keys, self._final = {}, [], []
         self._state(start)
-        self._next, self._by_type = {}, {}
+        self._next, self._by_type, self._targets = {}, {}, {}
 
     @property
     def empty(self) -> bool:
@@ -674,7 +677,9 @@ class WindowCounter:
         self.next = 0  # the first start of the front still in the window
         # since the turn: (position, satisfied leaves, the states w occupies after it)
         self.back: list[tuple[int, int, tuple[int, ...]]] = []
-        self.rows: dict[int, Vector] = {}  # P, by row
+        # P, by row: the rows' vectors, and the state of each row's index (fixed per turn)
+        self.rows: list[Vector] = []
+        self.row_of: dict[int, int] = {}
         self.w: Vector = {}
 
     @property
@@ -719,7 +724,9 @@ class WindowCounter:
                 columns = earlier
         front.reverse()
         self.front, self.next, self.back, self.w = front, 0, [], {}
-        self.rows = {d: {d: 1} for d in (front[0][1] if front else {})}
+        support = list(front[0][1]) if front else []
+        self.rows = [{d: 1} for d in support]
+        self.row_of = {d: i for i, d in enumerate(support)}
 
     def step(self, position: int, event: Event, oldest: float, blind: bool = False) -> int:
         """Read the event at ``position``; how many complex events ending here start at
@@ -738,12 +745,18 @@ class WindowCounter:
         rows, w = self.rows, self.w
         found = 0
         start = (memo.get((0, bits)) or successors(0, bits))[1]
+        # per set of satisfied leaves, kept for every event that has it (and shared by the
+        # partitions): each state's successors (those that exist), and whether marking
+        # ends a run there
+        tables = det._targets.get(bits)
+        if tables is None:
+            tables = det._targets[bits] = ({}, {})
+        targets, ends = tables
         if bits & self._ending:  # only then can a run end here (inlined for speed)
-            ends: dict[int, bool] = {}
             fitting = dict(w)  # the runs that fit, by state: A_oldest·P + w
             if self.next < len(front):
                 for e, c in front[self.next][1].items():
-                    for d, x in rows[e].items():
+                    for d, x in rows[self.row_of[e]].items():
                         fitting[d] = fitting.get(d, 0) + c * x
             for d, c in fitting.items():
                 end = ends.get(d)
@@ -755,22 +768,19 @@ class WindowCounter:
             if start >= 0 and final[start]:
                 found += 1  # a complex event of this one event
         # carry everything through this event (v·M, inlined); the run it starts joins w
-        moved: dict[int, tuple[int, int]] = {}
         carried: list[Vector] = []
-        for v in (w, *rows.values()):
+        for v in (w, *rows):
             out: Vector = {}
             for d, c in v.items():
-                pair = moved.get(d)
-                if pair is None:
-                    pair = moved[d] = memo.get((d, bits)) or successors(d, bits)
-                skip, mark = pair
-                if skip >= 0:
-                    out[skip] = out.get(skip, 0) + c
-                if mark >= 0:
-                    out[mark] = out.get(mark, 0) + c
+                to = targets.get(d)
+                if to is None:
+                    to = targets[d] = tuple(
+                        q for q in (memo.get((d, bits)) or successors(d, bits)) if q >= 0)
+                for q in to:
+                    out[q] = out.get(q, 0) + c
             carried.append(out)
         w = carried[0]
-        self.rows = dict(zip(rows, carried[1:], strict=True))
+        self.rows = carried[1:]
         if start >= 0:
             w[start] = w.get(start, 0) + 1
         self.w = w
