@@ -2,19 +2,27 @@
 
 ``main(argv)`` returns the exit status: 0 on success, 1 for bad input (a message naming the
 place on stderr, never a traceback), 2 for a usage error.
+
+Start-up is part of every run of a command, so this module imports only what ``detect`` and
+``graph`` need: the algebra and the standard library's argparse and json. The other commands
+live in their own modules (``_cli_replay``, ``_cli_rules``, ``_cli_serve``, ``_cli_cel``,
+``_cli_query``), imported only when the command line names one of them or asks for the list
+of commands (see :func:`_parser`); each imports its own system (lxml, the replay, the web
+stack, ...) only when it runs. gzip is imported only for a ``.gz`` input, and shutil not at
+all (see :func:`_columns`).
+tests/cli/test_cli_imports.py checks what a ``detect`` and a ``graph`` process load.
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
-import gzip
 import io
 import json
+import os
 import sys
-import zlib
 from collections.abc import Callable, Iterator, Sequence
-from typing import IO, Any, TextIO
+from typing import IO, TYPE_CHECKING, Any, TextIO
 
 from xmlevents.algebra import (
     CompositeEvent,
@@ -30,8 +38,10 @@ from xmlevents.algebra import (
     render_text,
 )
 
-from . import _cli_cel, _cli_query, _cli_replay, _cli_rules, _cli_serve
-from ._cli_common import ArgumentFailure, parse_namespaces, window_argument
+from ._cli_common import ArgumentFailure, CommandError, parse_namespaces, window_argument
+
+if TYPE_CHECKING:
+    import gzip
 
 __all__ = ["main", "entry"]
 
@@ -54,10 +64,58 @@ def _add_namespace_option(p: argparse.ArgumentParser) -> None:
                         "pom=http://maven.apache.org/POM/4.0.0 (repeatable)")
 
 
-def _parser() -> argparse.ArgumentParser:
+def _columns() -> int:
+    """``shutil.get_terminal_size().columns``, the width argparse's formatter asks for: from
+    ``COLUMNS``, else the terminal of stdout, else 80 — without importing shutil, which
+    imports zlib, bz2, lzma and fnmatch for its archives (2-3 ms of every command's
+    start-up: argparse makes a formatter for every argument added)."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns > 0:
+        return columns
+    stdout = sys.__stdout__
+    if stdout is None:
+        return 80
+    try:
+        return os.get_terminal_size(stdout.fileno()).columns or 80
+    except (ValueError, OSError):  # closed, detached, or not a terminal
+        return 80
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter, the same text, its width found by :func:`_columns`."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position,
+                         _columns() - 2 if width is None else width)
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """A parser whose formatter is :class:`_HelpFormatter` unless told otherwise; its
+    subparsers too (argparse makes them of the parser's class)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+
+# The commands whose parsers are built here, without importing another command's module.
+_OWN_COMMANDS = ("detect", "graph")
+
+
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser. For a ``command`` of ``detect`` or ``graph`` (the first
+    argument), only their subparsers are built: the other commands' modules are not even
+    imported (a command line naming one of them parses as in the full parser, whose other
+    subparsers play no part in it: a subcommand's arguments go to its own parser). Any other
+    first argument (a command, ``--help``, ``--version``, a mistake, none) gets the full
+    parser, so that the list of commands and argparse's messages name them all."""
     from xmlevents import __version__
 
-    p = argparse.ArgumentParser(
+    p = _ArgumentParser(
         prog="xmlevents", description="Composite events for XML documents.")
     p.add_argument("--version", action="version", version=f"xmlevents {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -89,6 +147,10 @@ def _parser() -> argparse.ArgumentParser:
     _add_definition_options(graph)
     _add_namespace_option(graph)
     graph.add_argument("--dot", action="store_true", help="print Graphviz DOT instead of text")
+    if command in _OWN_COMMANDS:
+        return p
+    from . import _cli_cel, _cli_query, _cli_replay, _cli_rules, _cli_serve
+
     _cli_replay.add_parsers(sub, _add_definition_options)
     _cli_rules.add_parsers(sub)
     _cli_serve.add_parsers(sub)
@@ -156,6 +218,8 @@ def _open_events(path: str) -> tuple[IO[bytes] | IO[str] | gzip.GzipFile, str]:
         return getattr(sys.stdin, "buffer", sys.stdin), "<stdin>"
     try:
         if path.lower().endswith(".gz"):
+            import gzip
+
             # GzipFile has read1: the chunked reader below works on it unchanged.
             return gzip.open(path, "rb"), path
         return open(path, "rb"), path
@@ -167,13 +231,20 @@ def _reading(read1: Callable[[int], bytes], name: str) -> Callable[[int], bytes]
     """``read1`` with its errors as failures naming the file: a file that cannot be read, or
     compressed data that is not gzip or ends early. (Errors of writing the output, a closed
     pipe among them, stay what they are.)"""
+    # The errors of compressed data that is not gzip: a .gz file was opened by _open_events,
+    # which imported gzip (and with it zlib) for it; no gzip, no such errors (a plain file
+    # does not load gzip only to name them).
+    gz, zl = sys.modules.get("gzip"), sys.modules.get("zlib")
+    bad_data: tuple[type[Exception], ...] = (
+        (gz.BadGzipFile, zl.error) if gz is not None and zl is not None else ())
+
     def read(size: int) -> bytes:
         try:
             return read1(size)
         except EOFError:  # gzip: the stream ends inside a member
             raise _Failure(f"{name}: the compressed data ends early (a truncated file?)"
                            ) from None
-        except (gzip.BadGzipFile, zlib.error) as exc:
+        except bad_data as exc:
             raise _Failure(f"{name}: not valid gzip data ({exc})") from None
         except OSError as exc:
             raise _Failure(f"cannot read {name}: {exc.strerror or exc}") from None
@@ -386,8 +457,9 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
     """
     out = stdout or sys.stdout
     err = stderr or sys.stderr
+    argv = sys.argv[1:] if argv is None else list(argv)
     try:
-        args = _parser().parse_args(argv)
+        args = _parser(argv[0] if argv else None).parse_args(argv)
     except SystemExit as exc:  # argparse has printed usage or --help/--version
         return int(exc.code or 0)
     try:
@@ -395,19 +467,22 @@ def main(argv: Sequence[str] | None = None, *, stdout: TextIO | None = None,
             _detect(args, out, err)
         elif args.command == "graph":
             _graph(args, out)
-        elif args.command == "rules":
-            status = _cli_rules.run(args, out, err)
-            out.flush()
-            return status
-        elif args.command == "serve":
-            return _cli_serve.run(args, out, err)
-        elif args.command == "cel":
-            return _cli_cel.run(args, out, err)
-        elif args.command == "query":
-            return _cli_query.run(args, out, err)
-        else:
-            _cli_replay.run(args, out, err, _definition_text)
-    except (_Failure, ArgumentFailure, _cli_replay.CommandError) as exc:
+        else:  # a command of its own module (imported by _parser already)
+            from . import _cli_cel, _cli_query, _cli_replay, _cli_rules, _cli_serve
+
+            if args.command == "rules":
+                status = _cli_rules.run(args, out, err)
+                out.flush()
+                return status
+            elif args.command == "serve":
+                return _cli_serve.run(args, out, err)
+            elif args.command == "cel":
+                return _cli_cel.run(args, out, err)
+            elif args.command == "query":
+                return _cli_query.run(args, out, err)
+            else:
+                _cli_replay.run(args, out, err, _definition_text)
+    except (_Failure, ArgumentFailure, CommandError) as exc:
         err.write(f"xmlevents: error: {exc}\n")
         return 1
     except BrokenPipeError:

@@ -13,12 +13,19 @@ from collections.abc import Sequence
 
 from xmlevents.algebra import Duration, XmlEventsError, window
 
-__all__ = ["ArgumentFailure", "window_argument", "parse_namespaces"]
+__all__ = ["ArgumentFailure", "CommandError", "window_argument", "parse_namespaces"]
 
 
 class ArgumentFailure(XmlEventsError, ValueError):
     """A command-line value that does not mean anything, already worded for the user: the
     command exits with status 1 and the message (``xmlevents: error: ...``)."""
+
+
+class CommandError(XmlEventsError, ValueError):
+    """A bad input or environment of ``replay`` or ``history``, already worded for the user
+    (exit status 1); a ``ValueError`` like the other commands' failures. Defined here, not in
+    ``_cli_replay``, so that :func:`xmlevents._cli.main` catches it without importing that
+    module for every command."""
 
 
 def window_argument(text: str) -> int | Duration:

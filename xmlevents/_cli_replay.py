@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,17 +18,12 @@ from urllib.parse import urlparse
 
 from xmlevents.algebra import XmlEventsError
 
-from ._cli_common import parse_namespaces, window_argument
+from ._cli_common import CommandError, parse_namespaces, window_argument
 
 if TYPE_CHECKING:  # imported when the command runs: detect and graph never load lxml
     from xmlevents.replay import DiffOptions, Key, ReplayProgress, ReplayReport
 
 __all__ = ["CommandError", "add_parsers", "run"]
-
-
-class CommandError(XmlEventsError, ValueError):
-    """A bad input or environment, already worded for the user (exit status 1); a
-    ``ValueError`` like the other commands' failures."""
 
 
 def _at_least(low: int) -> Callable[[str], int]:
@@ -229,6 +223,8 @@ def _check_out(out: str) -> None:
                                    f"{exc.strerror or exc}") from None
             made.append(folder)
         try:
+            import tempfile
+
             fd, probe = tempfile.mkstemp(dir=path, prefix=".xmlevents-probe-")
             os.close(fd)
             os.unlink(probe)
@@ -302,6 +298,8 @@ def _run_local(args: argparse.Namespace, definitions: str | None, namespaces: di
 def _run_spark(args: argparse.Namespace, definitions: str | None, namespaces: dict[str, str],
                options: DiffOptions, progress: ReplayProgress) -> ReplayReport:
     progress.stage("starting Spark" + (f" ({args.master})" if args.master else " (local)"))
+    import tempfile
+
     from xmlevents.replay import active_session, make_session, run_spark
 
     ours = active_session() is None  # a caller's session is left running

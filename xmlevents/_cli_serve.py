@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sqlite3
 from typing import Any, TextIO
 
 from ._cli_common import ArgumentFailure
@@ -53,6 +52,8 @@ def _tokens(pairs: list[str]) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    import sqlite3
+
     from xmlevents.service import serve
 
     tokens = _tokens(args.token)
