@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from ._errors import CELQueryError, StreamError
@@ -244,10 +244,6 @@ class Node:
 
 _INF = float("inf")
 BOTTOM = Node(None, None, None, _INF, 1)
-
-
-def _extend(pos: int, child: Node) -> Node:
-    return Node(pos, child, None, pos if child is BOTTOM else child.start, child.count)
 
 
 def _union(a: Node | None, b: Node) -> Node:
@@ -495,10 +491,9 @@ class Runs:
                 new[skip] = node if prior is None else Node(
                     None, prior, node, max(prior.start, node.start), prior.count + node.count)
             if mark >= 0:
+                # (the start of ``extended`` fits: ``node``'s does, or it is ``position``)
                 extended = Node(position, node, None,
                                 position if node is BOTTOM else node.start, node.count)
-                if extended.start < oldest:
-                    continue
                 prior = new.get(mark)
                 new[mark] = extended if prior is None else Node(
                     None, prior, extended, max(prior.start, extended.start),
@@ -558,7 +553,7 @@ class OrderedRuns:
             self._runs, self._ids, self._keys = like._runs, like._ids, like._keys
             self._plans = like._plans
             return
-        self._runs = Runs(cea)  # for its leaf tests
+        self._runs = Runs(cea)  # for its leaf tests and the automaton's successor sets
         start = (frozenset((cea.initial,)),)
         self._ids, self._keys, self._plans = {start: 0}, [start], {}
 
@@ -584,11 +579,10 @@ class OrderedRuns:
         new: list[frozenset[int]] = []
         plan: list[tuple[int, bool]] = []
         out = -1
+        runs = self._runs
         for i, marked in order:
             src = classes[i]
-            reached = (frozenset(q for p in src for leaf, q in self.cea.marks[p]
-                                 if satisfied >> leaf & 1) if marked
-                       else frozenset(q for p in src for q in self.cea.skips[p])) - taken
+            reached = (runs._mark(src, satisfied) if marked else runs._skip(src)) - taken
             if not reached:
                 continue
             taken |= reached
@@ -618,23 +612,6 @@ class OrderedRuns:
     def states(self) -> int:
         """How many deterministic states (sequences of classes) were built."""
         return len(self._keys)
-
-
-def run_cea(cea: CEA, events: Sequence[Event], window: int | None = None
-            ) -> Iterator[tuple[int, list[tuple[int, ...]]]]:
-    """(position, complex events ending there) for each position with any."""
-    runs = Runs(cea, window)
-    for e in events:
-        node = runs.step(e.position, e)
-        if node is not None:
-            found = list(enumerate_node(node, _oldest(e.position, window)))
-            if found:
-                yield e.position, found
-
-
-def _oldest(position: int, window: int | None) -> float:
-    """The smallest first position of a set ending at ``position`` that fits ``window``."""
-    return -_INF if window is None else position - window
 
 
 Vector = dict[int, int]  # deterministic state -> how many runs are in it
@@ -845,7 +822,7 @@ class _Partitions:
         self.clocks: dict[tuple[Value, ...], _Clock] = {}
         # the first runs built: the others share its deterministic states
         self._model: Runs | OrderedRuns | None = None
-        self._last: dict[tuple[Value, ...], tuple[int, float | None]] = {}
+        self._last: dict[tuple[Value, ...], int] = {}  # each partition's last position
         self._latest: float | None = None  # the largest measure yet, while they come in order
         self._ordered_measures = True
         self._sweep_at = 0
@@ -876,8 +853,10 @@ class _Partitions:
         latest = self._latest if self._ordered_measures else None
         measured = self.measured
         for key in [k for k in self.runs]:
-            last_position, last_measure = self._last[key]
-            stale = (size is not None and last_position < position - size) or (
+            clock = self.clocks.get(key)
+            # the clock keeps the partition's last measure (nothing pops the newest)
+            last_measure = clock.seen[-1][0] if clock is not None and clock.seen else None
+            stale = (size is not None and self._last[key] < position - size) or (
                 measured is not None and latest is not None and last_measure is not None
                 and last_measure < latest - measured.size)
             if stale or self.runs[key].empty:
@@ -903,12 +882,12 @@ class _Partitions:
         r = self.runs.get(key)
         if r is None:
             r = self.runs[key] = self._new()
+        self._last[key] = position
         if self.measured is None:
-            self._last[key] = (position, None)
             oldest = -_INF if self.size is None else position - self.size
-            if isinstance(r, WindowCounter):
-                return r, r.step(position, event, oldest), oldest
-            return r, r.step(position, event), oldest
+            if isinstance(r, OrderedRuns):  # no window
+                return r, r.step(position, event), oldest
+            return r, r.step(position, event, oldest), oldest
         clock = self.clocks.get(key)
         if clock is None:
             clock = self.clocks[key] = _Clock(self.measured)
@@ -918,9 +897,6 @@ class _Partitions:
             if self._latest is not None and value < self._latest:
                 self._ordered_measures = False  # in order per partition only: keep them all
             self._latest = value if self._latest is None else max(self._latest, value)
-        previous = self._last.get(key)
-        self._last[key] = (position, value if value is not None else
-                           previous[1] if previous is not None else None)
         assert not isinstance(r, OrderedRuns)  # a window: NEXT and LAST are not native
         return r, r.step(position, event, oldest, blind=value is None), oldest
 

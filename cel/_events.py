@@ -23,7 +23,7 @@ import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeGuard
 
 if TYPE_CHECKING:
     from .ast import Window
@@ -46,7 +46,8 @@ class Event:
     stream: str | None = None
 
 
-def _number(v: object) -> bool:
+def is_number(v: object) -> TypeGuard[int | float]:
+    """A number to compare or to measure a window by: an int or a float, not a bool."""
     return isinstance(v, int | float) and not isinstance(v, bool)
 
 
@@ -57,8 +58,7 @@ def measure(window: Window, event: Event) -> float | None:
     if window.kind == "seconds":
         return event.time
     value = event.attrs.get(window.attribute or "")
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) \
-        else None
+    return float(value) if is_number(value) else None
 
 
 def fits(window: Window | None, events: Sequence[Event]) -> bool:

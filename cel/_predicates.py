@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._events import Event, Value
+from ._events import Event, Value, is_number
 
 __all__ = [
     "Predicate",
@@ -134,7 +134,7 @@ class Arith(Expr):
     def value(self, own: str, valuation: Mapping[str, Event]) -> Any:
         a = self.left.value(own, valuation)
         b = self.right.value(own, valuation)
-        if not _number(a) or not _number(b):
+        if not is_number(a) or not is_number(b):
             return _MISSING
         try:
             return _ARITH[self.op](a, b)
@@ -157,7 +157,7 @@ class Neg(Expr):
 
     def value(self, own: str, valuation: Mapping[str, Event]) -> Any:
         a = self.operand.value(own, valuation)
-        return -a if _number(a) else _MISSING
+        return -a if is_number(a) else _MISSING
 
     def variables(self, own: str) -> frozenset[str]:
         return self.operand.variables(own)
@@ -167,10 +167,6 @@ class Neg(Expr):
 
     def __str__(self) -> str:
         return f"-({self.operand})"
-
-
-def _number(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool)
 
 
 class Condition:
@@ -197,7 +193,7 @@ _COMPARE: dict[str, Callable[[Any, Any], bool]] = {
 def _comparable(a: Any, b: Any) -> bool:
     if a is _MISSING or b is _MISSING:
         return False
-    if _number(a) and _number(b):
+    if is_number(a) and is_number(b):
         return True
     return type(a) is type(b)
 
