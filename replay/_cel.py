@@ -3,10 +3,11 @@
 ``xmlevents replay HISTORY --cel QUERY --out DIR``: every document's primitive events, in the
 order the replay produces them (its versions in order, each version's events as the watched
 document reported them; a bad version adds none), are one CEL stream whose positions are
-0, 1, ... per document. Each event is read exactly as ``xmlevents cel --primitive`` reads a
-line of ``xmlevents detect``'s input (:func:`xmlevents.cel.read_primitive` on the event's
-JSON line): type ``ins``/``upd``/``del``, attributes ``id``, ``ts``, ``path``, ``ids``,
-``kind``, ``value``, ``old``, ``doc``. Each query runs over each document's stream with the
+0, 1, ... per document. Each event becomes a CEL event by the function
+``xmlevents cel --primitive`` reads ``xmlevents detect``'s lines with
+(:func:`xmlevents.cel.primitive_event`), its time the version's where it has none: type
+``ins``/``upd``/``del``, attributes ``id``, ``ts``, ``path``, ``ids``, ``kind``, ``value``,
+``old``, ``doc``. Each query runs over each document's stream with the
 automaton evaluator (:func:`xmlevents.cel.evaluate`) and every complex event is a row of the
 ``cel`` output (:data:`CEL_TABLE`): the document, the version, commit and time of its last
 event, the query (its index among the queries given, from 0, and its text), its last position
@@ -22,8 +23,8 @@ document, so both give the same rows.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,7 +40,7 @@ from xmlevents.cel import (
     compile_query,
     evaluate,
     is_unary_query,
-    read_primitive,
+    primitive_event,
 )
 
 __all__ = ["CEL_TABLE", "CEL_STAGE", "CelQuery", "check_queries", "compiled_queries",
@@ -134,7 +135,7 @@ class CelStream:
     def __init__(self, doc: str, queries: Sequence[CelQuery]) -> None:
         self.doc = doc
         self.queries = tuple(queries)
-        self._lines: list[str] = []
+        self._events: list[Event] = []
         # Per position: the version, commit and time of the event there.
         self._origin: list[tuple[int, str | None, float | None]] = []
 
@@ -142,22 +143,20 @@ class CelStream:
             commit: str | None = None, time: float | None = None) -> None:
         """Append one version's events (in the order the replay produced them)."""
         for e in events:
-            line = e.to_dict()
-            if time is not None:  # the version's time, as the events output carries it
-                line.setdefault("time", time)
-            self._lines.append(json.dumps(line, ensure_ascii=False))
+            event = primitive_event(e, len(self._events))
+            if event.time is None and time is not None:
+                # the version's time, as the events output carries it
+                event = dataclasses.replace(event, time=time)
+            self._events.append(event)
         self._origin.extend([(version, commit, time)] * len(events))
 
     def rows(self) -> tuple[list[dict[str, Any]], list[tuple[CelQuery, Exception]]]:
         """The rows of :data:`CEL_TABLE` of every query, query by query, each in the
         evaluator's order (by last position, then positions); and the queries that failed
         on this stream with their exception (their rows are left out)."""
-        if not self.queries or not self._lines:
+        events = self._events
+        if not self.queries or not events:
             return [], []
-        try:
-            events: list[Event] = list(read_primitive(self._lines, source=self.doc))
-        except Exception as exc:  # an event the reader refuses: no query can run
-            return [], [(q, exc) for q in self.queries]
         ids = [str(e.attrs["id"]) for e in events]
         rows: list[dict[str, Any]] = []
         failed: list[tuple[CelQuery, Exception]] = []
