@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from xmlevents.algebra import XmlEventsError
 
-from ._cli_common import ArgumentFailure
+from ._cli_common import ArgumentFailure, query_text
 
 if TYPE_CHECKING:
     from xmlevents.cel import Event, Match, Schema, Value
@@ -48,16 +48,6 @@ def add_parsers(sub: Any) -> None:
     form.add_argument("--primitive", action="store_true",
                       help="the stream is primitive events (xmlevents detect's input): types "
                            "ins/upd/del, attributes id, ts, path, ids, value, old, doc, kind")
-
-
-def _text(arg: str) -> str:
-    if not arg.startswith("@"):
-        return arg
-    try:
-        with open(arg[1:], encoding="utf-8") as f:
-            return f.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ArgumentFailure(f"cannot read the query file {arg[1:]!r}: {exc}") from None
 
 
 def _lines(path: str) -> Iterator[str]:
@@ -98,10 +88,10 @@ def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         schema: Schema | None = None
         if args.schema:
-            schema = parse_schema(_text("@" + args.schema))
+            schema = parse_schema(query_text("@" + args.schema))
         elif args.primitive:
             schema = PRIMITIVE_SCHEMA
-        query = compile_query(_text(args.query), schema)
+        query = compile_query(query_text(args.query), schema)
         if not args.reference and not is_unary_query(query.formula):
             err.write("xmlevents: error: a filter of the query is not unary (it compares "
                       "several variables' events, as y[id = x.id] does), which the automaton "

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 
 from xmlevents.algebra import Duration, XmlEventsError, window
 
-__all__ = ["ArgumentFailure", "CommandError", "window_argument", "parse_namespaces"]
+__all__ = ["ArgumentFailure", "CommandError", "window_argument", "parse_namespaces",
+           "query_text"]
 
 
 class ArgumentFailure(XmlEventsError, ValueError):
@@ -69,3 +70,20 @@ def parse_namespaces(pairs: Sequence[str]) -> dict[str, str]:
                                   f"to {namespaces[prefix]!r}")
         namespaces[prefix] = uri
     return namespaces
+
+
+def query_text(arg: str) -> str:
+    """A query as given on the command line (``cel``, ``query``, ``replay --cel``): the text
+    itself, or ``@FILE`` for the text of a file.
+
+    Raises:
+        ArgumentFailure: the file cannot be read, naming it.
+    """
+    if not arg.startswith("@"):
+        return arg
+    try:
+        with open(arg[1:], encoding="utf-8") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ArgumentFailure(f"cannot read the query file {arg[1:]!r}: "
+                              f"{getattr(exc, 'strerror', None) or exc}") from None

@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 from xmlevents.algebra import XmlEventsError
 
-from ._cli_common import parse_namespaces
+from ._cli_common import parse_namespaces, query_text
 
 __all__ = ["add_parsers", "run"]
 
@@ -41,25 +41,15 @@ def add_parsers(sub: Any) -> None:
                        help="a namespace prefix the query uses (repeatable)")
 
 
-def _text(arg: str) -> str:
-    if not arg.startswith("@"):
-        return arg
-    with open(arg[1:], encoding="utf-8") as f:
-        return f.read()
-
-
 def run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Compile the query (2 if it cannot be), then stream the document (1 if it breaks)."""
     from xmlevents.stream import DocumentError, Query
 
     try:
         namespaces = parse_namespaces(args.ns)
-        text = _text(args.query)
-    except XmlEventsError as exc:
+        text = query_text(args.query)
+    except XmlEventsError as exc:  # a bad prefix, or a query file that cannot be read
         err.write(f"xmlevents: error: {exc.for_cli()}\n")
-        return 2
-    except (OSError, UnicodeDecodeError) as exc:
-        err.write(f"xmlevents: error: cannot read the query file {args.query[1:]!r}: {exc}\n")
         return 2
     try:
         query = Query(text, namespaces=namespaces, grammar=args.grammar)

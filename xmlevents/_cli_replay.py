@@ -18,7 +18,13 @@ from urllib.parse import urlparse
 
 from xmlevents.algebra import XmlEventsError
 
-from ._cli_common import CommandError, parse_namespaces, window_argument
+from ._cli_common import (
+    ArgumentFailure,
+    CommandError,
+    parse_namespaces,
+    query_text,
+    window_argument,
+)
 
 if TYPE_CHECKING:  # imported when the command runs: detect and graph never load lxml
     from xmlevents.replay import DiffOptions, Key, ReplayProgress, ReplayReport
@@ -46,16 +52,11 @@ def _cel_query(arg: str) -> str:
     from xmlevents.cel import CELQueryError, CELSyntaxError
     from xmlevents.replay import check_queries
 
-    text, where = arg, ""
-    if arg.startswith("@"):
-        try:
-            with open(arg[1:], encoding="utf-8") as f:
-                text = f.read()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise argparse.ArgumentTypeError(
-                f"cannot read the query file {arg[1:]!r}: "
-                f"{getattr(exc, 'strerror', None) or exc}") from None
-        where = f"{arg[1:]}: "
+    try:
+        text = query_text(arg)
+    except ArgumentFailure as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    where = f"{arg[1:]}: " if arg.startswith("@") else ""
     try:
         check_queries([text])
     except (CELSyntaxError, CELQueryError) as exc:
