@@ -17,15 +17,20 @@ with a ``◦`` loop on every event (the events skipped between them); ``φ OR ψ
 state loops ``◦`` on every event (a complex event may start anywhere). A complex event is
 output at position ``j`` by a run that enters a final state by a ``•`` transition at ``j``.
 
-**Evaluation (Algorithms 1-2, reconstructed).** The automaton is determinised lazily: a
+**Evaluation (Algorithms 1-3, reconstructed).** The automaton is determinised lazily: a
 deterministic state is a set of automaton states, and its successor for an event is looked up
 by the set of leaves the event satisfies (computed once per event) and the mark, then
-memoised. Each active deterministic state holds one node of a persistent DAG of runs —
-``bottom`` (the empty set), ``extend(j, n)`` (every set of ``n`` plus ``j``) and
-``union(a, b)`` — so an event costs work proportional to the number of active states, not to
+memoised. Each active deterministic state holds one list of the paper's structure of runs
+(section 7.2): a node is a ``bottom`` (the empty set) or extends a list with a position
+(every set of the list plus ``j``), and is also a cell of the list it was created in; a
+state's old list joins its skip successor's new list by linking cells (:class:`Bag`), in
+constant time. So an event costs work proportional to the number of active states, not to
 the number of partial complex events. Determinism makes every complex event the output of
-exactly one run, so enumeration never repeats one. Nodes carry the largest start among their
-sets, so a window drops whole nodes whose every set started too long ago.
+exactly one run, so enumeration never repeats one; it walks cells, not unions, with a stack
+of the lists' remaining cells only, so the work before each output is linear in it
+(:func:`enumerate_found`, Appendix D.1's guarantee). Nodes carry the largest and smallest
+start among their sets, so a window skips whole nodes whose every set started too long ago,
+and its rebuild (:func:`prune`) looks only into nodes holding both.
 
 **Selection strategies (Theorem 6 and Appendix D.3, reconstructed).** ``STRICT`` (Algorithm
 8): only the empty run (deterministic state 0) skips events, so every complex event is an
@@ -223,129 +228,262 @@ def _link(a: CEA, ends: set[int], starts: list[tuple[int, int]], contiguous: boo
 #: A deterministic state: a set of automaton states, or under MAX a pair of them.
 _Key = frozenset[int] | tuple[frozenset[int], frozenset[int]]
 
-class Node:
-    """A set of partial complex events (see the module): ``pos`` is None for ``bottom`` and
-    ``union``; ``start`` the largest first position among its sets (``inf`` for bottom);
-    ``top`` the largest last position among them (-1 for bottom), which guides ``LIMIT``'s
-    best-first search to the most recent sets (:func:`first_recent`)."""
-
-    __slots__ = ("count", "left", "pos", "right", "start", "top")
-
-    def __init__(self, pos: int | None, left: Node | None, right: Node | None,
-                 start: float, count: int) -> None:
-        self.pos = pos
-        self.left = left
-        self.right = right
-        self.start = start
-        self.count = count
-        self.top: int = pos if pos is not None else (
-            -1 if left is None or right is None else max(left.top, right.top))
-
-
 _INF = float("inf")
-BOTTOM = Node(None, None, None, _INF, 1)
 
 
-def _union(a: Node | None, b: Node) -> Node:
-    if a is None:
-        return b
-    return Node(None, a, b, max(a.start, b.start), a.count + b.count)
+class Node:
+    """A node of section 7.2's structure and, at once, a cell of the lists it lives in.
 
+    ``pred`` None: a *bottom*, the set holding the empty complex event (the sink of the
+    paper's graph). Otherwise an *extend* node: every set of the list ``pred`` with ``pos``
+    added. ``next`` links the cell to the one after it in the list it was created in (set
+    once by appending, see :class:`Bag`; relinked only where a window's rebuild cuts).
+    ``start`` and ``low`` are the largest and the smallest first position among its sets
+    (``inf`` for a bottom), so a window drops whole nodes and its rebuild does not look into
+    the nodes with nothing old; ``count`` how many sets it holds; ``top`` its largest last
+    position (``pos``; -1 for a bottom), which guides ``LIMIT``'s best-first search
+    (:func:`first_recent`)."""
 
-def enumerate_node(node: Node, oldest: float = -_INF) -> Iterator[tuple[int, ...]]:
-    """The sets of ``node`` whose first position is at least ``oldest``, each once, as sorted
-    tuples (iterative: a set may hold many positions)."""
-    # stack of (node, positions after it, in reverse)
-    stack: list[tuple[Node, tuple[int, ...]]] = [(node, ())]
-    while stack:
-        n, suffix = stack.pop()
-        if n.start < oldest:
-            continue  # every set below started too long ago
-        if n is BOTTOM:
-            yield suffix
-        elif n.pos is not None:
-            assert n.left is not None
-            stack.append((n.left, (n.pos, *suffix)))
+    __slots__ = ("count", "low", "next", "pos", "pred", "start", "top")
+    pos: int
+    pred: Node | Bag | None
+    next: Node | None
+    start: float
+    low: float
+    count: int
+    top: int
+
+    def __init__(self, pos: int, pred: Node | Bag) -> None:
+        self.pos = self.top = pos
+        self.pred = pred
+        self.next = None
+        start = pred.start
+        if start == _INF:  # extends a bottom: its one set starts here
+            self.start = self.low = pos
         else:
-            assert n.left is not None and n.right is not None
-            stack.append((n.right, suffix))
-            stack.append((n.left, suffix))
+            self.start = start
+            self.low = pred.low
+        self.count = pred.count
 
 
-def first_recent(node: Node, limit: int, oldest: float = -_INF) -> list[tuple[int, ...]]:
-    """The ``limit`` sets of ``node`` (first position at least ``oldest``) that come first in
-    ``LIMIT``'s order (:func:`~._reference.recent_first`), found best-first without
-    enumerating the others: a heap of partial sets — the positions so far, from the last
-    backwards, negated, then ``-top`` of the node still to read, a bound no completion beats
-    — so the most recent sets are reached first (``top`` of a union is its children's best)."""
-    heap: list[tuple[tuple[int, ...], int, tuple[int, ...], Node]] = [
-        ((-node.top,), 0, (), node)]
-    tie = 1
-    out: list[tuple[int, ...]] = []
+def bottom() -> Node:
+    """A fresh bottom node. Each run structure has its own: a bottom is a cell, and a cell
+    belongs to one list (under MAX the empty run's list is appended to others)."""
+    n = Node.__new__(Node)
+    n.pos, n.top, n.pred, n.next = -1, -1, None, None
+    n.start = n.low = _INF
+    n.count = 1
+    return n
+
+
+class Bag:
+    """A list of the paper's Algorithm 1 made of ``pieces`` — nodes and older lists, each
+    a piece of one list only — appended in constant time per piece: the last cell of each
+    piece is linked to the first of the next (``first`` .. ``last`` are the cells to walk).
+
+    Why the links are safe though lists are shared (reconstruction of section 7.2's "lazy
+    copy"): a live list (a deterministic state's, after an event) is a piece of at most one
+    new list, the state's skip successor's (I/O-determinism); so the live lists never share
+    a cell, appending sets a cell's ``next`` at most once, when its list stops being the
+    last piece, and a list kept as an extend node's ``pred`` walks from its ``first`` to
+    its own ``last`` only, never past it. (A window's rebuild cuts lists in place and links
+    what is left: :func:`prune`.) ``pieces`` keeps the tree of unions for what walks by
+    structure rather than by cells: ``LIMIT``'s best-first search and the window's rebuild."""
+
+    __slots__ = ("count", "first", "last", "low", "pieces", "start", "top")
+    pieces: list[Node | Bag]
+    first: Node
+    last: Node
+    start: float
+    low: float
+    count: int
+    top: int
+
+    def __init__(self, pieces: list[Node | Bag]) -> None:
+        self.pieces = pieces
+        prior: Node | None = None
+        start, low, count, top = -_INF, _INF, 0, -1
+        for p in pieces:
+            if type(p) is Bag:
+                head, tail = p.first, p.last
+            else:
+                head = tail = p  # type: ignore[assignment]
+            if prior is None:
+                self.first = head
+            else:
+                prior.next = head
+            prior = tail
+            if p.start > start:
+                start = p.start
+            if p.low < low:
+                low = p.low
+            count += p.count
+            if p.top > top:
+                top = p.top
+        assert prior is not None
+        self.last = prior
+        self.start, self.low, self.count, self.top = start, low, count, top
+
+
+def _cells(lst: Node | Bag) -> tuple[Node, Node]:
+    """The first and last cells of a list."""
+    if type(lst) is Bag:
+        return lst.first, lst.last
+    assert isinstance(lst, Node)
+    return lst, lst
+
+
+def enumerate_found(found: Iterable[Node], oldest: float = -_INF
+                    ) -> Iterator[tuple[int, ...]]:
+    """The sets of the nodes ``found`` whose first position is at least ``oldest``, each once,
+    as sorted tuples, with constant delay: the work between two outputs is linear in the
+    next output (Algorithm 3's guarantee, reconstructed).
+
+    A depth-first walk of the graph over cells, not over union nodes: going down a cell
+    emits its position; the stack holds only the rest of lists not yet walked (never an
+    exhausted level, the role of Algorithm 3's black-white stack), so backtracking is one
+    pop; the positions after a cell are shared as a linked list (``(pos, rest)``), so
+    nothing is copied before the output. Under a window, nodes whose every set started too
+    long ago are skipped; the rebuild each window length (:func:`prune`) keeps how many.
+    """
+    # (cell, last cell of its list, positions after it as a linked list)
+    stack: list[tuple[Node, Node, tuple[int, object] | None]] = [
+        (n, n, None) for n in reversed(list(found))]
+    pop, push = stack.pop, stack.append
+    while stack:
+        cell, last, after = pop()
+        if cell is not last:
+            nxt = cell.next
+            assert nxt is not None
+            push((nxt, last, after))  # the rest of this list: the next alternative
+        if cell.start < oldest:
+            continue  # every set of this node started too long ago
+        pred = cell.pred
+        if pred is None:  # a bottom: the positions after it are one complex event
+            out: list[int] = []
+            link = after
+            while link is not None:
+                out.append(link[0])
+                link = link[1]  # type: ignore[assignment]
+            yield tuple(out)
+            continue
+        after = (cell.pos, after)
+        if type(pred) is Bag:
+            push((pred.first, pred.last, after))
+        else:
+            assert isinstance(pred, Node)
+            push((pred, pred, after))
+
+
+def first_recent(found: Iterable[Node], limit: int, oldest: float = -_INF
+                 ) -> list[tuple[int, ...]]:
+    """The ``limit`` sets of the nodes ``found`` (first position at least ``oldest``) that
+    come first in ``LIMIT``'s order (:func:`~._reference.recent_first`), found best-first
+    without enumerating the others: a heap of partial sets — the positions so far, from the
+    last backwards, negated, then ``-top`` of the list still to read, a bound no completion
+    beats — so the most recent sets are reached first (``top`` of a bag is its pieces' best;
+    a bag is opened into its pieces, a constant number)."""
+    heap: list[tuple[tuple[int, ...], int, tuple[int, ...], Node | Bag]] = []
+    tie = 0
     push, pop = heapq.heappush, heapq.heappop
+    for f in found:
+        push(heap, ((-f.top,), tie, (), f))
+        tie += 1
+    out: list[tuple[int, ...]] = []
     while heap and len(out) < limit:
         _, _, key, n = pop(heap)
         if n.start < oldest:
             continue
-        if n is BOTTOM:
-            if -key[-1] >= oldest:
-                out.append(tuple(-p for p in reversed(key)))
-        elif n.pos is not None:
-            assert n.left is not None
-            longer = (*key, -n.pos)
-            child = n.left
-            push(heap, (longer if child is BOTTOM else (*longer, -child.top), tie, longer,
-                        child))
-            tie += 1
-        else:
-            assert n.left is not None and n.right is not None
-            for child in (n.right, n.left):
-                push(heap, ((*key, -child.top), tie, key, child))
+        if type(n) is Bag:
+            for piece in n.pieces:
+                push(heap, (_bound(key, piece), tie, key, piece))
                 tie += 1
+            continue
+        assert isinstance(n, Node)
+        pred = n.pred
+        if pred is None:
+            if key and -key[-1] >= oldest:
+                out.append(tuple(-p for p in reversed(key)))
+            continue
+        longer = (*key, -n.pos)
+        push(heap, (_bound(longer, pred), tie, longer, pred))
+        tie += 1
     return out
 
 
-def prune(roots: dict[int, Node], oldest: float) -> dict[int, Node]:
-    """The active nodes without the sets that started before ``oldest`` (a window's end):
-    rebuilt bottom-up, sharing kept, nodes with nothing young dropped. Iterative: chains of
-    ``extend`` nodes are as long as the window."""
-    memo: dict[int, Node | None] = {}
-    for root in roots.values():
-        stack: list[tuple[Node, bool]] = [(root, False)]
-        while stack:
-            n, ready = stack.pop()
-            key = id(n)
-            if key in memo:
-                continue
-            if n.start < oldest:
-                memo[key] = None
-                continue
-            if n is BOTTOM:
-                memo[key] = n
-                continue
-            kids = [c for c in (n.left, n.right) if c is not None]
-            if not ready:
-                stack.append((n, True))
-                stack.extend((c, False) for c in kids if id(c) not in memo)
-                continue
-            if n.pos is not None:
-                assert n.left is not None
-                child = memo[id(n.left)]
-                memo[key] = None if child is None else n if child is n.left else Node(
-                    n.pos, child, None, n.pos if child is BOTTOM else child.start,
-                    child.count)
-            else:
-                assert n.left is not None and n.right is not None
-                a, b = memo[id(n.left)], memo[id(n.right)]
-                memo[key] = (a if b is None else b if a is None else
-                             n if a is n.left and b is n.right else
-                             Node(None, a, b, max(a.start, b.start), a.count + b.count))
-    out: dict[int, Node] = {}
+def _bound(key: tuple[int, ...], lst: Node | Bag) -> tuple[int, ...]:
+    """What no completion of ``key`` through ``lst`` beats in ``LIMIT``'s order: ``key``
+    itself for a bottom (the shorter comes first), else ``key`` and ``lst``'s best."""
+    if type(lst) is Node and lst.pred is None:
+        return key
+    return (*key, -lst.top)
+
+
+def prune(roots: dict[int, Node | Bag], oldest: float) -> dict[int, Node | Bag]:
+    """The active lists without the sets that started before ``oldest`` (a window's end),
+    cut in place: the thresholds only grow and every walk of the structure happens before
+    the next event (:meth:`Evaluation.matches`), so no walk can need what is cut. A list
+    whose every set is old (``start``) is dropped; one whose every set is young (``low``)
+    is not looked into; the others lose their old pieces, the pieces left are linked
+    again, and a node's figures follow its list's. Iterative, post-order (lists nest as
+    deep as the window); shared lists (a node's ``pred`` is also a piece) cut once."""
+    done: set[int] = set()
+    out: dict[int, Node | Bag] = {}
     for d, root in roots.items():
-        kept = memo[id(root)]
-        if kept is not None:
-            out[d] = kept
+        if root.start < oldest:
+            continue
+        stack: list[Node | Bag] = [root]
+        while stack:
+            n = stack[-1]
+            if id(n) in done or n.low >= oldest:
+                stack.pop()
+                continue
+            if type(n) is Bag:
+                pending = [c for c in n.pieces if c.start >= oldest and c.low < oldest
+                           and id(c) not in done]
+                if pending:
+                    stack.extend(pending)
+                    continue
+                stack.pop()
+                done.add(id(n))
+                kept = [c for c in n.pieces if c.start >= oldest]
+                _restate(n, kept)
+            else:
+                assert isinstance(n, Node)
+                pred = n.pred
+                assert pred is not None  # a bottom's ``low`` is inf
+                if pred.low < oldest and id(pred) not in done:
+                    stack.append(pred)
+                    continue
+                stack.pop()
+                done.add(id(n))
+                n.low, n.count = pred.low, pred.count
+        out[d] = root
     return out
+
+
+def _restate(bag: Bag, pieces: list[Node | Bag]) -> None:
+    """``bag`` made of ``pieces`` (a subsequence of its own, cut in place): linked again,
+    its figures recomputed (its ``start``, the largest, is that of a piece kept)."""
+    bag.pieces = pieces
+    prior: Node | None = None
+    low, count, top = _INF, 0, -1
+    for p in pieces:
+        head, tail = _cells(p)
+        if prior is None:
+            bag.first = head
+        else:
+            prior.next = head
+        prior = tail
+        low = p.low if p.low < low else low
+        count += p.count
+        top = p.top if p.top > top else top
+    assert prior is not None
+    # what followed the old last cell may be cut: a list holding this one links it again
+    # (it is cut too: it holds something old), so nothing dropped is kept alive from here
+    prior.next = None
+    bag.last = prior
+    bag.low, bag.count, bag.top = low, count, top
 
 
 class Runs:
@@ -374,7 +512,8 @@ class Runs:
         self.strategy = strategy
         self._maximal = strategy is Strategy.MAX
         self._strict = strategy is Strategy.STRICT
-        self.active: dict[int, Node] = {0: BOTTOM}
+        self._bottom = bottom()
+        self.active: dict[int, Node | Bag] = {0: self._bottom}
         self._pruned = -1  # the position of the last rebuild
         if like is not None:
             # Another partition's runs of the same automaton and strategy: the deterministic
@@ -392,12 +531,13 @@ class Runs:
     @property
     def empty(self) -> bool:
         """Whether no partial complex event is held (as new or just reset)."""
-        return len(self.active) == 1 and self.active.get(0) is BOTTOM
+        return len(self.active) == 1 and self.active.get(0) is self._bottom
 
     def reset(self) -> None:
         """Discard every partial complex event (CEQL's ``CONSUME BY``): what follows starts
         afresh."""
-        self.active = {0: BOTTOM}
+        self._bottom = bottom()
+        self.active = {0: self._bottom}
 
     def _state(self, key: _Key) -> int:
         found = self._ids.get(key)
@@ -467,8 +607,9 @@ class Runs:
         return bits
 
     def step(self, position: int, event: Event, oldest: float | None = None,
-             blind: bool = False) -> Node | None:
-        """Read the event at ``position``; the node of the complex events ending here.
+             blind: bool = False) -> list[Node] | None:
+        """Read the event at ``position``; the nodes of the complex events ending here (the
+        extend nodes created here that entered a final state), None if there are none.
 
         ``oldest``: the smallest first position a complex event ending here may have (a
         duration window's, :class:`_Clock`), by default that of the window in events;
@@ -477,39 +618,54 @@ class Runs:
         bits = 0 if blind else self.satisfied(event)
         if oldest is None:
             oldest = -_INF if self.window is None else position - self.window
-        new: dict[int, Node] = {}
-        out: Node | None = None
+        if oldest > -_INF and position - self._pruned >= position - oldest:
+            # The thresholds only grow: what starts before this one can never fit again.
+            # Rebuilding once the stream has advanced by the window's length costs, amortised,
+            # a constant per event and keeps memory to about two windows. Done before the
+            # event is read, so the nodes it returns are never relinked by a rebuild until
+            # the next event (their enumeration walks their cells' links).
+            self.active = prune(self.active, oldest)
+            self._pruned = position
+        # each new state's pieces (Algorithm 1, lines 9-13): the old lists that skip to it
+        # and the new extend nodes that mark into it; one piece is the list itself
+        pieces: dict[int, Node | Bag | list[Node | Bag]] = {}
+        out: list[Node] | None = None
         memo = self._next
         final = self._final
-        for d, node in self.active.items():
-            if node.start < oldest:
+        for d, lst in self.active.items():
+            if lst.start < oldest:
                 continue  # nothing stored here can fit the window any more
             found = memo.get((d, bits))
             skip, mark = found if found is not None else self._successors(d, bits)
             if skip >= 0:
-                prior = new.get(skip)
-                new[skip] = node if prior is None else Node(
-                    None, prior, node, max(prior.start, node.start), prior.count + node.count)
+                prior = pieces.get(skip)
+                if prior is None:
+                    pieces[skip] = lst
+                elif type(prior) is list:
+                    prior.append(lst)
+                else:
+                    pieces[skip] = [prior, lst]  # type: ignore[list-item]
             if mark >= 0:
-                # (the start of ``extended`` fits: ``node``'s does, or it is ``position``)
-                extended = Node(position, node, None,
-                                position if node is BOTTOM else node.start, node.count)
-                prior = new.get(mark)
-                new[mark] = extended if prior is None else Node(
-                    None, prior, extended, max(prior.start, extended.start),
-                    prior.count + extended.count)
+                extended = Node(position, lst)
+                prior = pieces.get(mark)
+                if prior is None:
+                    pieces[mark] = extended
+                elif type(prior) is list:
+                    prior.append(extended)
+                else:
+                    pieces[mark] = [prior, extended]  # type: ignore[list-item]
                 if final[mark]:
                     # A deterministic state is the set of automaton states every run with
                     # these marks is in; holding a final state, each of its sets is a run
                     # that entered a final state by marking this event: a complex event.
-                    out = _union(out, extended)
+                    if out is None:
+                        out = [extended]
+                    else:
+                        out.append(extended)
+        new: dict[int, Node | Bag] = {
+            q: Bag(p) if type(p) is list else p  # type: ignore[misc]
+            for q, p in pieces.items()}
         self.active = new
-        if oldest > -_INF and position - self._pruned >= position - oldest:
-            # The thresholds only grow: what starts before this one can never fit again.
-            # Rebuilding once the stream has advanced by the window's length costs, amortised,
-            # a constant per event and keeps memory to about two windows.
-            self.active = prune(new, oldest)
-            self._pruned = position
         return out
 
     @property
@@ -547,7 +703,7 @@ class OrderedRuns:
         self.strategy = strategy
         self._last = strategy is Strategy.LAST
         self.state = 0
-        self.nodes: list[Node] = [BOTTOM]
+        self.nodes: list[Node] = [bottom()]
         if like is not None:  # share the states and plans built so far (see Runs)
             assert like.cea is cea and like.strategy is strategy
             self._runs, self._ids, self._keys = like._runs, like._ids, like._keys
@@ -564,7 +720,7 @@ class OrderedRuns:
 
     def reset(self) -> None:
         """Discard every partial complex event (``CONSUME BY``)."""
-        self.state, self.nodes = 0, [BOTTOM]
+        self.state, self.nodes = 0, [bottom()]
 
     def _plan(self, d: int, satisfied: int) -> tuple[int, tuple[tuple[int, bool], ...], int]:
         found = self._plans.get((d, satisfied))
@@ -598,15 +754,13 @@ class OrderedRuns:
         found = self._plans[(d, satisfied)] = (nd, tuple(plan), out)
         return found
 
-    def step(self, position: int, event: Event) -> Node | None:
+    def step(self, position: int, event: Event) -> list[Node] | None:
         """Read the event at ``position``; the node of the one complex event ending here."""
         d, plan, out = self._plan(self.state, self._runs.satisfied(event))
         nodes = self.nodes
-        self.nodes = [Node(position, nodes[i], None,
-                           position if nodes[i] is BOTTOM else nodes[i].start, 1)
-                      if marked else nodes[i] for i, marked in plan]
+        self.nodes = [Node(position, nodes[i]) if marked else nodes[i] for i, marked in plan]
         self.state = d
-        return self.nodes[out] if out >= 0 else None
+        return [self.nodes[out]] if out >= 0 else None
 
     @property
     def states(self) -> int:
@@ -865,7 +1019,7 @@ class _Partitions:
         self._sweep_at = position + max(64, 2 * len(self.runs))
 
     def step(self, event: Event
-             ) -> tuple[Runs | OrderedRuns | WindowCounter, Node | int | None, float] | None:
+             ) -> tuple[Runs | OrderedRuns | WindowCounter, list[Node] | int | None, float] | None:
         """Read ``event`` in its partition: its runs, the node of the complex events ending
         here and the smallest first position they may have; None if it is in no partition.
 
@@ -922,43 +1076,76 @@ class Evaluation:
     def __init__(self, query: Query) -> None:
         self.query = query
         self._parts = _Partitions(query)
+        self._read = 0  # events read: an enumeration is valid until the next one
 
     def push(self, event: Event) -> list[Match]:
-        """The complex events ending at ``event`` (its position must be past the last one's),
-        in order of their positions — the reference evaluator's clauses in its order:
-        partitions apart, the window applied while reading, the strategy (in the automaton,
-        or selecting among the position's complex events), ``CONSUME BY``, ``LIMIT``.
+        """The complex events ending at ``event`` (its position must be past the last one's)
+        as a list: :meth:`matches`, enumerated.
 
         Raises:
             StreamError: under a duration or attribute window, a measure going backwards.
         """
+        return list(self.matches(event))
+
+    def matches(self, event: Event) -> Iterator[Match]:
+        """Read ``event`` (its position past the last one's); its complex events, produced
+        as they are enumerated — the reference evaluator's clauses in its order: partitions
+        apart, the window applied while reading, the strategy (in the automaton, or selecting
+        among the position's complex events), ``CONSUME BY``, ``LIMIT``.
+
+        Where the automaton evaluates the strategy and there is no ``LIMIT``, they come in
+        the order of enumeration (:func:`enumerate_found`: constant delay, nothing
+        materialised); where a strategy selects among the position's complex events, or
+        ``LIMIT`` picks the most recent, the chosen ones come in order of their positions.
+        The event is read when this is called, not when the iterator is consumed; consume it
+        before the next event is read (the window's rebuild relinks the cells it walks).
+
+        Raises:
+            StreamError: under a duration or attribute window, a measure going backwards.
+            RuntimeError: (from the iterator) the next event was read before it was
+                consumed.
+        """
         query, parts = self.query, self._parts
+        self._read += 1
         stepped = parts.step(event)
         if stepped is None:
-            return []
-        runs, node, oldest = stepped
-        if node is None:
-            return []
-        assert isinstance(node, Node)
-        if parts.native and query.limit is not None:
-            chosen = sorted(first_recent(node, query.limit, oldest))
+            return iter(())
+        runs, found, oldest = stepped
+        if found is None:
+            return iter(())
+        assert isinstance(found, list)
+        if parts.native and query.limit is None:
+            if not any(n.start >= oldest for n in found):
+                return iter(())  # every set here started too long ago
+            parts.consume(runs)  # (the nodes found are not touched by a reset)
+            return self._enumerated(found, oldest, self._read)
+        if parts.native:
+            assert query.limit is not None
+            chosen = sorted(first_recent(found, query.limit, oldest))
         else:
-            found = enumerate_node(node, oldest)
-            if not parts.native:
-                found = (tuple(sorted(c)) for c in select(query.strategy,
-                                                          map(frozenset, found)))
-            chosen = list(found)
+            sets = enumerate_found(found, oldest)
+            chosen = [tuple(sorted(c)) for c in select(query.strategy, map(frozenset, sets))]
             if query.limit is not None:
                 chosen = sorted(chosen, key=recent_first)[:query.limit]
             chosen.sort()
         if chosen:
             parts.consume(runs)
-        return [Match(c[-1], c) for c in chosen]
+        return iter([Match(c[-1], c) for c in chosen])
+
+
+    def _enumerated(self, found: list[Node], oldest: float, read: int) -> Iterator[Match]:
+        for c in enumerate_found(found, oldest):
+            if self._read != read:
+                raise RuntimeError(
+                    "the complex events of an event were read after the next event: "
+                    "consume Evaluation.matches() before pushing the next event (push() "
+                    "gives them as a list)")
+            yield Match(c[-1], c)
 
 
 def evaluate(query: Query, events: Iterable[Event]) -> Iterator[Match]:
     """The complex events of ``query`` over ``events`` by the automaton, in order of their
-    last position, then of their positions (:meth:`Evaluation.push` for each event).
+    last position, within one as :meth:`Evaluation.matches` gives them.
 
     Raises:
         CELQueryError: a filter the automaton does not take.
@@ -966,7 +1153,7 @@ def evaluate(query: Query, events: Iterable[Event]) -> Iterator[Match]:
     """
     evaluation = Evaluation(query)
     for event in events:
-        yield from evaluation.push(event)
+        yield from evaluation.matches(event)
 
 
 def count(query: Query, events: Iterable[Event]) -> int:
@@ -986,8 +1173,8 @@ def count(query: Query, events: Iterable[Event]) -> int:
         runs, found, _ = stepped
         if found is None:
             continue
-        if isinstance(found, Node):
-            found = found.count
+        if isinstance(found, list):
+            found = sum(n.count for n in found)
         total += found
         if found:
             parts.consume(runs)
