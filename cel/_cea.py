@@ -291,7 +291,7 @@ class Bag:
     structure rather than by cells: ``LIMIT``'s best-first search and the window's rebuild."""
 
     __slots__ = ("count", "first", "last", "low", "pieces", "start", "top")
-    pieces: list[Node | Bag]
+    pieces: tuple[Node | Bag, ...]
     first: Node
     last: Node
     start: float
@@ -299,30 +299,26 @@ class Bag:
     count: int
     top: int
 
-    def __init__(self, pieces: list[Node | Bag]) -> None:
-        self.pieces = pieces
-        prior: Node | None = None
-        start, low, count, top = -_INF, _INF, 0, -1
-        for p in pieces:
-            if type(p) is Bag:
-                head, tail = p.first, p.last
-            else:
-                head = tail = p  # type: ignore[assignment]
-            if prior is None:
-                self.first = head
-            else:
-                prior.next = head
-            prior = tail
-            if p.start > start:
-                start = p.start
-            if p.low < low:
-                low = p.low
-            count += p.count
-            if p.top > top:
-                top = p.top
-        assert prior is not None
-        self.last = prior
-        self.start, self.low, self.count, self.top = start, low, count, top
+    def __init__(self, a: Node | Bag, b: Node | Bag) -> None:
+        # Two pieces, ``a`` then ``b`` (a state's list with several pieces is a chain of
+        # these, as the paper's appends are one after the other); straight-line for speed.
+        self.pieces = (a, b)
+        if type(a) is Bag:
+            self.first, tail = a.first, a.last
+        else:
+            self.first = tail = a  # type: ignore[assignment]
+        if type(b) is Bag:
+            head, self.last = b.first, b.last
+        else:
+            head = self.last = b  # type: ignore[assignment]
+        tail.next = head
+        x, y = a.start, b.start
+        self.start = x if x > y else y
+        x, y = a.low, b.low
+        self.low = x if x < y else y
+        self.count = a.count + b.count
+        i, k = a.top, b.top
+        self.top = i if i > k else k
 
 
 def _cells(lst: Node | Bag) -> tuple[Node, Node]:
@@ -465,7 +461,7 @@ def prune(roots: dict[int, Node | Bag], oldest: float) -> dict[int, Node | Bag]:
 def _restate(bag: Bag, pieces: list[Node | Bag]) -> None:
     """``bag`` made of ``pieces`` (a subsequence of its own, cut in place): linked again,
     its figures recomputed (its ``start``, the largest, is that of a piece kept)."""
-    bag.pieces = pieces
+    bag.pieces = tuple(pieces)
     prior: Node | None = None
     low, count, top = _INF, 0, -1
     for p in pieces:
@@ -626,9 +622,9 @@ class Runs:
             # the next event (their enumeration walks their cells' links).
             self.active = prune(self.active, oldest)
             self._pruned = position
-        # each new state's pieces (Algorithm 1, lines 9-13): the old lists that skip to it
-        # and the new extend nodes that mark into it; one piece is the list itself
-        pieces: dict[int, Node | Bag | list[Node | Bag]] = {}
+        # each new state's list (Algorithm 1, lines 9-13): the old lists that skip to it
+        # and the new extend nodes that mark into it, appended in turn
+        new: dict[int, Node | Bag] = {}
         out: list[Node] | None = None
         memo = self._next
         final = self._final
@@ -638,22 +634,12 @@ class Runs:
             found = memo.get((d, bits))
             skip, mark = found if found is not None else self._successors(d, bits)
             if skip >= 0:
-                prior = pieces.get(skip)
-                if prior is None:
-                    pieces[skip] = lst
-                elif type(prior) is list:
-                    prior.append(lst)
-                else:
-                    pieces[skip] = [prior, lst]  # type: ignore[list-item]
+                prior = new.get(skip)
+                new[skip] = lst if prior is None else Bag(prior, lst)
             if mark >= 0:
                 extended = Node(position, lst)
-                prior = pieces.get(mark)
-                if prior is None:
-                    pieces[mark] = extended
-                elif type(prior) is list:
-                    prior.append(extended)
-                else:
-                    pieces[mark] = [prior, extended]  # type: ignore[list-item]
+                prior = new.get(mark)
+                new[mark] = extended if prior is None else Bag(prior, extended)
                 if final[mark]:
                     # A deterministic state is the set of automaton states every run with
                     # these marks is in; holding a final state, each of its sets is a run
@@ -662,9 +648,6 @@ class Runs:
                         out = [extended]
                     else:
                         out.append(extended)
-        new: dict[int, Node | Bag] = {
-            q: Bag(p) if type(p) is list else p  # type: ignore[misc]
-            for q, p in pieces.items()}
         self.active = new
         return out
 
