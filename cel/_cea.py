@@ -29,8 +29,9 @@ the number of partial complex events. Determinism makes every complex event the 
 exactly one run, so enumeration never repeats one; it walks cells, not unions, with a stack
 of the lists' remaining cells only, so the work before each output is linear in it
 (:func:`enumerate_found`, Appendix D.1's guarantee). Nodes carry the largest and smallest
-start among their sets, so a window skips whole nodes whose every set started too long ago,
-and its rebuild (:func:`prune`) looks only into nodes holding both.
+start among their sets, so a window skips whole nodes whose every set started too long ago
+(a list's first piece is the one with the latest start, so an expired cell begins a piece
+that expired whole), and its rebuild (:func:`prune`) looks only into nodes holding both.
 
 **Selection strategies (Theorem 6 and Appendix D.3, reconstructed).** ``STRICT`` (Algorithm
 8): only the empty run (deterministic state 0) skips events, so every complex event is an
@@ -244,10 +245,11 @@ class Node:
     position (``pos``; -1 for a bottom), which guides ``LIMIT``'s best-first search
     (:func:`first_recent`)."""
 
-    __slots__ = ("count", "low", "next", "pos", "pred", "start", "top")
+    __slots__ = ("count", "jump", "low", "next", "pos", "pred", "start", "top")
     pos: int
     pred: Node | Bag | None
     next: Node | None
+    jump: Node | None
     start: float
     low: float
     count: int
@@ -256,7 +258,7 @@ class Node:
     def __init__(self, pos: int, pred: Node | Bag) -> None:
         self.pos = self.top = pos
         self.pred = pred
-        self.next = None
+        self.next = self.jump = None
         start = pred.start
         if start == _INF:  # extends a bottom: its one set starts here
             self.start = self.low = pos
@@ -270,7 +272,7 @@ def bottom() -> Node:
     """A fresh bottom node. Each run structure has its own: a bottom is a cell, and a cell
     belongs to one list (under MAX the empty run's list is appended to others)."""
     n = Node.__new__(Node)
-    n.pos, n.top, n.pred, n.next = -1, -1, None, None
+    n.pos, n.top, n.pred, n.next, n.jump = -1, -1, None, None, None
     n.start = n.low = _INF
     n.count = 1
     return n
@@ -300,8 +302,15 @@ class Bag:
     top: int
 
     def __init__(self, a: Node | Bag, b: Node | Bag) -> None:
-        # Two pieces, ``a`` then ``b`` (a state's list with several pieces is a chain of
-        # these, as the paper's appends are one after the other); straight-line for speed.
+        # Two pieces (a state's list with several pieces is a chain of these, as the
+        # paper's appends are one after the other); straight-line for speed. The piece
+        # with the later start goes first, so a list's first cell has its largest start
+        # and a window's walk can pass over a whole piece that expired at once (``jump``).
+        x, y = a.start, b.start
+        if y > x:
+            a, b = b, a
+            x, y = y, x
+        self.start = x
         self.pieces = (a, b)
         if type(a) is Bag:
             self.first, tail = a.first, a.last
@@ -312,8 +321,7 @@ class Bag:
         else:
             head = self.last = b  # type: ignore[assignment]
         tail.next = head
-        x, y = a.start, b.start
-        self.start = x if x > y else y
+        tail.jump = self.last  # the piece starting at ``next`` ends there
         x, y = a.low, b.low
         self.low = x if x < y else y
         self.count = a.count + b.count
@@ -339,36 +347,60 @@ def enumerate_found(found: Iterable[Node], oldest: float = -_INF
     emits its position; the stack holds only the rest of lists not yet walked (never an
     exhausted level, the role of Algorithm 3's black-white stack), so backtracking is one
     pop; the positions after a cell are shared as a linked list (``(pos, rest)``), so
-    nothing is copied before the output. Under a window, nodes whose every set started too
-    long ago are skipped; the rebuild each window length (:func:`prune`) keeps how many.
+    nothing is copied before the output. Under a window, a cell whose every set started
+    too long ago is the first of a piece that all did (its first cell has its latest
+    start, :class:`Bag`), which the walk passes over in one step (``jump``); pieces that
+    expired one after another since the last rebuild (:func:`prune`) cost a step each.
     """
-    # (cell, last cell of its list, positions after it as a linked list)
-    stack: list[tuple[Node, Node, tuple[int, object] | None]] = [
-        (n, n, None) for n in reversed(list(found))]
+    todo = [n for n in found if n.start >= oldest]
+    todo.reverse()
+    # (the cell after which the rest of a list is still to walk, the list's last cell,
+    # the positions after the list as a linked list)
+    stack: list[tuple[Node, Node, tuple[int, object] | None]] = []
     pop, push = stack.pop, stack.append
-    while stack:
-        cell, last, after = pop()
-        if cell is not last:
-            nxt = cell.next
+    cell: Node
+    while True:
+        if stack:
+            prior, last, after = pop()
+            nxt = prior.next
             assert nxt is not None
-            push((nxt, last, after))  # the rest of this list: the next alternative
-        if cell.start < oldest:
-            continue  # every set of this node started too long ago
-        pred = cell.pred
-        if pred is None:  # a bottom: the positions after it are one complex event
-            out: list[int] = []
-            link = after
-            while link is not None:
-                out.append(link[0])
-                link = link[1]  # type: ignore[assignment]
-            yield tuple(out)
-            continue
-        after = (cell.pos, after)
-        if type(pred) is Bag:
-            push((pred.first, pred.last, after))
+            while nxt.start < oldest:  # the piece starting here expired: pass it over
+                end = prior.jump  # its last cell
+                assert end is not None
+                if end is last:
+                    break
+                prior, nxt = end, end.next
+                assert nxt is not None
+            else:
+                cell = nxt
+                if cell is not last:
+                    push((cell, last, after))  # the rest of this list: the next alternative
+            if nxt.start < oldest:
+                continue  # the rest of this list expired
+        elif todo:
+            cell, after = todo.pop(), None
         else:
-            assert isinstance(pred, Node)
-            push((pred, pred, after))
+            return
+        # down from ``cell`` (young) to a bottom, pushing the rest of each list passed
+        while True:
+            pred = cell.pred
+            if pred is None:  # a bottom: the positions after it are one complex event
+                out: list[int] = []
+                link = after
+                while link is not None:
+                    out.append(link[0])
+                    link = link[1]  # type: ignore[assignment]
+                yield tuple(out)
+                break
+            after = (cell.pos, after)
+            if type(pred) is Bag:
+                # its first cell has its latest start, the cell's own: young
+                cell, last = pred.first, pred.last
+                if cell is not last:
+                    push((cell, last, after))
+            else:
+                assert isinstance(pred, Node)
+                cell = pred
 
 
 def first_recent(found: Iterable[Node], limit: int, oldest: float = -_INF
@@ -469,7 +501,7 @@ def _restate(bag: Bag, pieces: list[Node | Bag]) -> None:
         if prior is None:
             bag.first = head
         else:
-            prior.next = head
+            prior.next, prior.jump = head, tail
         prior = tail
         low = p.low if p.low < low else low
         count += p.count
@@ -477,7 +509,7 @@ def _restate(bag: Bag, pieces: list[Node | Bag]) -> None:
     assert prior is not None
     # what followed the old last cell may be cut: a list holding this one links it again
     # (it is cut too: it holds something old), so nothing dropped is kept alive from here
-    prior.next = None
+    prior.next = prior.jump = None
     bag.last = prior
     bag.low, bag.count, bag.top = low, count, top
 
