@@ -178,6 +178,16 @@ def test_every_example_from_10_to_17_has_a_figure_shown_in_the_docs() -> None:
         assert (FIGURES / f"{name}.svg").is_file(), name
 
 
+def test_the_cel_structure_figure_is_what_the_evaluator_holds() -> None:
+    """The CEL guide's picture of the structure of runs is drawn from the automaton
+    evaluator's own structure (run `python3 docs/figures/make_figures.py` after changing it)."""
+    query, letters, name = _FIGURES.CEL_RUNS
+    assert (FIGURES / f"{name}.dot").read_text(encoding="utf-8") == _FIGURES.runs_dot(
+        query, letters)
+    assert (FIGURES / f"{name}.svg").is_file()
+    assert f"figures/{name}.svg" in (DOCS / "guide" / "cel.md").read_text(encoding="utf-8")
+
+
 def _exported_errors() -> dict[str, type]:
     import xmlevents.cel
     import xmlevents.replay

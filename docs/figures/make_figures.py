@@ -114,6 +114,67 @@ EXAMPLES = {10: "example-10", 11: "example-10", 12: "example-12", 13: "example-1
 # Hand-written diagram sources, rendered as they are.
 DIAGRAMS = ["layers", "flow-dom", "flow-replay"]
 
+# The CEL guide's picture of the automaton evaluator's structure of runs (seed 003, section
+# 7.2): the query, the stream (one event type a letter, positions from 0), the figure's name.
+CEL_RUNS = ("A+ ; B", "AAB", "cel-runs")
+
+
+def runs_dot(query: str, letters: str) -> str:
+    """The structure of runs of ``query``'s automaton after reading ``letters`` as DOT:
+    each node a cell (its event and position, primed when an event has several nodes; a
+    bottom ⊥), ``pred`` to the first cell of the list it extends (labelled with that list's
+    last cell when it has several), ``next``
+    links dashed, each active deterministic state pointing at its list, and the nodes of
+    the complex events ending at the last event drawn double."""
+    from xmlevents.cel import Event, compile_query
+    from xmlevents.cel._cea import Bag, Node, Runs, compile_cea
+
+    runs = Runs(compile_cea(compile_query(f"SELECT * FROM S WHERE {query}").formula))
+    found: list[Node] = []
+    for j, t in enumerate(letters):
+        found = runs.step(j, Event(j, t)) or []
+    names: dict[int, str] = {}
+    lines = ["digraph runs {", "  rankdir=RL;", '  node [fontname="Helvetica", shape=circle];',
+             '  edge [fontname="Helvetica", fontsize=10];']
+
+    def ends(lst: Node | Bag) -> tuple[Node, Node]:
+        return (lst.first, lst.last) if isinstance(lst, Bag) else (lst, lst)
+
+    labels: dict[int, str] = {}
+
+    def name(n: Node) -> str:
+        if id(n) not in names:
+            names[id(n)] = f"n{len(names)}"
+            label = "⊥" if n.pred is None else f"{letters[n.pos]}{n.pos}"
+            while label in labels.values():  # two nodes of one event: A1, A1 primed
+                label += "\u2032"  # prime
+            labels[id(n)] = label
+            shape = ", shape=doublecircle" if any(n is f for f in found) else ""
+            lines.append(f'  {names[id(n)]} [label="{label}"{shape}];')
+            todo.append(n)
+        return names[id(n)]
+
+    todo: list[Node] = []
+    roots = [(d, ends(lst)) for d, lst in sorted(runs.active.items())]
+    for n in found:
+        name(n)
+    for _, (first, _last) in roots:
+        name(first)
+    while todo:
+        n = todo.pop(0)
+        if n.next is not None:
+            lines.append(f'  {name(n)} -> {name(n.next)} [style=dashed, label="next"];')
+        if n.pred is not None:
+            first, last = ends(n.pred)
+            name(last)
+            label = "pred" if first is last else f"pred (to {labels[id(last)]})"
+            lines.append(f'  {name(n)} -> {name(first)} [label="{label}"];')
+    for d, (first, _last) in roots:
+        lines.append(f'  s{d} [shape=box, label="state {d}"];')
+        lines.append(f"  s{d} -> {name(first)} [style=dotted];")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
 
 def tree_dot(definitions: list[str]) -> str:
     """The DOT text ``xmlevents graph --dot`` prints for ``definitions``."""
@@ -141,6 +202,10 @@ def main() -> int:
         print(render(dot_file).relative_to(HERE.parents[1]))
     for name in DIAGRAMS:
         print(render(HERE / f"{name}.dot").relative_to(HERE.parents[1]))
+    query, letters, name = CEL_RUNS
+    dot_file = HERE / f"{name}.dot"
+    dot_file.write_text(runs_dot(query, letters), encoding="utf-8")
+    print(render(dot_file).relative_to(HERE.parents[1]))
     return 0
 
 
