@@ -6,8 +6,8 @@ A query — Core XPath (:func:`parse_xpath`) or a regular tree grammar in the pa
 (sections 3-5). It runs over lxml's iterparse or any iterable of start/end events, keeps
 only the undecided candidates, and reports every match once, at its earliest detection
 location: the first event after which no continuation of the document could change the
-answer (section 2) — never earlier, and for queries with negation sometimes later, where
-Theorem 1's proof has a gap (docs/guide/stream.md). Memory follows the depth of the
+answer (section 2), also where no single derivation shows it yet and Theorem 1 alone would
+find it late (:mod:`._universal`, docs/guide/stream.md). Memory follows the depth of the
 document and the candidates held, not its size.
 
 >>> from xmlevents.stream import matches

@@ -166,6 +166,7 @@ class CompiledGrammar(Grammar):
         # the formulas decided at each node: the arguments of the past bits
         self.decided: tuple[F, ...] = tuple(dict.fromkeys(f for k, f in bits if k != "ISROOT"))
         self._dec_index = {f: i for i, f in enumerate(self.decided)}
+        self._needed = self._values_needed()
         self._vars: dict[tuple[frozenset[F], Bits], int] = {}
         self.variables: list[tuple[frozenset[F], Bits]] = []
         start_bits = tuple("T" if k == "ISROOT" else "F" for k, _ in bits)
@@ -173,6 +174,25 @@ class CompiledGrammar(Grammar):
         self._memo: dict[tuple[int, int], tuple[Production, ...]] = {}
         self._unfold_memo: dict[tuple[F, int, Bits], F] = {}
         self._null: dict[int, bool] = {}
+
+    def _values_needed(self) -> set[tuple[F, str]]:
+        """The values ``T``/``F`` of decided formulas that some past literal can test (read
+        from the selecting formula and, in turn, from what the values tested assert). A
+        value no literal tests is never guessed: ``U`` asserts less and satisfies the same
+        literals (the combined bits of ``ANC``/``PREVS`` differ only in untested values), so
+        dropping it changes no match, and it keeps out variables that derive λ without being
+        universal (``b1 Sn ¬c`` for ``//a[c]/b``), on which the general check's filter rests
+        (:attr:`._poa.Automaton.risky`)."""
+        needed: set[tuple[F, str]] = set()
+        todo = [self.phi]
+        while todo:
+            for k, v in _literals(todo.pop()):
+                kind, psi = self.bits[k]
+                if kind == "ISROOT" or (psi, v) in needed:
+                    continue
+                needed.add((psi, v))
+                todo.append(psi if v == "T" else neg(psi))
+        return needed
 
     def _var(self, obligations: frozenset[F], bits: Bits) -> int:
         key = (obligations, bits)
@@ -271,9 +291,9 @@ class CompiledGrammar(Grammar):
                 options.append([("F", TRUE)])
             else:
                 opts = [("U", TRUE)]
-                if yes != FALSE:
+                if yes != FALSE and (psi, "T") in self._needed:
                     opts.append(("T", yes))
-                if no != FALSE:
+                if no != FALSE and (psi, "F") in self._needed:
                     opts.append(("F", no))
                 options.append(opts)
         sel = self._unfold(self.phi, cls, bits)
@@ -309,6 +329,18 @@ class CompiledGrammar(Grammar):
                 left.append("F")
                 right.append(_KOR[choice[psi], here])
         return tuple(left), tuple(right)
+
+
+def _literals(f: F) -> set[tuple[int, str]]:
+    """The past literals ``(bit, value)`` of a formula."""
+    k = f[0]
+    if k == "past":
+        return {(f[1], f[2])}
+    if k in ("and", "or"):
+        return set().union(*(_literals(g) for g in f[1]))
+    if k in ("m1", "b1", "m2", "b2", "S", "Sn", "D", "Dn"):
+        return _literals(f[1])
+    return set()
 
 
 def _dnf(f: F) -> list[tuple[frozenset[F], frozenset[F]]]:

@@ -23,6 +23,11 @@ invariants and the proof of Theorem 1 pin down):
   (line 28): what was pushed is reported from there, so each match is reported once.
 * After each transition, an entry with ``b`` true and a universal variable is a detection
   (Theorem 1): its candidates are reported and dropped.
+* Then, where Theorem 1 can miss a decided match (several derivations together cover every
+  continuation, none alone), the general check of :mod:`._universal` reports it: a test of
+  universality of a union of products of the holes' languages across the stack, on only
+  for queries whose unread parts can have a nullable, non-universal variable
+  (:attr:`Automaton.risky`).
 
 XML refines the paper's binary trees in one place: a document has one root element, so at the
 root the only right completion is the empty tree; there ``[[x5]] = T`` reads ``x5 -> λ`` and
@@ -33,10 +38,12 @@ the input (``endDocHandler``).
 from __future__ import annotations
 
 import sys
+import weakref
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from ._grammar import Grammar
+from ._universal import Detector, TooManyTypes, Universality
 
 __all__ = ["Shape", "Automaton", "Candidate", "Counter", "Found", "Report", "Run", "TooDeep"]
 
@@ -54,11 +61,13 @@ class Shape:
     once, when the input first needs them).
     """
 
-    __slots__ = ("by_tag", "enter", "entries", "id", "leave")
+    __slots__ = ("by_tag", "enter", "entries", "general", "id", "leave")
 
     def __init__(self, sid: int, entries: tuple[Entry, ...]) -> None:
         self.id = sid
         self.entries = entries
+        #: the general check's view of the shape (:class:`._universal.LevelInfo`), if needed
+        self.general: Any = None
         self.enter: dict[int, _Enter] = {}
         self.leave: dict[tuple[int, int], _Leave] = {}
         self.by_tag: dict[str, _Enter] = {}
@@ -74,7 +83,8 @@ class _Enter:
     ``leaves`` memoises the ``leave'`` transitions at the end of such an element, by the shape
     of the state after its last child (``source`` and ``cls`` say how to compute one)."""
 
-    __slots__ = ("cls", "instant", "leaves", "marks", "push", "report", "source", "target")
+    __slots__ = ("cls", "general", "instant", "leaves", "marks", "push", "report", "source",
+                 "target")
 
     def __init__(self, source: Shape, cls: int, target: Shape,
                  report: tuple[tuple[int, bool], ...], push: Routes, marks: bool) -> None:
@@ -85,6 +95,8 @@ class _Enter:
         self.push = push
         self.marks = marks
         self.leaves: dict[Shape, _Leave] = {}
+        #: the general check's view (:class:`._universal.FrameInfo`), if needed
+        self.general: Any = None
         # the element's own candidate is decided at its start tag (a marked source reported):
         # the run reports it at once and makes no Candidate to hold
         self.instant = any(m for _i, m in report)
@@ -117,12 +129,55 @@ class Automaton:
     def __init__(self, grammar: Grammar) -> None:
         self.grammar = grammar
         self._shapes: dict[tuple[Entry, ...], Shape] = {}
+        #: Whether some hole variable met so far is nullable but not universal: only then can
+        #: a match be decided that no single derivation shows (Theorem 1), and the run's
+        #: general check (:mod:`._universal`) is worth its cost; see :meth:`_risk`.
+        self.risky = False
+        #: set when the general check's subset construction grew too large for this query
+        self.general_off = False
+        self._universality: Universality | None = None
+        # the runs' switches of their general check, told when either flag changes (a run
+        # may meet a transition another run built: the flag is the automaton's)
+        self._switches: weakref.WeakSet[Callable[[bool], None]] = weakref.WeakSet()
         self.initial = self._shape({(grammar.start, grammar.start): True})
         # The state before the root element: the initial shape's entries, but its own object,
         # so that the transitions memoised on it are the root's (section 5.1 read for XML:
         # the root has no following sibling, see _right_free) and a run needs no test for
         # "is this the root" per event.
         self.root = Shape(-1, self.initial.entries)
+
+    @property
+    def general(self) -> bool:
+        """Whether runs do the general check (:attr:`risky` and not :attr:`general_off`)."""
+        return self.risky and not self.general_off
+
+    def watch(self, switch: Callable[[bool], None]) -> None:
+        """Call ``switch(general)`` whenever :attr:`general` changes (held weakly)."""
+        self._switches.add(switch)
+
+    def give_up_general(self) -> None:
+        """Turn the general check off for this query (its types are too many)."""
+        self.general_off = True
+        for f in list(self._switches):
+            f(False)
+
+    def universality(self) -> Universality:
+        """The general check's memo, made when a run first needs it."""
+        if self._universality is None:
+            self._universality = Universality(self.grammar, self.root)
+        return self._universality
+
+    def _risk(self, x: int) -> None:
+        """Note a variable that derives a hole. If every such variable that derives λ is
+        universal, a match decided at an event is decided by one derivation: the completion
+        that closes every open element at once is covered by a derivation whose hole
+        variables derive λ, hence are universal, which Theorem 1 detects."""
+        if not self.risky:
+            g = self.grammar
+            if g.nullable(x) and not g.universal(x):
+                self.risky = True
+                for f in list(self._switches):
+                    f(self.general)
 
     @property
     def shapes(self) -> int:
@@ -134,6 +189,8 @@ class Automaton:
         found = self._shapes.get(entries)
         if found is None:
             found = self._shapes[entries] = Shape(len(self._shapes), entries)
+            for x, _f, _b in entries:
+                self._risk(x)
         return found
 
     def _right_free(self, x5: int, root: bool) -> bool:
@@ -171,6 +228,8 @@ class Automaton:
                 if root and not g.nullable(x5):
                     continue  # a document has one root element
                 marks = marks or marked
+                if not root:
+                    self._risk(x5)
                 b1 = b and self._right_free(x5, root)
                 key = (x3, x3)
                 flags[key] = flags.get(key, False) or b1
@@ -404,8 +463,9 @@ class Run:
         clean = 0
         # per open element, a tuple: (the enter' transition that opened it, from the state
         # before it, that state's candidate sets, its own undecided candidate, its name,
-        # pre-order index, position among same-named siblings, and the counts of names among
-        # it and its preceding siblings)
+        # pre-order index, position among same-named siblings, the counts of names among
+        # it and its preceding siblings, ``clean`` when it was pushed, and the general
+        # check's view down to it, or None)
         stack: list[tuple[Any, ...]] = []
         push = stack.append
         pop = stack.pop
@@ -415,6 +475,18 @@ class Run:
         shape = automaton.root
         sets: Sets | None = None
         node = 0
+        # the general check (earliest detection beyond Theorem 1), on once the automaton has
+        # met a hole variable that makes it useful (Automaton.risky)
+        general = automaton.general
+        detector: Detector | None = None
+        top_view: Any = None  # the view above the root element, once the detector is made
+
+        def switch(on: bool) -> None:
+            nonlocal general
+            general = on
+
+        automaton.watch(switch)
+        self._switch = switch  # held here: the automaton holds it weakly
 
         def report(found: list[Candidate], event: str, at: int,
                    now: tuple[int, str, dict[str, str]] | None = None) -> None:
@@ -430,9 +502,50 @@ class Run:
                 counter.matches += len(out)
                 emit((event, at, out))
 
+        def detect() -> Detector:
+            nonlocal detector, top_view
+            if detector is None:
+                detector = Detector(automaton.universality())
+                top_view = detector.top
+            return detector
+
+        def view_of(tr: _Enter, fsets: Sets | None, cand: Candidate | None) -> Any:
+            """The general check's view down to the element about to be pushed, or None if
+            the check has just been given up."""
+            try:
+                if stack and stack[-1][8] is None:
+                    # frames pushed before the check was on get their views now, once
+                    for j, view in enumerate(detect().views(stack)):
+                        stack[j] = (*stack[j][:8], view)
+                return detect().below(stack[-1][8] if stack else None, stack, tr, fsets, cand)
+            except TooManyTypes:
+                automaton.give_up_general()  # too large a subset construction: as Theorem 1
+                return None
+
+        def examine(event: str, at: int, view: Any, current: Sets | None) -> None:
+            """After Listing 1's reports: the candidates decided only by several derivations
+            together, and those no continuation can select any more, which are dropped
+            (:mod:`._universal`); ``view`` is the innermost open element's."""
+            nonlocal epoch
+            try:
+                if view is None:
+                    view = detect().views(stack)[-1]
+                found, rejected = detect().check(view, stack, shape, current)
+            except TooManyTypes:
+                automaton.give_up_general()
+                return
+            if found:
+                report(found, event, at)
+            for c in rejected:
+                if not c.reported:
+                    c.reported = True  # settled: no longer counted, filtered from sets
+                    counter.held -= 1
+                    epoch += 1
+
         def start(label: str, attrs: Any = None) -> None:
             nonlocal shape, sets, node, counts, clean
             node += 1
+            first = counts is None
             if counts is None:
                 # the parent's first child: the only event at which the depth grows
                 if len(stack) >= max_depth:
@@ -446,7 +559,19 @@ class Run:
             if sets is None and not tr.marks:
                 # Fast path, the usual case: no candidate pending in this state and none made
                 # here, so there is nothing to report or push (Listing 1 moves only sets).
-                push((tr, None, None, label, node, pos, counts, 0))
+                if general:
+                    above = stack[-1][8] if stack else top_view
+                    view = None if above is None else above.plain.get(tr)
+                    if view is None:
+                        view = view_of(tr, None, None)
+                    push((tr, None, None, label, node, pos, counts, 0, view))
+                    shape = tr.target
+                    counts = None
+                    if view is not None and view.origins and counter.held \
+                            and shape not in view.quiet:
+                        examine("start", node, view, None)
+                    return
+                push((tr, None, None, label, node, pos, counts, 0, None))
                 shape = tr.target
                 counts = None
                 return
@@ -473,11 +598,17 @@ class Run:
             new: Sets | None = None
             if tr.push:
                 new = _routed(tr.push, None, sets, cand, clean == epoch, len(tr.target.entries))
-            push((tr, sets, cand, label, node, pos, counts, clean))
+            # before a first child the level has read nothing: its sets hold only copies
+            # pushed from above, no candidate of its own (no origin to make)
+            view = view_of(tr, None if first else sets, cand) if general else None
+            push((tr, sets, cand, label, node, pos, counts, clean, view))
             shape = tr.target
             sets = new
             clean = epoch
             counts = None
+            if view is not None and view.origins and counter.held \
+                    and shape not in view.quiet:
+                examine("start", node, view, None)
 
         def end(label: object = None) -> None:
             nonlocal shape, sets, counts, clean
@@ -492,6 +623,10 @@ class Run:
             csets = sets
             if csets is None and fsets is None and cand is None:
                 shape = tr.target  # fast path: no candidate anywhere to move or report
+                if general and counter.held and stack:
+                    view = stack[-1][8]
+                    if view is None or (view.origins and shape not in view.quiet):
+                        examine("end", frame[4], view, None)
                 return
             found: list[Candidate] = []
             if csets is not None:
@@ -511,6 +646,10 @@ class Run:
             shape = tr.target
             sets = new
             clean = epoch
+            if general and counter.held and stack:
+                view = stack[-1][8]
+                if view is None or new is not None or (view.origins and shape not in view.quiet):
+                    examine("end", frame[4], view, new)
 
         def view() -> tuple[Shape, Sets | None, list[tuple[Any, ...]]]:
             counter.elements = node

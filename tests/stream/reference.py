@@ -6,13 +6,14 @@ completions."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+import random
+from collections.abc import Callable, Iterator
 from functools import cache
 
 from hypothesis import strategies as st
 from lxml import etree
 
-from xmlevents.stream import LocationPath, NodeTest, Step
+from xmlevents.stream import LocationPath, NodeTest, Query, Step
 from xmlevents.stream._xpath import And, Not, Or, PathPred, Position, Pred
 
 Tree = tuple[str, tuple["Tree", ...]]
@@ -136,7 +137,7 @@ def predicates(draw: st.DrawFn, depth: int, child: bool, top: bool = True,
 @st.composite
 def queries(draw: st.DrawFn, depth: int = 2, stacked: bool = True) -> str:
     """Random queries of the supported subset, as text; without ``stacked``, no step has two
-    positions (``b[last()][1]``, a known case of late detection: docs/guide/stream.md)."""
+    positions (``b[last()][1]``)."""
     absolute = draw(st.booleans())
     path = LocationPath(absolute, draw(steps(depth, 1, 3, absolute=absolute,
                                              stacked=stacked)))
@@ -198,37 +199,111 @@ def to_doc(evs: list[tuple[str, ...]]) -> bytes:
     return "".join(out).encode()
 
 
+Matcher = Callable[[list[tuple[str, ...]]], set[int]]
+
+
 def decided(query: str, prefix: list[tuple[str, ...]], node: int, budget: int,
-            alphabet: tuple[str, ...]) -> bool:
-    """Whether ``node`` is a match in every (bounded) right completion of ``prefix``."""
+            alphabet: tuple[str, ...], matches: Matcher | None = None) -> bool:
+    """Whether ``node`` is a match in every (bounded) right completion of ``prefix``: by
+    lxml's xpath(), or by ``matches`` (the matches of a complete document's events)."""
     if sum(1 for e in prefix if e[0] == "start") < node:
         return False
-    return all(node in oracle(query, to_doc(c))
-               for c in completions(prefix, budget, alphabet))
+    m = _matcher(query, matches)
+    return all(node in m(c) for c in completions(prefix, budget, alphabet))
 
 
-def monotone(query: str) -> bool:
-    """Whether the query has no negation (``not(...)``, ``[last()]``): then a match is decided
-    exactly when one witness of it has been read, which a single derivation shows."""
-    return "not(" not in query and "last()" not in query
+def _matcher(query: str, matches: Matcher | None) -> Matcher:
+    if matches is not None:
+        return matches
+
+    def by_lxml(evs: list[tuple[str, ...]]) -> set[int]:
+        return oracle(query, to_doc(evs))
+    return by_lxml
+
+
+def _random_forest(rng: random.Random, size: int, alphabet: tuple[str, ...]) -> tuple[Tree, ...]:
+    """A random forest of exactly ``size`` nodes."""
+    out: list[Tree] = []
+    while size > 0:
+        k = rng.randint(1, size)
+        out.append((rng.choice(alphabet), _random_forest(rng, k - 1, alphabet)))
+        size -= k
+    return tuple(out)
+
+
+def random_completions(prefix: list[tuple[str, ...]], count: int, most: int,
+                       alphabet: tuple[str, ...],
+                       seed: int = 20) -> Iterator[list[tuple[str, ...]]]:
+    """``count`` random well-formed completions of ``prefix`` with up to ``most`` new
+    elements spread over the open elements (reproducible: a fixed seed)."""
+    rng = random.Random(seed)
+    depth = sum(1 if e[0] == "start" else -1 for e in prefix)
+    for _ in range(count if depth else 0):
+        total = rng.randint(1, most)
+        cuts = sorted(rng.randint(0, total) for _ in range(depth - 1))
+        tail: list[tuple[str, ...]] = []
+        for lo, hi in zip([0, *cuts], [*cuts, total], strict=True):  # innermost level first
+            tail += [e for t in _random_forest(rng, hi - lo, alphabet) for e in events(t)]
+            tail.append(("end",))
+        yield list(prefix) + tail
+
+
+def to_tree(evs: list[tuple[str, ...]]) -> Tree:
+    """The document of a complete list of events."""
+    stack: list[tuple[str, list[Tree]]] = [("", [])]
+    for e in evs:
+        if e[0] == "start":
+            stack.append((e[1], []))
+        else:
+            label, kids = stack.pop()
+            stack[-1][1].append((label, tuple(kids)))
+    return stack[0][1][0]
 
 
 def check_earliest(query: str, tree: Tree, found: list[tuple[int, int]], budget: int = 2,
                    alphabet: tuple[str, ...] = (*ALPHABET, "z"),
-                   optimal: bool = True) -> None:
+                   optimal: bool = True, further: int = 4,
+                   matches: Matcher | None = None, names: tuple[str, ...] = ALPHABET[:3]) -> None:
     """For each ``(node, event index)`` found (0-based index into the events): the event
-    decides the node (never too early), and, if ``optimal``, the event before does not."""
+    decides the node (never too early), and, if ``optimal``, the event before does not.
+
+    The completions are bounded (``budget`` new elements), so "decided" here can be wrong
+    where only a larger completion refutes the match; before calling a detection late, the
+    event before is tried again with every completion of up to ``further`` new elements over
+    the query's ``names`` and one other (``z``), then with 500 random ones of up to 14."""
     evs = events(tree)
+    short = (*names, "z")
+    m = _matcher(query, matches)
     for node, at in found:
-        assert decided(query, evs[:at + 1], node, budget, alphabet), \
+        assert decided(query, evs[:at + 1], node, budget, alphabet, matches), \
             f"{query}: node {node} reported at event {at} but not decided there"
-        if optimal:
-            assert not decided(query, evs[:at], node, budget, alphabet), \
+        if optimal and decided(query, evs[:at], node, budget, alphabet, matches):
+            assert not decided(query, evs[:at], node, further, short, matches) or any(
+                node not in m(c) for c in random_completions(evs[:at], 500, 14, short)), \
                 f"{query}: node {node} was already decided before event {at}"
 
 
+def detections(query: Query, tree: Tree) -> list[tuple[int, int]]:
+    """(node, index of the detecting event) for each match of ``query`` on ``tree``, run on
+    its events."""
+    evs = events(tree)
+    starts = [i for i, e in enumerate(evs) if e[0] == "start"]
+    ends: dict[int, int] = {}
+    stack: list[int] = []
+    for i, e in enumerate(evs):
+        if e[0] == "start":
+            stack.append(sum(1 for x in evs[:i + 1] if x[0] == "start"))
+        else:
+            ends[stack.pop()] = i
+    out = []
+    for m in query.evaluate(evs):
+        k = m.detected.node
+        out.append((m.node, starts[k - 1] if m.detected.event == "start" else ends[k]))
+    return out
+
+
 __all__ = ["FIGURE_1", "to_xml", "events", "trees", "oracle", "compiles", "queries",
-           "check_earliest", "monotone",
+           "check_earliest", "detections", "to_tree", "random_completions",
            "completions", "decided", "itertools"]
 
 
