@@ -3,7 +3,15 @@ language, definitions, event trees and the event graph (seed 000, sections 2-4).
 
 This package imports nothing outside the standard library: lxml (for termination conditions),
 blinker and pyspark live in the layers above it.
+
+What ``xmlevents detect`` does not use is imported on first use (PEP 562, :func:`__getattr__`
+below): the drawings of event trees (``render_text``, ``render_dot``), the columns of the rows
+and tables (``EVENT_LINE`` and the others) and the checks of subscriptions (with difflib).
+Every name of ``__all__`` is there as before, for ``from xmlevents.algebra import ...`` too.
 """
+
+import sys
+from typing import TYPE_CHECKING, Any
 
 from ._contexts import Group, Occurrence, select_any, select_disj, select_seq
 from ._definitions import DefinitionSet, LeafSpec, OperatorSpec, ResolvedDefinition
@@ -51,26 +59,6 @@ from ._paths import (
     intersect_ab,
     intersect_lb,
     project,
-)
-from ._render import render_dot, render_text
-from ._rows import (
-    COMPOSITE_LINE,
-    COMPOSITES_TABLE,
-    CONSTITUENT,
-    ERRORS_TABLE,
-    EVENT_LINE,
-    EVENTS_TABLE,
-    VERSIONS_TABLE,
-    Column,
-    RowSchema,
-)
-from ._subscriptions import (
-    check_receiver,
-    check_subscription,
-    check_weak,
-    raise_collected,
-    subscription_type,
-    unknown_name,
 )
 from ._tokens import LineIndex
 from ._window import Expired
@@ -141,3 +129,53 @@ __all__ = [
     "subscription_type", "check_subscription", "check_receiver", "check_weak", "unknown_name",
     "raise_collected",
 ]
+
+# The modules imported on first use (see the module's text): name -> module.
+_LAZY = {
+    **dict.fromkeys(("render_text", "render_dot"), "_render"),
+    **dict.fromkeys(("Column", "RowSchema", "EVENT_LINE", "COMPOSITE_LINE", "EVENTS_TABLE",
+                     "COMPOSITES_TABLE", "ERRORS_TABLE", "VERSIONS_TABLE", "CONSTITUENT"),
+                    "_rows"),
+    **dict.fromkeys(("subscription_type", "check_subscription", "check_receiver",
+                     "check_weak", "unknown_name", "raise_collected"), "_subscriptions"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    # __import__, not importlib.import_module: the import statement's own machinery, which
+    # ``python -X importtime`` reports (tests/cli/test_cli_imports.py reads it).
+    full = f"{__name__}.{module}"
+    __import__(full)
+    value = getattr(sys.modules[full], name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
+
+if TYPE_CHECKING:
+    from ._render import render_dot, render_text
+    from ._rows import (
+        COMPOSITE_LINE,
+        COMPOSITES_TABLE,
+        CONSTITUENT,
+        ERRORS_TABLE,
+        EVENT_LINE,
+        EVENTS_TABLE,
+        VERSIONS_TABLE,
+        Column,
+        RowSchema,
+    )
+    from ._subscriptions import (
+        check_receiver,
+        check_subscription,
+        check_weak,
+        raise_collected,
+        subscription_type,
+        unknown_name,
+    )

@@ -32,7 +32,6 @@ from ._paths import (
     ends,
     subsumes,
 )
-from ._rows import EVENT_LINE
 
 __all__ = [
     "Op",
@@ -245,7 +244,7 @@ class PrimitiveEvent:
     def to_dict(self) -> dict[str, Any]:
         """The JSON-lines form of DESIGN section 6 (:data:`EVENT_LINE`): optional fields only
         where set."""
-        return EVENT_LINE.row(self)
+        return (_event_row or _load_event_row())(self)
 
     @classmethod
     def from_dict(cls, d: Any, *, line: int | None = None, default_id: str | None = None,
@@ -394,6 +393,11 @@ def start_time(e: Event) -> float | None:
     return min(times) if times else math.inf  # type: ignore[type-var]  # no None left
 
 
+# An enum member read from its class costs an attribute lookup through the enum's metaclass
+# (50 ns): read once here for the test a line below.
+_ABSOLUTE = Kind.ABSOLUTE
+
+
 def _fast_event(d: Any, default_id: str | None, default_ts: int | None, *,
                 id_from_ts: bool = False, keep: Keep | None = None
                 ) -> PrimitiveEvent | int | None:
@@ -424,7 +428,7 @@ def _fast_event(d: Any, default_id: str | None, default_ts: int | None, *,
         ts = default_ts
     else:
         optional -= 1
-    if (type(ids) is not list or pt.kind is not Kind.ABSOLUTE or len(ids) != len(pt.steps)
+    if (type(ids) is not list or pt.kind is not _ABSOLUTE or len(ids) != len(pt.steps)
             or type(ts) is not int or type(ident) is not str):
         return None
     if optional:  # doc, value, old or time
@@ -459,7 +463,21 @@ def _fast_event(d: Any, default_id: str | None, default_ts: int | None, *,
     return e
 
 
+# ``EVENT_LINE.row``, loaded when an event is first written: the rows module (the columns of
+# every table) is not needed to read events and detect (``xmlevents detect``'s start-up).
+_event_row: Callable[[PrimitiveEvent], dict[str, Any]] | None = None
+
+
+def _load_event_row() -> Callable[[PrimitiveEvent], dict[str, Any]]:
+    global _event_row
+    from ._rows import EVENT_LINE
+
+    _event_row = EVENT_LINE.row
+    return _event_row
+
+
 _tick_and_id = attrgetter("ts", "id")
+_tick = attrgetter("ts")
 
 
 @dataclass(frozen=True, slots=True)
@@ -516,6 +534,19 @@ class CompositeEvent:
                     found.append(e)
                 else:
                     stack.append(e)
+        if len(found) < 2:
+            return tuple(found)
+        # Two events told apart by value have one tick: when the ticks all differ (as in any
+        # composite a graph raises, one event a tick), there is nothing to remove and the
+        # order by tick is the order by (tick, id); both found in C (``xmlevents detect``
+        # asks this for every line it writes: the general way below cost it 3%).
+        try:
+            distinct = len(set(map(_tick, found))) == len(found)
+        except TypeError:  # an unhashable tick (an event built by hand): as below
+            distinct = False
+        if distinct:
+            found.sort(key=_tick)
+            return tuple(found)
         found.sort(key=_tick_and_id)
         out = [e for i, e in enumerate(found)
                if i == 0 or _tick_and_id(found[i - 1]) != _tick_and_id(e)]
@@ -603,10 +634,11 @@ class EventReader(Iterator[PrimitiveEvent]):
         self.source = source
         self.last_ts: int | None = None
         self.line: int | None = None
-        # With check_ids, each event's id as its line gave it (its line number where it gave
-        # none), and the blank lines, which hold none: the ids are compared at the end, in C
-        # (a set), because a dict test a line would cost detect 4% (bench_engine.py).
-        self._ids: list[Any] | None = [] if check_ids else None
+        # With check_ids, each event's id as text, as its line gave it (its line number where
+        # it gave none), and the blank lines, which hold none: the ids are compared at the
+        # end, in C (a set), because a dict test a line would cost detect 4%
+        # (bench_engine.py); kept as text so that the set is made without a str() each.
+        self._ids: list[str] | None = [] if check_ids else None
         self._blank: list[int] = []
         self._events = self._read(lines, keep)
 
@@ -624,13 +656,13 @@ class EventReader(Iterator[PrimitiveEvent]):
         ids = self._ids
         if not ids:
             return 0, None
-        reused = len(ids) - len(set(map(str, ids)))
+        reused = len(ids) - len(set(ids))
         if not reused:
             return 0, None
         seen: dict[str, int] = {}
         index = first = 0
         ident = ""
-        for index, ident in enumerate(map(str, ids)):  # stops at the first reuse (there is one)
+        for index, ident in enumerate(ids):  # stops at the first reuse (there is one)
             first = seen.setdefault(ident, index)
             if first != index:
                 break
@@ -663,8 +695,8 @@ class EventReader(Iterator[PrimitiveEvent]):
                 obj, end = scan(line, 0)
                 n = len(line)
                 whole = (end == n or (end == n - 1 and line[end] == "\n")
-                         or line[end:].isspace()) and "\\ud" not in line \
-                    and "\\uD" not in line
+                         or line[end:].isspace()) and ("\\u" not in line or (
+                             "\\ud" not in line and "\\uD" not in line))
             except (StopIteration, ValueError, RecursionError):
                 whole = False
             if not whole:
@@ -672,7 +704,68 @@ class EventReader(Iterator[PrimitiveEvent]):
                     self._blank.append(number)
                     continue
                 obj = _loads(line, number, source)
-            event = _fast_event(obj, None, number, id_from_ts=True, keep=keep)
+            # _fast_event(obj, None, number, id_from_ts=True, keep=keep), inline: the same
+            # checks in the same order, the same event (a call a line less: 3% of
+            # ``xmlevents detect``'s time). An object it would refuse (None) goes to the
+            # checking constructor below, as there.
+            event: Any = None
+            text_id = None  # the event's id as text, where the fast path has it
+            d = obj
+            if type(d) is dict and d.keys() <= _FAST_KEYS:
+                try:
+                    op = _CONCRETE_OPS[d["op"]]
+                    pt = _PARSED[d["path"]]
+                    pids = d["ids"]
+                    "".join(pids)  # the cheapest test that ids hold only strings
+                except (KeyError, TypeError):
+                    pass
+                else:
+                    get = d.get
+                    optional = len(d) - 3  # fields besides op, path and ids
+                    ident = get("id", _MISSING)
+                    if ident is _MISSING:
+                        ident = str(number)
+                    else:
+                        optional -= 1
+                    ts = get("ts", _MISSING)
+                    if ts is _MISSING:
+                        ts = number
+                    else:
+                        optional -= 1
+                    if (type(pids) is not list or pt.kind is not _ABSOLUTE
+                            or len(pids) != len(pt.steps) or type(ts) is not int
+                            or type(ident) is not str):
+                        pass
+                    elif optional and (
+                            ((value := get("value")) is not None and type(value) is not str)
+                            or ((old := get("old")) is not None and type(old) is not str)
+                            or ((doc := get("doc")) is not None and type(doc) is not str)
+                            or ((time := get("time")) is not None
+                                and (type(time) not in (int, float)
+                                     or not math.isfinite(time)))):
+                        pass  # doc, value, old or time of the wrong type
+                    elif keep is not None and not keep(op, pt):
+                        event = ts
+                        text_id = ident
+                    else:
+                        text_id = ident
+                        if not optional:
+                            doc = value = old = time = None
+                        pi = _new(PathInstance)
+                        _set_pi_pt(pi, pt)
+                        tids = tuple(pids)
+                        _set_pi_ids(pi, tids if len(tids) <= SHARE_DEPTH else _shared(tids))
+                        event = _new(PrimitiveEvent)
+                        _set_e_id(event, ident)
+                        _set_e_ts(event, ts)
+                        _set_e_op(event, op)
+                        _set_e_pi(event, pi)
+                        _set_e_doc(event, doc)
+                        _set_e_value(event, value)
+                        _set_e_old(event, old)
+                        _set_e_index(event, None)
+                        _set_e_time(event, time)
+                        _set_e_moved(event, False)
             if event is None:
                 try:
                     event = PrimitiveEvent._checked_from_dict(obj, number, str(number), number)
@@ -680,17 +773,18 @@ class EventReader(Iterator[PrimitiveEvent]):
                     raise EventFormatError(exc.reason, line=number, source=source) from None
                 if keep is not None and not keep(event.op, event.pi.pt):
                     event = event.ts
-            ts = event if type(event) is int else event.ts  # type: ignore[union-attr]  # `type() is` does not narrow the else branch
+                ts = event if type(event) is int else event.ts
+            # (else the fast path above set ``ts``: the event's, or the tick of one not kept)
             if last_ts is not None and ts <= last_ts:
                 raise EventFormatError(f"ts={ts} does not come after the previous event's "
                                        f"ts={last_ts}; ticks must increase", line=number,
                                        source=source)
             self.last_ts = last_ts = ts
             if add_id is not None:  # the id the event has, or would have had if built
-                add_id(obj.get("id", number))
+                add_id(text_id if text_id is not None else str(obj.get("id", number)))
             if type(event) is not int:
                 self.line = number
-                yield event  # type: ignore[misc]  # not an int: an event
+                yield event
 
 
 _SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # the C scanner, set by JSONDecoder.__init__

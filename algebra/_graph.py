@@ -52,13 +52,6 @@ from ._multiplicity import WATCH, MultNode
 from ._operator import SEMANTICS, OperatorNode, TreeOptions
 from ._paths import WILDCARD, Axis, PathInstance, PathType, Step
 from ._sharing import SharedView, Sharing
-from ._subscriptions import (
-    check_receiver,
-    check_subscription,
-    raise_collected,
-    subscription_type,
-    unknown_name,
-)
 from ._tree import EventTree, Leaf
 from ._window import Bounds, Expired, Windows
 
@@ -83,6 +76,14 @@ def _definitions(value: Any) -> DefinitionSet:
 
 #: The last step of a path type ending in ``*``: its leaves are indexed under it.
 _ANY_ELEMENT = Step(Axis.CHILD, WILDCARD)
+
+
+def _unknown_name(name: str, definitions: DefinitionSet, shown: str) -> UnknownNameError:
+    """``_subscriptions.unknown_name``, imported when first needed (see
+    ``EventGraph._subscription_type``)."""
+    from ._subscriptions import unknown_name
+
+    return unknown_name(name, definitions, shown)
 
 
 class EventGraph:
@@ -387,6 +388,8 @@ class EventGraph:
                 fed, never raises).
             ArgumentTypeError: ``fn`` cannot be called as ``fn(event)``.
         """
+        from ._subscriptions import check_receiver  # see _subscription_type
+
         et = self._subscription_type(event_type)
         check_receiver(fn, ("event",))
         if isinstance(et, CompositeEventType) and et.name is not None:
@@ -411,12 +414,16 @@ class EventGraph:
     def _subscription_type(self, event_type: str | EventType | None, *, check: bool = True
                            ) -> EventType | None:
         """The event type a subscription names, refused if it can never be raised."""
+        # The checks of subscriptions are imported when one is made: a graph that only
+        # detects (``xmlevents detect``) never loads them (nor difflib, for their hints).
+        from ._subscriptions import check_subscription, subscription_type
+
         if event_type is None:
             return None
         et = subscription_type(event_type)
         if isinstance(et, str):
             if et not in self.definitions:
-                raise unknown_name(et, self.definitions, et)
+                raise _unknown_name(et, self.definitions, et)
             return self.definitions[et].event_type
         if check and isinstance(et, PrimitiveEventType):
             raise InvalidArgumentError(
@@ -686,7 +693,10 @@ class EventGraph:
                         fn(event)
                     except BaseException as exc:  # the others still run; raised after
                         errors.append(exc)
-        raise_collected(errors)
+        if errors:
+            from ._subscriptions import raise_collected
+
+            raise_collected(errors)
 
     def run(self, events: Iterable[PrimitiveEvent], *, close: bool = True
             ) -> Iterator[CompositeEvent]:

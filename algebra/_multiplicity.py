@@ -36,6 +36,7 @@ from ._events import (
     Op,
     PrimitiveEvent,
     PrimitiveEventType,
+    _new,
 )
 from ._grouping import NULL
 from ._operator import OperatorNode, TreeOptions
@@ -251,7 +252,11 @@ class EarliestMult(MultNode):
             return None
         run = self.runs.get(key)
         if run is None:
-            run = self.runs[key] = _Run()
+            # _Run(), its slots set here (no __init__ frame): a run is made for every item
+            run = self.runs[key] = _new(_Run)
+            run.cur = None
+            run.tick = -1
+            run.waiting = []
         cur = run.cur
         if cur is not None and (self.high is None or len(cur.constituents) < self.high) \
                 and (not bounded or self._inside(cur, tick)):
@@ -259,10 +264,22 @@ class EarliestMult(MultNode):
             # this tick; so where the consumers still have it (no consumer: it is nowhere
             # consumed, so unconsumed).
             consumers = self.consumers
-            places = [(node, index) for node, index in consumers
-                      if node.unconsumed(cur, index)] if len(consumers) > 1 else consumers
-            if len(consumers) == 1 and not consumers[0][0].unconsumed(cur, consumers[0][1]):
+            if len(consumers) == 1:
+                # One consumer (a parent): it finds its group once for both questions.
+                node, index = consumers[0]
+                key = node.holder(cur, index)
+                if key is not None:
+                    c = self._compose(cur.constituents + (event,), tick, cur.pi)
+                    run.cur, run.tick = c, tick
+                    if not node.waive_in(key, cur, index, c):  # _waive
+                        return c
+                    if self._tree.trace is not None:
+                        self._tree.trace(self, c)
+                    return None
                 places = []
+            else:
+                places = [(node, index) for node, index in consumers
+                          if node.unconsumed(cur, index)]
             if places or not consumers:
                 c = self._compose(cur.constituents + (event,), tick, cur.pi)
                 run.cur, run.tick = c, tick

@@ -30,6 +30,7 @@ import math
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from functools import partial
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from . import ast
@@ -50,12 +51,21 @@ from ._events import (
     CompositeEventType,
     Event,
     PrimitiveEvent,
-    _composite,
+    _new,
+    _set_c_constituents,
+    _set_c_doc,
+    _set_c_id,
+    _set_c_interval,
+    _set_c_pi,
+    _set_c_ts,
+    _set_c_type,
+    _set_pi_ids,
+    _set_pi_pt,
     start_time,
     trusted_path_instance,
 )
 from ._grouping import NULL, Grouping, Projection, grouping
-from ._paths import PathInstance, PathType, intersect_ab
+from ._paths import SHARE_DEPTH, PathInstance, PathType, _shared, intersect_ab
 from ._termination import (
     Held,
     Holding,
@@ -107,6 +117,8 @@ def before_detection(a: Event, b: Event) -> bool:
 SEMANTICS: dict[str, Before] = {"interval": before_interval, "detection": before_detection}
 
 _Select = Callable[[Group[Event], int, Event], list[Picks]]
+#: The child index of an arrival ``(child, event)``.
+_child = itemgetter(0)
 
 
 class OperatorNode:
@@ -241,6 +253,35 @@ class OperatorNode:
                     return True
         return self.termination.contains(key, event)
 
+    def holder(self, event: Event, child: int) -> Hashable | None:
+        """:meth:`unconsumed`, answering with the key of the group that has ``event`` (None:
+        consumed), for :meth:`waive_in`: a multiplicity with one consumer asks this, then
+        waives there, finding the group once (``_multiplicity.EarliestMult.push``)."""
+        pi = event.pi  # the projection's key (Projection.key), inline
+        b = self._bounds.get(pi.pt)
+        key = self.grouping.key(event) if b is None else (event.doc, pi.ids[b[0]:b[1]])
+        if key is NULL:
+            return None
+        group = self.groups.get(key)
+        if group is not None:
+            for x in group.bufs[child]:
+                if x is event:
+                    return key
+        # Termination.contains, inline
+        for h in self.termination.held.get(key, ()):
+            for x in h.event.constituents:
+                if x is event:
+                    return key
+        return None
+
+    def waive_in(self, key: Hashable, event: Event, child: int, replacement: Event) -> bool:
+        """:meth:`waive` in group ``key``, the one :meth:`holder` found."""
+        group = self.groups.get(key)
+        if group is not None:
+            buf = group.bufs[child]
+            buf[:] = [x for x in buf if x is not event]
+        return self.termination.substitute(key, event, replacement)
+
     def waive(self, event: Event, child: int, replacement: Event) -> bool:
         """Take ``event`` of child ``child`` out of what this node stores; in the potential
         events it holds, ``replacement`` takes its place (section 3.2). True if one did."""
@@ -265,7 +306,9 @@ class OperatorNode:
         """
         arrivals, self.pending = self.pending, []
         if self._terminators_first and len(arrivals) > 1:
-            arrivals.sort(key=lambda arrival: -arrival[0])
+            # By child, descending; stable (reverse=True keeps equal keys in order): the same
+            # order as a key of -child, with the key read in C.
+            arrivals.sort(key=_child, reverse=True)
         raised: list[CompositeEvent] = []
         touched: list[tuple[Hashable, Group[Event]]] = []
         groups = self.groups
@@ -414,7 +457,11 @@ class OperatorNode:
         if pi is None:
             pi = first.pi
             if pi.pt is not et.pt:  # else the first constituent's own instance is the group's
-                pi = trusted_path_instance(et.pt, pi.ids[:n])
+                # trusted_path_instance(et.pt, pi.ids[:n]), inline
+                ids = pi.ids[:n]
+                pi = _new(PathInstance)
+                _set_pi_pt(pi, et.pt)
+                _set_pi_ids(pi, ids if len(ids) <= SHARE_DEPTH else _shared(ids))
         # A held event gets its id when it is raised, so ids follow the order raised.
         if self._defers:
             ident = ""
@@ -422,14 +469,53 @@ class OperatorNode:
             tree = self._tree
             tree._count += 1
             ident = f"{self.name}#{tree._count}"
-        return _composite(ident, et, pi, picks, span(picks), tick, first.doc)
+        interval: tuple[int, int] | None = None
+        if len(picks) == 2:
+            # span(picks) of two constituents, inline (the same bounds, ties to the first):
+            # a primitive event spans its tick, a composite its interval; a composite
+            # without constituents (Example 16) takes span's own way.
+            a, b = picks
+            if type(a) is PrimitiveEvent:
+                lo = hi = a.ts
+            elif a.constituents:  # type: ignore[union-attr]  # a composite
+                lo, hi = a.interval
+            else:
+                lo = None
+            if lo is not None:
+                if type(b) is PrimitiveEvent:
+                    start = end = b.ts
+                    interval = (start if start < lo else lo, end if end > hi else hi)
+                elif b.constituents:  # type: ignore[union-attr]  # a composite
+                    start, end = b.interval
+                    interval = (start if start < lo else lo, end if end > hi else hi)
+        if interval is None:
+            interval = span(picks)
+        # _composite(ident, et, pi, picks, interval, tick, first.doc), inline
+        c = _new(CompositeEvent)
+        _set_c_id(c, ident)
+        _set_c_type(c, et)
+        _set_c_pi(c, pi)
+        _set_c_constituents(c, picks)
+        _set_c_interval(c, interval)
+        _set_c_ts(c, tick)
+        _set_c_doc(c, first.doc)
+        return c
 
     def _raise(self, c: CompositeEvent, tick: int) -> CompositeEvent:
         """A held potential event, let go: its id and its detection tick."""
         # Not dataclasses.replace: that checks again what the node built (8% of the
-        # non-local tree's time).
-        return _composite(self._tree.next_id(), c.type, c.pi, c.constituents, c.interval,
-                          tick, c.doc)
+        # non-local tree's time); EventTree.next_id and _composite inline.
+        tree = self._tree
+        tree._count += 1
+        out = _new(CompositeEvent)
+        _set_c_id(out, f"{self.name}#{tree._count}")
+        _set_c_type(out, c.type)
+        _set_c_pi(out, c.pi)
+        _set_c_constituents(out, c.constituents)
+        _set_c_interval(out, c.interval)
+        _set_c_ts(out, tick)
+        _set_c_doc(out, c.doc)
+        return out
 
     def observe(self, event: Any, tick: int) -> list[CompositeEvent]:
         """Let go of held events as primitive ``event`` decides (section 3.3)."""
@@ -497,7 +583,11 @@ class ChronicleConj(OperatorNode):
         groups = self.groups
         group = groups.get(key)
         if group is None:
-            group = groups[key] = Group(self.width)
+            # Group(self.width), its slots set here (no __init__ frame): a group is
+            # made for every item the node sees
+            group = groups[key] = _new(Group)
+            group.bufs = [[], []] if self.width == 2 else [[] for _ in range(self.width)]
+            group.taken = None
         bufs = group.bufs
         mine = bufs[child]
         mine.append(event)
@@ -546,7 +636,11 @@ class NonLocalConj(OperatorNode):
         groups = self.groups
         group = groups.get(key)
         if group is None:
-            group = groups[key] = Group(self.width)
+            # Group(self.width), its slots set here (no __init__ frame): a group is
+            # made for every item the node sees
+            group = groups[key] = _new(Group)
+            group.bufs = [[], []] if self.width == 2 else [[] for _ in range(self.width)]
+            group.taken = None
         bufs = group.bufs
         mine = bufs[child]
         mine.append(event)
@@ -568,12 +662,17 @@ class NonLocalConj(OperatorNode):
             self._stores(key, child, event)
         if c is None:
             return None
+        # Held(c, False), its slots set here (no __init__ frame): held by the non-local mode
+        h = _new(Held)
+        h.event = c
+        h.terminated = False
+        h.fresh = True
         held = self.termination.held
         entries = held.get(key)
         if entries is None:
-            held[key] = [Held(c, False)]
+            held[key] = [h]
         else:
-            entries.append(Held(c, False))
+            entries.append(h)
         return None
 
 
@@ -585,8 +684,8 @@ class ChronicleSeq(OperatorNode):
 
     def evaluate(self, tick: int) -> list[CompositeEvent]:
         arrivals, self.pending = self.pending, []
-        if len(arrivals) > 1:  # terminators first (see OperatorNode.__init__)
-            arrivals.sort(key=lambda arrival: -arrival[0])
+        if len(arrivals) > 1:  # terminators first (see OperatorNode.__init__, evaluate)
+            arrivals.sort(key=_child, reverse=True)
         push = self.push
         return [c for child, event in arrivals if (c := push(child, event, tick)) is not None]
 
@@ -602,7 +701,9 @@ class ChronicleSeq(OperatorNode):
         group = groups.get(key)
         if child == 0:
             if group is None:
-                group = groups[key] = Group(2)
+                group = groups[key] = _new(Group)  # Group(2), as in ChronicleConj.push
+                group.bufs = [[], []]
+                group.taken = None
             group.bufs[0].append(event)
             if self.windows is not None:  # an initiator is stored (a terminator never is)
                 self._stores(key, child, event)

@@ -35,7 +35,19 @@ from typing import Any
 
 from . import ast
 from ._errors import ConditionError
-from ._events import CompositeEvent, Event, PrimitiveEvent, _composite
+from ._events import (
+    CompositeEvent,
+    Event,
+    PrimitiveEvent,
+    _new,
+    _set_c_constituents,
+    _set_c_doc,
+    _set_c_id,
+    _set_c_interval,
+    _set_c_pi,
+    _set_c_ts,
+    _set_c_type,
+)
 
 __all__ = ["Held", "Termination", "Immediate", "Holding", "NonLocal", "span",
            "compile_condition"]
@@ -153,9 +165,45 @@ class Termination(ABC):
                     break
             else:
                 continue
-            picks = tuple([new if x is old else x for x in c.constituents])
-            # Not dataclasses.replace, which checks again what the node built.
-            h.event = _composite(c.id, c.type, c.pi, picks, span(picks), c.ts, c.doc)
+            # At every integration of a multiplicity under a held event: two constituents
+            # (a binary operator's) without a comprehension, and span(picks) inline for them
+            # as OperatorNode._compose has it; not dataclasses.replace, which checks again
+            # what the node built, and _composite inline.
+            interval: tuple[int, int] | None = None
+            cs = c.constituents
+            if len(cs) == 2:
+                a, b = cs
+                if a is old:
+                    a = new
+                if b is old:
+                    b = new
+                picks: tuple[Event, ...] = (a, b)
+                if type(a) is PrimitiveEvent:
+                    lo = hi = a.ts
+                elif a.constituents:  # type: ignore[union-attr]  # a composite
+                    lo, hi = a.interval
+                else:
+                    lo = None
+                if lo is not None:
+                    if type(b) is PrimitiveEvent:
+                        start = end = b.ts
+                        interval = (start if start < lo else lo, end if end > hi else hi)
+                    elif b.constituents:  # type: ignore[union-attr]  # a composite
+                        start, end = b.interval
+                        interval = (start if start < lo else lo, end if end > hi else hi)
+            else:
+                picks = tuple([new if x is old else x for x in cs])
+            if interval is None:
+                interval = span(picks)
+            e = _new(CompositeEvent)
+            _set_c_id(e, c.id)
+            _set_c_type(e, c.type)
+            _set_c_pi(e, c.pi)
+            _set_c_constituents(e, picks)
+            _set_c_interval(e, interval)
+            _set_c_ts(e, c.ts)
+            _set_c_doc(e, c.doc)
+            h.event = e
             found = True
         return found
 
@@ -314,15 +362,8 @@ class NonLocal(Holding):
             return []
         out: list[CompositeEvent] = []
         for key, entries in list(held.items()):
-            for h in entries:
-                c = h.event
-                inside = c.pi.ids
-                if c.doc == doc and ids[:len(inside)] != inside:
-                    break  # one goes: sort this group's events
-            else:
-                continue  # all stay
             keep: list[Held] = []
-            for h in entries:
+            for h in entries:  # one pass sorts a group's events into those that go and stay
                 c = h.event
                 inside = c.pi.ids
                 if c.doc == doc and ids[:len(inside)] != inside:
@@ -330,6 +371,8 @@ class NonLocal(Holding):
                     out.append(self._raise(c, tick))
                 else:
                     keep.append(h)
+            if len(keep) == len(entries):
+                continue  # all stay: the group keeps its list as it is
             if keep:
                 held[key] = keep
             else:

@@ -231,22 +231,24 @@ class EventTree:
                 x = node.push(child, x, tick)
                 if x is None:  # the chain stops below the watcher
                     if watcher.termination.held:
-                        return self.up(watcher, watcher.termination.observe(event, tick), tick)
+                        xs = watcher.termination.observe(event, tick)
+                        return self.up(watcher, xs, tick) if xs else xs
                     return []
                 child, node = node.index, node.parent
             c = node.push(child, x, tick)
             xs = [] if c is None else [c]
             if watcher.termination.held:
                 xs += watcher.termination.observe(event, tick)
-            return self.up(watcher, xs, tick)
+            return self.up(watcher, xs, tick) if xs else xs  # mostly nothing goes up
         # The two chains meet at ``meet``: each side up to it, in post-order.
+        # (_side's answer at once for a leaf right under ``meet``: its event itself)
         if leaf_first:
-            mine = self._side(leaf, event, meet, tick)
+            mine = [(child, x)] if node is meet else self._side(leaf, event, meet, tick)
             theirs = self._observed(watcher, event, meet, tick)
             arrivals = mine + theirs
         else:
             theirs = self._observed(watcher, event, meet, tick)
-            mine = self._side(leaf, event, meet, tick)
+            mine = [(child, x)] if node is meet else self._side(leaf, event, meet, tick)
             arrivals = theirs + mine
         if not arrivals:
             return []

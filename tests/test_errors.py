@@ -27,6 +27,7 @@ PACKAGES = {"xmlevents": "xmlevents", "algebra": "xmlevents.algebra", "dom": "xm
 # (file, exception): the protocol asks for exactly this built-in.
 PROTOCOL = {
     ("xmlevents/__init__.py", "AttributeError"): "a module's __getattr__",
+    ("algebra/__init__.py", "AttributeError"): "a module's __getattr__",
     ("replay/__init__.py", "AttributeError"): "a module's __getattr__",
     ("dom/_elements.py", "KeyError"): "the attributes mapping's __getitem__/__delitem__",
     ("algebra/_subscriptions.py", "ExceptionGroup"): "the receivers' own exceptions, grouped",

@@ -18,7 +18,9 @@ from __future__ import annotations
 import argparse
 import functools
 import io
+import itertools
 import json
+import operator
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -34,8 +36,6 @@ from xmlevents.algebra import (
     XmlEventsError,
     parse_definitions,
     read_events,
-    render_dot,
-    render_text,
 )
 
 from ._cli_common import ArgumentFailure, CommandError, parse_namespaces, window_argument
@@ -260,6 +260,7 @@ def _line_encoder() -> Callable[[dict[str, Any]], str]:
 
 # ensure_ascii=False's string encoder, in C: what the encoder above writes a string with.
 _text = json.encoder.encode_basestring
+_ident = operator.attrgetter("id")  # an event's id, in C (no comprehension a line)
 
 
 def _composite_line(c: CompositeEvent, dumps: Callable[[dict[str, Any]], str]) -> str:
@@ -275,7 +276,7 @@ def _composite_line(c: CompositeEvent, dumps: Callable[[dict[str, Any]], str]) -
     start, end = c.interval
     line = (f'{{"ts": {c.ts!r}, "type": {_text(name)}, "path": {_text(str(c.pi.pt))}, '
             f'"ids": [{", ".join(map(_text, c.pi.ids))}], "interval": [{start!r}, {end!r}], '
-            f'"events": [{", ".join([_text(p.id) for p in c.primitives()])}]')
+            f'"events": [{", ".join(map(_text, map(_ident, c.primitives())))}]')
     return line + "}" if doc is None else f'{line}, "doc": {_text(doc)}}}'
 
 
@@ -316,7 +317,17 @@ def _input_lines(read1: Callable[[int], bytes], flush: Callable[[], None],
     With ``decode``, the lines of a chunk that is UTF-8 come as text, decoded in one call for
     the chunk rather than one a line (detect's reader takes either; 5% of its time); a
     chunk that is not stays bytes, so that the reader names the line of the bad byte.
+
+    The lines of a chunk come from a C iterator (:func:`_split`), and the chunks' iterators
+    are chained in C: no Python frame is resumed for a line, only for a chunk.
     """
+    return itertools.chain.from_iterable(_chunks(read1, flush, size, decode))
+
+
+def _chunks(read1: Callable[[int], bytes], flush: Callable[[], None], size: int,
+            decode: bool) -> Iterator[Iterator[bytes | str]]:
+    """The iterators of the lines of each chunk read (see :func:`_input_lines`), the next
+    chunk read when the lines before are all taken."""
     parts: list[bytes] = []  # the start of a line that goes on in the next chunk
     while True:
         # When to write the output: before every read, because a read may wait for input (a
@@ -343,11 +354,11 @@ def _input_lines(read1: Callable[[int], bytes], flush: Callable[[], None],
             whole = chunk[:cut] if cut < len(chunk) else chunk
         # BytesIO splits at b"\n" only and keeps it, as iterating a binary file does; so does
         # StringIO with newline="\n" (a b"\n" byte is never part of a UTF-8 character).
-        yield from _split(whole, decode)
+        yield _split(whole, decode)
         if cut < len(chunk):
             parts.append(chunk[cut:])
     if parts:
-        yield from _split(b"".join(parts), decode)
+        yield _split(b"".join(parts), decode)
 
 
 def _split(data: bytes, decode: bool) -> Iterator[bytes | str]:
@@ -436,6 +447,8 @@ def _reused_warning(n: int, ident: str, line: int, first: int) -> str:
 
 
 def _graph(args: argparse.Namespace, out: TextIO) -> None:
+    from xmlevents.algebra import render_dot, render_text  # only graph draws (see the module)
+
     defs = _definitions(args, parse_namespaces(args.namespace))
     try:
         text = render_dot(defs) if args.dot else render_text(defs)

@@ -588,3 +588,92 @@ def test_composite_event_invariants_of_section_2_2(et, path):
     e1 = prim("e1", 1)
     with pytest.raises(ValueError):
         CompositeEvent("c", et, PathInstance.of(path, ("o1", "x1")), (e1,), (1, 1), 1)
+
+
+def _reader_outcome(d, keep):
+    """What the reader makes of one line holding ``d``: the event's fields, a skipped tick
+    (``keep`` refused it), or the error's line and reason."""
+    reader = read_events([json.dumps(d)], keep=keep, check_ids=True)
+    try:
+        events = list(reader)
+    except EventFormatError as exc:
+        return ("error", exc.line, exc.reason)
+    return ([dataclasses.asdict(e) for e in events], reader.last_ts, reader.reused_ids())
+
+
+def _expected_outcome(d, keep):
+    """The same, from ``_fast_event`` and the checked constructor, as the reader called them
+    before it took the fast path inline."""
+    from xmlevents.algebra._events import _fast_event
+
+    event = _fast_event(d, None, 1, id_from_ts=True, keep=keep)
+    if event is None:
+        try:
+            event = PrimitiveEvent._checked_from_dict(d, 1, "1", 1)
+        except EventFormatError as exc:
+            return ("error", 1, exc.reason)
+        if keep is not None and not keep(event.op, event.pi.pt):
+            event = event.ts
+    if isinstance(event, int):
+        return ([], event, (0, None))
+    return ([dataclasses.asdict(event)], event.ts, (0, None))
+
+
+@given(_event_like | _near_valid, st.sampled_from([None, "ins only", "none"]))
+def test_prop_reader_takes_lines_as_the_fast_path_and_the_checks_do(d, keep_kind):
+    """The reader's inline fast path (issue 13: a call a line less) gives what _fast_event
+    and the checked constructor give: the same event, the same skipped tick under ``keep``,
+    the same error."""
+    P("/a"), P("/a/b")  # the fast path knows only paths parsed before
+    d = json.loads(json.dumps(d))  # as the reader sees it
+    keep = {None: None, "ins only": lambda op, pt: op is Op.INS,
+            "none": lambda op, pt: False}[keep_kind]
+    assert _reader_outcome(d, keep) == _expected_outcome(d, keep)
+
+
+def _primitives_by_the_book(c):
+    """CompositeEvent.primitives as it was written before its shortcut (issue 13): flatten,
+    sort by (tick, id), drop an event equal in (tick, id) to the one before."""
+    found, stack = [], [c]
+    while stack:
+        for e in stack.pop().constituents:
+            (found if isinstance(e, PrimitiveEvent) else stack).append(e)
+    found.sort(key=lambda e: (e.ts, e.id))
+    return tuple(e for i, e in enumerate(found)
+                 if i == 0 or (found[i - 1].ts, found[i - 1].id) != (e.ts, e.id))
+
+
+_pool = [PrimitiveEvent(ident, ts, Op.INS, PathInstance.of("/a", ["a1"]))
+         for ident, ts in [("e1", 1), ("e2", 2), ("e3", 3), ("x3", 3), ("e1", 1), ("e4", 4)]]
+
+
+@st.composite
+def _nested(draw, depth=0):
+    parts = draw(st.lists(st.sampled_from(_pool) if depth >= 2 else
+                          st.sampled_from(_pool) | _nested(depth + 1), max_size=4))
+    return CompositeEvent("c", cet("C", "/a"), PathInstance.of("/a", ["a1"]), tuple(parts),
+                          (0, 9), 9)
+
+
+@given(_nested())
+def test_prop_primitives_takes_its_shortcut_only_where_nothing_differs(c):
+    """Distinct ticks (one event a tick, as a graph raises them) take the shortcut; events
+    reached twice, copies equal in (tick, id), and distinct events sharing a tick are still
+    listed as before."""
+    got, expected = c.primitives(), _primitives_by_the_book(c)
+    assert len(got) == len(expected)
+    assert all(e is f for e, f in zip(got, expected, strict=True))
+
+
+def test_reused_ids_compare_ids_as_text_given_or_defaulted() -> None:
+    """An event without an id has its line number as its id, compared as text with the ids
+    lines give (a number or a string); blank lines hold no event but count as lines."""
+    lines = [json.dumps({"op": "ins", "path": "/a", "ids": ["a1"]}),  # id "1"
+             "",
+             json.dumps({"id": 7, "op": "ins", "path": "/a", "ids": ["a1"]}),
+             json.dumps({"id": "1", "op": "ins", "path": "/a", "ids": ["a1"]}),  # reuses "1"
+             json.dumps({"id": "7", "op": "ins", "path": "/zz", "ids": ["z1"]}),  # reuses 7
+             json.dumps({"op": "ins", "path": "/a", "ids": ["a1"]})]  # id "6"
+    reader = read_events(lines, keep=lambda op, pt: str(pt) == "/a", check_ids=True)
+    assert [e.id for e in reader] == ["1", "7", "1", "6"]
+    assert reader.reused_ids() == (2, ("1", 4, 1))

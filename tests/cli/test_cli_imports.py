@@ -35,6 +35,11 @@ OWN = ("xmlevents.dom", "xmlevents.replay", "xmlevents.rules", "xmlevents.servic
 # files), or only a .gz input needs; and shutil, which argparse imports for the terminal's
 # width (with zlib, bz2 and lzma for its archives): xmlevents._cli finds the width itself.
 STDLIB = ("sqlite3", "tempfile", "gzip", "shutil")
+# The algebra's modules detect never uses, imported on first use (algebra/__init__.py): the
+# drawings of trees (graph draws them), the rows' columns and the checks of subscriptions
+# (with difflib, for their hints); and the expression printer (drawings and messages).
+DRAWINGS = ("xmlevents.algebra._render", "xmlevents.algebra._printer")
+DETECT_NEVER = ("xmlevents.algebra._rows", "xmlevents.algebra._subscriptions", "difflib")
 
 
 def _importtime(args: list[str], stdin: str = "") -> set[str]:
@@ -116,3 +121,21 @@ def test_the_lean_parser_parses_as_the_full_one(command: str) -> None:
     argv += ["--dot"] if command == "graph" else ["--within", "5", "--no-hierarchical",
                                                   "ev.jsonl"]
     assert lean.parse_args(argv) == full.parse_args(argv)
+
+
+@pytest.mark.parametrize("args", [
+    ["detect", "--definitions", DEFINITIONS, EVENTS],
+    ["detect", "--within", "30", "--define", "E := ins(a) ; ins(a/b)"],  # stdin
+], ids=["detect-file", "detect-stdin"])
+def test_detect_leaves_the_algebra_s_drawings_rows_and_subscriptions_alone(
+        args: list[str]) -> None:
+    modules = imported(args, stdin=pathlib.Path(EVENTS).read_text(encoding="utf-8"))
+    assert loaded(modules, DRAWINGS + DETECT_NEVER) == []
+    assert "xmlevents.algebra._parser" in modules  # the definitions are parsed, as ever
+
+
+def test_graph_loads_the_drawings_on_first_use() -> None:
+    """The control: graph draws, so it imports the renderer (and the printer it uses)."""
+    modules = imported(["graph", "--definitions", DEFINITIONS])
+    assert loaded(modules, DRAWINGS) == sorted(DRAWINGS)
+    assert loaded(modules, DETECT_NEVER) == []
