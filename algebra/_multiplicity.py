@@ -268,7 +268,7 @@ class EarliestMult(MultNode):
                 # One consumer (a parent): it finds its group once for both questions.
                 node, index = consumers[0]
                 key = node.holder(cur, index)
-                if key is not None:
+                if key is not NULL:
                     c = self._compose(cur.constituents + (event,), tick, cur.pi)
                     run.cur, run.tick = c, tick
                     if not node.waive_in(key, cur, index, c):  # _waive

@@ -241,27 +241,19 @@ class OperatorNode:
     def unconsumed(self, event: Event, child: int) -> bool:
         """Whether this node still has ``event`` of child ``child``: stored, or a constituent
         of a potential event it holds (a held event has consumed nothing, section 3.3)."""
-        pi = event.pi  # the projection's key (Projection.key), inline: at every integration
-        b = self._bounds.get(pi.pt)
-        key = self.grouping.key(event) if b is None else (event.doc, pi.ids[b[0]:b[1]])
-        if key is NULL:
-            return False
-        group = self.groups.get(key)
-        if group is not None:
-            for x in group.bufs[child]:  # a loop, not any(): asked at every integration
-                if x is event:
-                    return True
-        return self.termination.contains(key, event)
+        return self.holder(event, child) is not NULL
 
-    def holder(self, event: Event, child: int) -> Hashable | None:
-        """:meth:`unconsumed`, answering with the key of the group that has ``event`` (None:
-        consumed), for :meth:`waive_in`: a multiplicity with one consumer asks this, then
-        waives there, finding the group once (``_multiplicity.EarliestMult.push``)."""
+    def holder(self, event: Event, child: int) -> Hashable:
+        """The key of the group that still has ``event`` of child ``child`` (stored, or a
+        constituent of a potential event it holds), :data:`NULL` if none has it (consumed, or
+        an event this node never combines) — not None, a group's key (a document) may be; for
+        :meth:`waive_in`: a multiplicity with one consumer asks this, then waives there,
+        finding the group once (``_multiplicity.EarliestMult.push``)."""
         pi = event.pi  # the projection's key (Projection.key), inline
         b = self._bounds.get(pi.pt)
         key = self.grouping.key(event) if b is None else (event.doc, pi.ids[b[0]:b[1]])
         if key is NULL:
-            return None
+            return NULL
         group = self.groups.get(key)
         if group is not None:
             for x in group.bufs[child]:
@@ -272,7 +264,7 @@ class OperatorNode:
             for x in h.event.constituents:
                 if x is event:
                     return key
-        return None
+        return NULL
 
     def waive_in(self, key: Hashable, event: Event, child: int, replacement: Event) -> bool:
         """:meth:`waive` in group ``key``, the one :meth:`holder` found."""
