@@ -74,6 +74,7 @@ from ._termination import (
     Termination,
     compile_condition,
     span,
+    span2,
 )
 from ._window import Bounds, Expired, Windows
 from .ast import Duration
@@ -461,27 +462,7 @@ class OperatorNode:
             tree = self._tree
             tree._count += 1
             ident = f"{self.name}#{tree._count}"
-        interval: tuple[int, int] | None = None
-        if len(picks) == 2:
-            # span(picks) of two constituents, inline (the same bounds, ties to the first):
-            # a primitive event spans its tick, a composite its interval; a composite
-            # without constituents (Example 16) takes span's own way.
-            a, b = picks
-            if type(a) is PrimitiveEvent:
-                lo = hi = a.ts
-            elif a.constituents:  # type: ignore[union-attr]  # a composite
-                lo, hi = a.interval
-            else:
-                lo = None
-            if lo is not None:
-                if type(b) is PrimitiveEvent:
-                    start = end = b.ts
-                    interval = (start if start < lo else lo, end if end > hi else hi)
-                elif b.constituents:  # type: ignore[union-attr]  # a composite
-                    start, end = b.interval
-                    interval = (start if start < lo else lo, end if end > hi else hi)
-        if interval is None:
-            interval = span(picks)
+        interval = span2(picks[0], picks[1]) if len(picks) == 2 else span(picks)
         # _composite(ident, et, pi, picks, interval, tick, first.doc), inline
         c = _new(CompositeEvent)
         _set_c_id(c, ident)
@@ -602,7 +583,7 @@ class ChronicleConj(OperatorNode):
         return c
 
 
-class NonLocalConj(OperatorNode):
+class NonLocalConj(ChronicleConj):
     """A conjunction in the hierarchical chronicle context, in the non-local mode without a
     condition (fast path): what an arrival completes is held (``_termination.NonLocal``)
     until a primitive event outside its subtree lets it go; ``push`` never returns one."""
@@ -619,41 +600,12 @@ class NonLocalConj(OperatorNode):
     def push(self, child: int, event: Event, tick: int) -> CompositeEvent | None:
         """One arrival: stored, or the potential event it completes held (as ChronicleConj
         picks it, then as Holding.emit holds it)."""
-        pi = event.pi  # the projection's key (Projection.key), inline
-        b = self._bounds.get(pi.pt)
-        key = self.grouping.key(event) if b is None else (event.doc, pi.ids[b[0]:b[1]])
-        windowed = self.windows is not None
-        if key is NULL or (windowed and not self._admits(key, event, tick)):
-            return None
-        groups = self.groups
-        group = groups.get(key)
-        if group is None:
-            # Group(self.width), its slots set here (no __init__ frame): a group is
-            # made for every item the node sees
-            group = groups[key] = _new(Group)
-            group.bufs = [[], []] if self.width == 2 else [[] for _ in range(self.width)]
-            group.taken = None
-        bufs = group.bufs
-        mine = bufs[child]
-        mine.append(event)
-        if len(bufs) == 2:  # binary: no comprehension, no all() or any()
-            first, second = bufs
-            if not first or not second:
-                c = None
-            else:
-                c = self._compose((first.pop(0), second.pop(0)), tick)
-                if not first and not second:
-                    del groups[key]
-        elif not all(bufs):
-            c = None
-        else:
-            c = self._compose(tuple([buf.pop(0) for buf in bufs]), tick)
-            if not any(bufs):
-                del groups[key]
-        if windowed and mine:  # the arrival, last of its buffer, is still there: stored
-            self._stores(key, child, event)
+        c = ChronicleConj.push(self, child, event, tick)
         if c is None:
             return None
+        pi = event.pi  # its group's key again (once a composite, not once an arrival)
+        b = self._bounds.get(pi.pt)
+        key = self.grouping.key(event) if b is None else (event.doc, pi.ids[b[0]:b[1]])
         # Held(c, False), its slots set here (no __init__ frame): held by the non-local mode
         h = _new(Held)
         h.event = c

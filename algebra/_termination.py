@@ -49,7 +49,7 @@ from ._events import (
     _set_c_type,
 )
 
-__all__ = ["Held", "Termination", "Immediate", "Holding", "NonLocal", "span",
+__all__ = ["Held", "Termination", "Immediate", "Holding", "NonLocal", "span", "span2",
            "compile_condition"]
 
 #: Raises a potential event at a tick: gives it its id and detection tick.
@@ -78,6 +78,24 @@ def span(picks: tuple[Event, ...]) -> tuple[int, int]:
     if lo is None or hi is None:  # only composites without constituents: their own ticks
         return (min(e.start for e in picks), max(e.end for e in picks))
     return (lo, hi)
+
+
+def span2(a: Event, b: Event) -> tuple[int, int]:
+    """:func:`span` of two constituents (a binary operator's: every composite of Example 10's
+    tree, every integration under a held conjunction), without its loop: the same bounds."""
+    if type(a) is PrimitiveEvent:
+        lo = hi = a.ts
+    elif a.constituents:  # type: ignore[union-attr]  # a composite
+        lo, hi = a.interval
+    else:
+        return span((a, b))
+    if type(b) is PrimitiveEvent:
+        start = end = b.ts
+    elif b.constituents:  # type: ignore[union-attr]  # a composite
+        start, end = b.interval
+    else:
+        return span((a, b))
+    return (start if start < lo else lo, end if end > hi else hi)
 
 
 class Held:
@@ -166,10 +184,9 @@ class Termination(ABC):
             else:
                 continue
             # At every integration of a multiplicity under a held event: two constituents
-            # (a binary operator's) without a comprehension, and span(picks) inline for them
-            # as OperatorNode._compose has it; not dataclasses.replace, which checks again
-            # what the node built, and _composite inline.
-            interval: tuple[int, int] | None = None
+            # (a binary operator's) without a comprehension, and span2 for them; not
+            # dataclasses.replace, which checks again what the node built, and _composite
+            # inline.
             cs = c.constituents
             if len(cs) == 2:
                 a, b = cs
@@ -178,22 +195,9 @@ class Termination(ABC):
                 if b is old:
                     b = new
                 picks: tuple[Event, ...] = (a, b)
-                if type(a) is PrimitiveEvent:
-                    lo = hi = a.ts
-                elif a.constituents:  # type: ignore[union-attr]  # a composite
-                    lo, hi = a.interval
-                else:
-                    lo = None
-                if lo is not None:
-                    if type(b) is PrimitiveEvent:
-                        start = end = b.ts
-                        interval = (start if start < lo else lo, end if end > hi else hi)
-                    elif b.constituents:  # type: ignore[union-attr]  # a composite
-                        start, end = b.interval
-                        interval = (start if start < lo else lo, end if end > hi else hi)
+                interval = span2(a, b)
             else:
                 picks = tuple([new if x is old else x for x in cs])
-            if interval is None:
                 interval = span(picks)
             e = _new(CompositeEvent)
             _set_c_id(e, c.id)
