@@ -355,20 +355,9 @@ class OperatorNode:
     def _fits(self, key: Hashable, child: int, event: Event, tick: int) -> bool:
         """Whether ``event`` may still take part in a composite inside the windows; if so, the
         clock is told when it expires (if it is stored), else it is reported dropped."""
-        windows = self.windows
-        assert windows is not None
-        # The tick window inline: it is checked for every arrival at a windowed node.
-        at = None if self.window is None else event.start + self.window
-        due = None if self.duration is None else self._due(event)
-        if (at is not None and at <= tick) or (due is not None and due <= windows.now):
-            # a child's composite that already spans a window
-            if windows.listening:
-                windows.dropped += self.expired(key, [event], tick)
+        if not self._admits(key, event, tick):
             return False
-        if at is not None:
-            windows.schedule(self, key, child, event, at)
-        if due is not None:
-            windows.schedule_time(self, key, child, event, due)
+        self._stores(key, child, event)
         return True
 
     def _admits(self, key: Hashable, event: Event, tick: int) -> bool:
@@ -378,9 +367,11 @@ class OperatorNode:
         nothing is dropped, nothing reported, for it."""
         windows = self.windows
         assert windows is not None
+        # The tick window inline: it is checked for every arrival at a windowed node.
         at = None if self.window is None else event.start + self.window
         due = None if self.duration is None else self._due(event)
         if (at is not None and at <= tick) or (due is not None and due <= windows.now):
+            # a child's composite that already spans a window
             if windows.listening:
                 windows.dropped += self.expired(key, [event], tick)
             return False
