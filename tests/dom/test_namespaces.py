@@ -45,6 +45,29 @@ def text_clark(root: Any) -> list[tuple[str, tuple[str, ...]]]:
     return clark(etree.fromstring(etree.tostring(root), PLAIN))
 
 
+def replay_each_version(versions: list[str]) -> None:
+    """xmlevents.replay over ``versions``: after each, the live document and its text, and
+    its events replayed from the snapshot before it (and their text), name every element and
+    attribute as the version does."""
+    from xmlevents.replay import DocumentHistory, parse_version
+
+    history = DocumentHistory("d")
+    try:
+        history.advance(0, versions[0])
+        for v in range(1, len(versions)):
+            snap = history.document.snapshot()
+            result = history.advance(v, versions[v])
+            want = clark(parse_version(versions[v]))
+            live = history.document.getroot()
+            assert clark(live) == text_clark(live) == want
+            replayer = Replayer(snap)
+            replayer.apply_all(result.events)
+            root = replayer.tree.getroot()
+            assert clark(root) == text_clark(root) == want
+    finally:
+        history.close()
+
+
 def test_lxml_itself_leaves_the_prefix_shadowed() -> None:
     """The root cause, in plain lxml (if this fails, lxml fixed it and the repair idles)."""
     r = etree.fromstring('<r xmlns:p="urn:a"/>', PLAIN)
@@ -118,27 +141,12 @@ def test_the_replayer_does_not_move_what_it_made_in_place() -> None:
 def test_a_version_history_replays_into_the_same_namespaces() -> None:
     """xmlevents.replay: the version inserting the element is reproduced, and its events
     replayed from the snapshot before it give the element in urn:a (they gave urn:b)."""
-    from xmlevents.replay import DocumentHistory, parse_version
-
     for before, after in [
             ('<r xmlns:p="urn:a"/>', f'<r xmlns:p="urn:a">{SHADOWING}</r>'),
             ('<r xmlns:p="urn:a"><x/></r>', f'<r xmlns:p="urn:a">{SHADOWING}<x/></r>'),
             ('<r xmlns:p="urn:a"><x/></r>',
              '<r xmlns:p="urn:a"><x/><e xmlns:ns0="urn:a" xmlns:p="urn:b" ns0:k="1"/></r>')]:
-        history = DocumentHistory("d")
-        try:
-            history.advance(0, before)
-            snap = history.document.snapshot()
-            result = history.advance(1, after)
-            want = clark(parse_version(after))
-            live = history.document.getroot()
-            assert clark(live) == text_clark(live) == want
-            replayer = Replayer(snap)
-            replayer.apply_all(result.events)
-            root = replayer.tree.getroot()
-            assert clark(root) == text_clark(root) == want
-        finally:
-            history.close()
+        replay_each_version([before, after])
 
 
 def test_a_consistent_subtree_is_left_alone() -> None:
@@ -258,7 +266,7 @@ def test_version_histories_replay_into_the_same_namespaces(data: st.DataObject) 
     each version (and their text) name every element and attribute as the version does.
     (Prefixes may differ: lxml cannot keep a declaration of a URI that a new parent binds
     under another prefix.)"""
-    from xmlevents.replay import DocumentHistory, parse_version
+    from xmlevents.replay import parse_version
 
     versions = [data.draw(elements({}))]
     for _ in range(2):
@@ -272,18 +280,4 @@ def test_version_histories_replay_into_the_same_namespaces(data: st.DataObject) 
             break  # plain lxml wrote a duplicate attribute: not a version
         versions.append(text)
     note(versions)
-    history = DocumentHistory("d")
-    try:
-        history.advance(0, versions[0])
-        for v in range(1, len(versions)):
-            snap = history.document.snapshot()
-            result = history.advance(v, versions[v])
-            want = clark(parse_version(versions[v]))
-            live = history.document.getroot()
-            assert clark(live) == text_clark(live) == want
-            replayer = Replayer(snap)
-            replayer.apply_all(result.events)
-            root = replayer.tree.getroot()
-            assert clark(root) == text_clark(root) == want
-    finally:
-        history.close()
+    replay_each_version(versions)
