@@ -430,7 +430,7 @@ def first_recent(found: Iterable[Node], limit: int, oldest: float = -_INF
         assert isinstance(n, Node)
         pred = n.pred
         if pred is None:
-            if key and -key[-1] >= oldest:
+            if -key[-1] >= oldest:  # (a found node put a position in the key)
                 out.append(tuple(-p for p in reversed(key)))
             continue
         longer = (*key, -n.pos)
