@@ -1,0 +1,10 @@
+"""The foundation under every package of xmlevents (DESIGN section 11): what all seven share.
+
+Private: no name here is part of the public API; each package re-exports what its users see
+(the errors through their packages and the ``xmlevents`` facade). Every package may import it
+(the layer contracts in ``pyproject.toml`` put it below the algebra); it imports no other
+package of xmlevents. The modules are imported one by one (nothing is loaded here), so that a
+package pays only for what it uses:
+
+- :mod:`~xmlevents._foundation.errors` — the root of the error hierarchy and positioned errors.
+"""
