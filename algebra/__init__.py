@@ -4,94 +4,34 @@ language, definitions, event trees and the event graph (seed 000, sections 2-4).
 This package imports nothing outside the standard library: lxml (for termination conditions),
 blinker and pyspark live in the layers above it.
 
-What ``xmlevents detect`` does not use is imported on first use (PEP 562, :func:`__getattr__`
-below): the drawings of event trees (``render_text``, ``render_dot``), the columns of the rows
-and tables (``EVENT_LINE`` and the others) and the checks of subscriptions (with difflib).
-Every name of ``__all__`` is there as before, for ``from xmlevents.algebra import ...`` too.
+Every name is imported on first use (PEP 562, :func:`__getattr__` below), from the module
+:data:`_MODULES` names for it: ``import xmlevents.algebra`` loads none of its modules, and
+``from xmlevents.algebra import PathType`` loads the paths alone. So the systems that use the
+algebra's model but not its engine — CEL queries and streaming queries, which take paths,
+events and errors — never load the event trees and graph (issue 28: ``import
+xmlevents.stream`` loaded all 19 modules), and ``xmlevents detect`` never loads the drawings
+or the checks of subscriptions (issue 13). Every name of ``__all__`` is there, by attribute,
+by ``from xmlevents.algebra import ...`` and by ``import *``.
+
+What siblings share and needs none of the algebra's types lives in the foundation
+(``xmlevents._foundation``, issue 28), not here: the rows' columns (``foundation/rows.py``)
+and the checks of receivers (``foundation/subscriptions.py``). Two kinds of shared names stay
+public here, because they are about the algebra's own types:
+
+* :func:`subscription_type` and :func:`check_subscription`: "will this subscription ever
+  fire?", over event types and definitions, for any subscriber (the graph, the watched
+  documents, an application's own);
+* :func:`trusted_path_instance` and :func:`trusted_primitive`: the unchecked constructors of
+  path instances and primitive events, for producers that guarantee the invariants
+  themselves (the watched documents build one per change, where the checks would cost a
+  third of the time). Decision (issue 28): documented public functions beside the checked
+  constructors (``PathInstance.of``, ``PrimitiveEvent(...)``), not classmethods: they are the
+  same calls the engine's inner loops make, and a producer outside this repository that
+  guarantees the invariants may use them too; their contract is in their docstrings.
 """
 
 import sys
 from typing import TYPE_CHECKING, Any
-
-from ._contexts import Group, Occurrence, select_any, select_disj, select_seq
-from ._definitions import DefinitionSet, LeafSpec, OperatorSpec, ResolvedDefinition
-from ._documents import Condition, Documents
-from ._errors import (
-    ArgumentTypeError,
-    ConditionError,
-    DefinitionError,
-    EventFormatError,
-    ExpressionSyntaxError,
-    GraphStateError,
-    InvalidArgumentError,
-    PathSyntaxError,
-    PositionedError,
-    UnknownNameError,
-    XmlEventsError,
-)
-from ._events import (
-    CompositeEvent,
-    CompositeEventType,
-    Event,
-    EventType,
-    NodeKind,
-    Op,
-    PrimitiveEvent,
-    PrimitiveEventType,
-    compatible,
-    matches,
-    read_events,
-    trusted_path_instance,
-    trusted_primitive,
-)
-from ._graph import EventGraph
-from ._grouping import NULL, GroupingKey
-from ._jsonlines import MAX_INT, JsonLineError, check_text, load_line
-from ._parser import parse, parse_definition, parse_definitions, parse_event_type
-from ._paths import (
-    Axis,
-    Kind,
-    PathInstance,
-    PathType,
-    Step,
-    contained,
-    ends,
-    intersect_ab,
-    intersect_lb,
-    project,
-)
-from ._tokens import LineIndex
-from ._window import Expired
-from .ast import (
-    AnyOf,
-    Conj,
-    Context,
-    Definition,
-    Disj,
-    Duration,
-    Expr,
-    Mode,
-    Modifiers,
-    Mult,
-    Not,
-    Primitive,
-    Ref,
-    Seq,
-    any_of,
-    any_op,
-    conj,
-    del_,
-    dele,
-    disj,
-    ins,
-    mult,
-    not_,
-    ref,
-    seq,
-    upd,
-    wildcard,
-    window,
-)
 
 __all__ = [
     # errors
@@ -107,9 +47,6 @@ __all__ = [
     "matches", "PrimitiveEvent", "CompositeEvent", "Event", "read_events",
     # unchecked constructors, for producers that guarantee the invariants (watched documents)
     "trusted_path_instance", "trusted_primitive",
-    # rows: the columns of the JSON lines and of the replay's tables, defined once
-    "Column", "RowSchema", "EVENT_LINE", "COMPOSITE_LINE", "EVENTS_TABLE", "COMPOSITES_TABLE",
-    "ERRORS_TABLE", "VERSIONS_TABLE", "CONSTITUENT",
     # JSON lines: one bounded, validating decoder for every JSON-lines input
     "load_line", "check_text", "JsonLineError", "MAX_INT",
     # documents (termination conditions)
@@ -125,20 +62,38 @@ __all__ = [
     # Snoop's contexts as parts: picking and consuming stored occurrences in one group (the
     # detection service's operators use them on their own instances)
     "Occurrence", "Group", "select_any", "select_seq", "select_disj", "GroupingKey", "NULL",
-    # subscriptions: checked when made (the watched documents' monitor uses these too)
-    "subscription_type", "check_subscription", "check_receiver", "check_weak", "unknown_name",
-    "raise_collected",
+    # subscriptions: will one ever fire? (checked when made; the watched documents too)
+    "subscription_type", "check_subscription",
 ]
 
-# The modules imported on first use (see the module's text): name -> module.
-_LAZY = {
-    **dict.fromkeys(("render_text", "render_dot"), "_render"),
-    **dict.fromkeys(("Column", "RowSchema", "EVENT_LINE", "COMPOSITE_LINE", "EVENTS_TABLE",
-                     "COMPOSITES_TABLE", "ERRORS_TABLE", "VERSIONS_TABLE", "CONSTITUENT"),
-                    "_rows"),
-    **dict.fromkeys(("subscription_type", "check_subscription", "check_receiver",
-                     "check_weak", "unknown_name", "raise_collected"), "_subscriptions"),
+#: Where each public name is defined: module -> names (every name of ``__all__`` once).
+_MODULES: dict[str, tuple[str, ...]] = {
+    "_errors": ("XmlEventsError", "InvalidArgumentError", "ArgumentTypeError",
+                "UnknownNameError", "PositionedError", "PathSyntaxError",
+                "ExpressionSyntaxError", "DefinitionError", "EventFormatError",
+                "GraphStateError", "ConditionError"),
+    "_paths": ("Axis", "Kind", "Step", "PathType", "PathInstance", "contained", "ends",
+               "intersect_lb", "intersect_ab", "project"),
+    "_events": ("Op", "NodeKind", "PrimitiveEventType", "CompositeEventType", "EventType",
+                "compatible", "matches", "PrimitiveEvent", "CompositeEvent", "Event",
+                "read_events", "trusted_path_instance", "trusted_primitive"),
+    "_jsonlines": ("load_line", "check_text", "JsonLineError", "MAX_INT"),
+    "_documents": ("Documents", "Condition"),
+    "ast": ("Expr", "Primitive", "Ref", "Disj", "Conj", "Seq", "AnyOf", "Not", "Mult",
+            "Definition", "Mode", "Context", "Modifiers", "ins", "upd", "dele", "del_",
+            "any_op", "ref", "wildcard", "conj", "disj", "seq", "any_of", "not_", "mult",
+            "window", "Duration"),
+    "_parser": ("parse", "parse_definition", "parse_definitions", "parse_event_type"),
+    "_tokens": ("LineIndex",),
+    "_definitions": ("DefinitionSet", "ResolvedDefinition", "LeafSpec", "OperatorSpec"),
+    "_graph": ("EventGraph",),
+    "_window": ("Expired",),
+    "_render": ("render_text", "render_dot"),
+    "_contexts": ("Occurrence", "Group", "select_any", "select_seq", "select_disj"),
+    "_grouping": ("GroupingKey", "NULL"),
+    "_subscriptions": ("subscription_type", "check_subscription"),
 }
+_LAZY = {name: module for module, names in _MODULES.items() for name in names}
 
 
 def __getattr__(name: str) -> Any:
@@ -159,23 +114,84 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from ._render import render_dot, render_text
-    from ._rows import (
-        COMPOSITE_LINE,
-        COMPOSITES_TABLE,
-        CONSTITUENT,
-        ERRORS_TABLE,
-        EVENT_LINE,
-        EVENTS_TABLE,
-        VERSIONS_TABLE,
-        Column,
-        RowSchema,
+    from ._contexts import Group, Occurrence, select_any, select_disj, select_seq
+    from ._definitions import DefinitionSet, LeafSpec, OperatorSpec, ResolvedDefinition
+    from ._documents import Condition, Documents
+    from ._errors import (
+        ArgumentTypeError,
+        ConditionError,
+        DefinitionError,
+        EventFormatError,
+        ExpressionSyntaxError,
+        GraphStateError,
+        InvalidArgumentError,
+        PathSyntaxError,
+        PositionedError,
+        UnknownNameError,
+        XmlEventsError,
     )
-    from ._subscriptions import (
-        check_receiver,
-        check_subscription,
-        check_weak,
-        raise_collected,
-        subscription_type,
-        unknown_name,
+    from ._events import (
+        CompositeEvent,
+        CompositeEventType,
+        Event,
+        EventType,
+        NodeKind,
+        Op,
+        PrimitiveEvent,
+        PrimitiveEventType,
+        compatible,
+        matches,
+        read_events,
+        trusted_path_instance,
+        trusted_primitive,
+    )
+    from ._graph import EventGraph
+    from ._grouping import NULL, GroupingKey
+    from ._jsonlines import MAX_INT, JsonLineError, check_text, load_line
+    from ._parser import parse, parse_definition, parse_definitions, parse_event_type
+    from ._paths import (
+        Axis,
+        Kind,
+        PathInstance,
+        PathType,
+        Step,
+        contained,
+        ends,
+        intersect_ab,
+        intersect_lb,
+        project,
+    )
+    from ._render import render_dot, render_text
+    from ._subscriptions import check_subscription, subscription_type
+    from ._tokens import LineIndex
+    from ._window import Expired
+    from .ast import (
+        AnyOf,
+        Conj,
+        Context,
+        Definition,
+        Disj,
+        Duration,
+        Expr,
+        Mode,
+        Modifiers,
+        Mult,
+        Not,
+        Primitive,
+        Ref,
+        Seq,
+        any_of,
+        any_op,
+        conj,
+        del_,
+        dele,
+        disj,
+        ins,
+        mult,
+        not_,
+        ref,
+        seq,
+        upd,
+        wildcard,
+        window,
     )

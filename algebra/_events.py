@@ -470,7 +470,7 @@ _event_row: Callable[[PrimitiveEvent], dict[str, Any]] | None = None
 
 def _load_event_row() -> Callable[[PrimitiveEvent], dict[str, Any]]:
     global _event_row
-    from ._rows import EVENT_LINE
+    from xmlevents._foundation.rows import EVENT_LINE
 
     _event_row = EVENT_LINE.row
     return _event_row

@@ -388,7 +388,7 @@ class EventGraph:
                 fed, never raises).
             ArgumentTypeError: ``fn`` cannot be called as ``fn(event)``.
         """
-        from ._subscriptions import check_receiver  # see _subscription_type
+        from xmlevents._foundation.subscriptions import check_receiver  # see _subscription_type
 
         et = self._subscription_type(event_type)
         check_receiver(fn, ("event",))
@@ -694,7 +694,7 @@ class EventGraph:
                     except BaseException as exc:  # the others still run; raised after
                         errors.append(exc)
         if errors:
-            from ._subscriptions import raise_collected
+            from xmlevents._foundation.subscriptions import raise_collected
 
             raise_collected(errors)
 

@@ -4,27 +4,28 @@ A subscription that can never fire is the costliest kind of mistake — nothing 
 nothing says why (issue 15). So a subscription is checked against the definitions when it is
 made: a name must be defined, a composite type's path type must be one its definition's
 events can have (they occur at paths ending in the definition's path type, section 2.2), a
-primitive type must be one the documents can produce, and the receiver must accept the call
-it will get. Each refusal names the thing and says what to write instead.
+primitive type must be one the documents can produce. Each refusal names the thing and says
+what to write instead.
+
+:func:`subscription_type` and :func:`check_subscription` are public (``xmlevents.algebra``):
+they answer, for any subscriber of composite events (the event graph, the watched documents'
+monitor, an application's own), "will this subscription ever fire?" over the algebra's event
+types and definitions. The checks of the receivers themselves need none of those types and
+live in the foundation (``xmlevents._foundation.subscriptions``, issue 28).
 """
 
 from __future__ import annotations
 
 import difflib
-import functools
-import inspect
 import re
-import weakref
-from typing import Any
 
 from ._definitions import DefinitionSet, may_match
 from ._documents import Documents, impossible
-from ._errors import ArgumentTypeError, InvalidArgumentError, UnknownNameError
+from ._errors import InvalidArgumentError, UnknownNameError
 from ._events import CompositeEventType, EventType, Op, PrimitiveEventType
 from ._paths import Kind
 
-__all__ = ["subscription_type", "check_subscription", "check_receiver", "check_weak",
-           "unknown_name", "raise_collected"]
+__all__ = ["subscription_type", "check_subscription", "unknown_name"]
 
 _OPS = tuple(op.value for op in Op if op is not Op.ANY)
 _NAME = re.compile(r"[^\W\d][\w.\-]*\Z")
@@ -60,10 +61,20 @@ def unknown_name(name: str, definitions: DefinitionSet | None, shown: str) -> Un
                             f"{hint}")
 
 
-def check_subscription(et: EventType, definitions: DefinitionSet | None,
+def check_subscription(et: EventType | str, definitions: DefinitionSet | None,
                        documents: Documents | None = None) -> None:
-    """Refuse ``et`` if no event of it can ever be raised or produced (composite types are
-    checked once there are ``definitions``: a subscription may come before them).
+    """Refuse ``et`` if no event of it can ever be raised or produced (composite types and
+    definitions' bare names, as :func:`subscription_type` returns them, are checked once there
+    are ``definitions``: a subscription may come before them).
+
+    >>> from xmlevents.algebra import DefinitionSet
+    >>> defs = DefinitionSet.of("Ei := ins(item) ; ins(item/price)")
+    >>> check_subscription(subscription_type("Ei"), defs)
+    >>> try:
+    ...     check_subscription(subscription_type("Eii"), defs)
+    ... except KeyError as exc:  # an UnknownNameError
+    ...     print(exc)
+    Eii: no definition named 'Eii' (defined: Ei); did you mean Ei?
 
     Raises:
         UnknownNameError: a composite type whose name no definition has.
@@ -71,6 +82,10 @@ def check_subscription(et: EventType, definitions: DefinitionSet | None,
             have, a wildcard ``%(pt)`` no definition's events reach, or a primitive type the
             documents never produce (an element's ``upd`` in watched documents).
     """
+    if isinstance(et, str):  # a definition's bare name
+        if definitions is not None and et not in definitions:
+            raise unknown_name(et, definitions, et)
+        return
     if isinstance(et, PrimitiveEventType):
         reason = impossible(documents, et)
         if reason is not None:
@@ -95,77 +110,3 @@ def check_subscription(et: EventType, definitions: DefinitionSet | None,
             f"{et}: {et.name}'s events occur at paths ending in {pt} (its path type), "
             f"never at a path ending in {et.pt}; subscribe to {et.name} (all of them), or to "
             f"{et.name}({et.pt if under else pt}{under}) for those at a path like that")
-
-
-def check_receiver(fn: Any, positional: tuple[str, ...], keywords: tuple[str, ...] = ()
-                   ) -> None:
-    """Refuse a receiver that cannot take the call it will get: the ``positional``
-    arguments, then the ``keywords`` (``fn(doc, event=e)`` for watched documents,
-    ``fn(event)`` for a graph). Receivers whose signature Python cannot tell (some
-    built-ins) are let through.
-
-    Raises:
-        ArgumentTypeError: ``fn`` is not callable, or its parameters cannot take the call
-            (the message shows the call and the signature to write).
-    """
-    if not callable(fn):
-        raise ArgumentTypeError(f"the receiver {fn!r} is not callable")
-    try:
-        sig = inspect.signature(fn)
-    except (TypeError, ValueError):  # no signature to check (a C function): trust it
-        return
-    try:
-        sig.bind(*positional, **dict.fromkeys(keywords))
-    except TypeError as exc:
-        name = getattr(fn, "__name__", type(fn).__name__)
-        call = ", ".join([*positional, *(f"{k}={k[0]}" for k in keywords)])
-        sig = sig.replace(parameters=[p.replace(annotation=p.empty)
-                                      for p in sig.parameters.values()],
-                          return_annotation=sig.empty)  # the names are what matter here
-        try:  # the right number of parameters, named otherwise: say which name it needs
-            sig.bind(*positional, *keywords)
-            why = f"it passes the event as the keyword argument {keywords[-1]}="
-        except TypeError:
-            why = str(exc)
-        raise ArgumentTypeError(
-            f"the receiver {name}{sig} cannot be called as {name}({call}) ({why}); write it "
-            f"as def {name}({', '.join((*positional, *keywords))}): ...") from None
-
-
-def check_weak(fn: Any) -> None:
-    """Refuse ``weak=True`` for a receiver that a weak reference cannot keep: one that has
-    no weak reference support, or a lambda or ``functools.partial`` made for the call, which
-    nothing else holds and which is collected at once (it would silently never run)."""
-    target = getattr(fn, "__self__", None) if inspect.ismethod(fn) else fn
-    name = getattr(fn, "__name__", type(fn).__name__)
-    if name == "<lambda>" or isinstance(fn, functools.partial):
-        raise InvalidArgumentError(
-            f"weak=True with a {'lambda' if name == '<lambda>' else 'partial'}: nothing else "
-            "holds it, so it is collected at once and never runs; subscribe it strongly "
-            "(weak=False, the default) or subscribe a method of the object whose life it "
-            "should follow")
-    try:
-        weakref.ref(target)
-    except TypeError:
-        raise InvalidArgumentError(
-            f"weak=True with {fn!r}: a {type(target).__name__} cannot be held weakly; "
-            "subscribe it strongly (weak=False, the default)") from None
-
-
-def raise_collected(errors: list[BaseException]) -> None:
-    """Raise what receivers raised, once every delivery is done (a receiver that raises
-    never stops the others, issue 16): a KeyboardInterrupt or
-    SystemExit first (itself, so that ``except KeyboardInterrupt`` still works), else the one
-    exception, else an ExceptionGroup of them."""
-    if not errors:
-        return
-    stops = [x for x in errors if not isinstance(x, Exception)]
-    if stops:
-        if len(errors) > 1:
-            stops[0].add_note(f"xmlevents: {len(errors) - 1} other receiver exception(s) "
-                              "were raised in the same delivery, which went on to the end")
-        raise stops[0]
-    if len(errors) == 1:
-        raise errors[0]
-    raise ExceptionGroup(f"{len(errors)} receivers raised",
-                         [x for x in errors if isinstance(x, Exception)])

@@ -29,6 +29,7 @@ from typing import Any
 
 from blinker import Signal
 
+from xmlevents._foundation.subscriptions import check_receiver, check_weak, raise_collected
 from xmlevents.algebra import (
     CompositeEvent,
     CompositeEventType,
@@ -43,15 +44,11 @@ from xmlevents.algebra import (
     PrimitiveEvent,
     PrimitiveEventType,
     UnknownNameError,
-    check_receiver,
     check_subscription,
-    check_weak,
     compatible,
     matches,
-    raise_collected,
     subscription_type,
     trusted_primitive,
-    unknown_name,
 )
 
 from ._conditions import XPathDocuments
@@ -127,11 +124,9 @@ class _Subscription:
     def check(self, definitions: DefinitionSet | None, documents: XPathDocuments) -> None:
         """Refuse this subscription if it can never fire (composite types: once there are
         definitions to check them against)."""
-        if self.et is not None:
-            check_subscription(self.et, definitions, documents)
-        elif definitions is not None and self.name not in definitions:
-            assert self.name is not None
-            raise unknown_name(self.name, definitions, self.name)
+        et = self.et if self.et is not None else self.name
+        assert et is not None
+        check_subscription(et, definitions, documents)
 
     def waiting(self) -> bool:
         """Whether receivers wait for the composites of a definition."""

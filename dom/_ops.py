@@ -18,7 +18,8 @@ import operator
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
-from xmlevents.algebra import Axis, Op, raise_collected
+from xmlevents._foundation.subscriptions import raise_collected
+from xmlevents.algebra import Axis, Op
 
 from ._errors import WatchError, WatchTypeError
 from ._namespaces import repair_namespaces

@@ -22,7 +22,8 @@ import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow has no types
 import pyarrow.json as pj  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
-from xmlevents.algebra import ArgumentTypeError, Column, RowSchema
+from xmlevents._foundation.rows import Column, RowSchema
+from xmlevents.algebra import ArgumentTypeError
 
 __all__ = ["arrow_schema", "write_dataset"]
 

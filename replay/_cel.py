@@ -29,7 +29,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from xmlevents.algebra import Column, PrimitiveEvent, RowSchema
+from xmlevents._foundation.rows import Column, RowSchema
+from xmlevents.algebra import PrimitiveEvent
 from xmlevents.cel import (
     PRIMITIVE_SCHEMA,
     CELQueryError,

@@ -20,11 +20,8 @@ from typing import Any
 
 from lxml import etree
 
+from xmlevents._foundation.rows import COMPOSITES_TABLE, CONSTITUENT, ERRORS_TABLE, EVENTS_TABLE
 from xmlevents.algebra import (
-    COMPOSITES_TABLE,
-    CONSTITUENT,
-    ERRORS_TABLE,
-    EVENTS_TABLE,
     CompositeEvent,
     DefinitionSet,
     Duration,

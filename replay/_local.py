@@ -21,7 +21,8 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from xmlevents.algebra import COMPOSITES_TABLE, ERRORS_TABLE, EVENTS_TABLE, DefinitionSet, Duration
+from xmlevents._foundation.rows import COMPOSITES_TABLE, ERRORS_TABLE, EVENTS_TABLE
+from xmlevents.algebra import DefinitionSet, Duration
 
 from ._arrow import write_dataset
 from ._cel import CEL_TABLE, check_queries

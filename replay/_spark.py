@@ -31,17 +31,15 @@ from pyspark.sql import DataFrame, Row, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from xmlevents.algebra import (
+from xmlevents._foundation.rows import (
     COMPOSITES_TABLE,
     ERRORS_TABLE,
     EVENTS_TABLE,
     VERSIONS_TABLE,
-    ArgumentTypeError,
     Column,
-    DefinitionSet,
-    Duration,
     RowSchema,
 )
+from xmlevents.algebra import ArgumentTypeError, DefinitionSet, Duration
 
 from ._actions import decode_script, encode_script
 from ._cel import CEL_TABLE, check_queries, compiled_queries

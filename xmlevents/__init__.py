@@ -23,29 +23,6 @@ complete: /order[n1]/item[n2]
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from xmlevents.algebra import (
-    ArgumentTypeError,
-    CompositeEvent,
-    ConditionError,
-    DefinitionError,
-    DefinitionSet,
-    EventFormatError,
-    EventGraph,
-    ExpressionSyntaxError,
-    GraphStateError,
-    InvalidArgumentError,
-    JsonLineError,
-    PathInstance,
-    PathSyntaxError,
-    PathType,
-    PositionedError,
-    PrimitiveEvent,
-    UnknownNameError,
-    XmlEventsError,
-    parse_definitions,
-)
-from xmlevents.algebra import parse as parse_expression
-
 __all__ = [
     "parse",
     "fromstring",
@@ -98,34 +75,105 @@ __all__ = [
     "DiffActionError",
     "InexactScriptError",
     "KeySpecError",
+    "RuleSyntaxError",
+    "RuleError",
+    "UnknownDocumentError",
+    "UpdateError",
+    "StepLimitError",
+    "ActionError",
+    "ExpressionTextError",
+    "MarkupError",
+    "RegistrationError",
+    "SignalError",
+    "UnknownExpressionError",
+    "CELSyntaxError",
+    "CELQueryError",
+    "StreamError",
+    "QuerySyntaxError",
+    "UnsupportedQueryError",
+    "DocumentError",
     "__version__",
 ]
 
 __version__ = "0.1.0"
 
-# The document side and the replay are imported on first use, so that the algebra (and
-# `xmlevents detect`) runs without lxml and without installing the watched classes into it
-# (DESIGN section 1).
-_DOM = frozenset(("parse", "fromstring", "wrap", "WatchedDocument", "Monitor", "CascadeError",
-                  "XMLSyntaxError", "Recording", "Snapshot", "empty", "SubElement",
-                  "strip_attributes", "strip_elements", "strip_tags", "indent",
-                  "cleanup_namespaces", "WatchError", "WatchTypeError", "ReplayError",
-                  "SubscriptionWarning"))
-_REPLAY = frozenset(("BadVersion", "MissingXmlError", "VersionTableError", "GitHistoryError",
-                     "EditScriptError", "ScriptFormatError", "ScriptPathError",
-                     "DiffActionError", "InexactScriptError", "KeySpecError"))
+# Every name is imported on first use (PEP 562), from the package _PACKAGES names for it: so
+# that the algebra (and `xmlevents detect`) runs without lxml and without installing the
+# watched classes into it (DESIGN section 1), and that importing one system (`import
+# xmlevents.stream`, which imports this facade first) loads none of the others, nor the
+# algebra's engine (issue 28). Each package's errors are here, so that one `except` clause or
+# one `from xmlevents import ...` reaches any of them; the service's load without its web
+# stack (the `service` extra), as its package does.
+_PACKAGES: dict[str, tuple[str, ...]] = {
+    "xmlevents.algebra": (
+        "EventGraph", "DefinitionSet", "PathType", "PathInstance", "PrimitiveEvent",
+        "CompositeEvent", "parse_definitions", "XmlEventsError", "InvalidArgumentError",
+        "ArgumentTypeError", "UnknownNameError", "PositionedError", "PathSyntaxError",
+        "ExpressionSyntaxError", "DefinitionError", "EventFormatError", "GraphStateError",
+        "ConditionError", "JsonLineError"),
+    "xmlevents.dom": (
+        "parse", "fromstring", "wrap", "WatchedDocument", "Monitor", "CascadeError",
+        "XMLSyntaxError", "Recording", "Snapshot", "empty", "SubElement", "strip_attributes",
+        "strip_elements", "strip_tags", "indent", "cleanup_namespaces", "WatchError",
+        "WatchTypeError", "ReplayError", "SubscriptionWarning"),
+    "xmlevents.replay": (
+        "BadVersion", "MissingXmlError", "VersionTableError", "GitHistoryError",
+        "EditScriptError", "ScriptFormatError", "ScriptPathError", "DiffActionError",
+        "InexactScriptError", "KeySpecError"),
+    "xmlevents.rules": (
+        "RuleSyntaxError", "RuleError", "UnknownDocumentError", "UpdateError", "StepLimitError",
+        "ActionError"),
+    "xmlevents.service": (
+        "ExpressionTextError", "MarkupError", "RegistrationError", "SignalError",
+        "UnknownExpressionError"),
+    "xmlevents.cel": ("CELSyntaxError", "CELQueryError", "StreamError"),
+    "xmlevents.stream": ("QuerySyntaxError", "UnsupportedQueryError", "DocumentError"),
+}
+#: Names the facade gives another name: ``parse`` is a document's, so the expression parser
+#: is ``parse_expression``.
+_RENAMED = {"parse_expression": ("xmlevents.algebra", "parse")}
+_LAZY = {name: (package, name) for package, names in _PACKAGES.items() for name in names}
+_LAZY.update(_RENAMED)
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _DOM and name not in _REPLAY:
+    where = _LAZY.get(name)
+    if where is None:
         raise AttributeError(f"module 'xmlevents' has no attribute {name!r}")
-    package = importlib.import_module("xmlevents.dom" if name in _DOM else "xmlevents.replay")
-    value = getattr(package, name)
+    package, attribute = where
+    value = getattr(importlib.import_module(package), attribute)
     globals()[name] = value
     return value
 
 
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
+
 if TYPE_CHECKING:
+    from xmlevents.algebra import (
+        ArgumentTypeError,
+        CompositeEvent,
+        ConditionError,
+        DefinitionError,
+        DefinitionSet,
+        EventFormatError,
+        EventGraph,
+        ExpressionSyntaxError,
+        GraphStateError,
+        InvalidArgumentError,
+        JsonLineError,
+        PathInstance,
+        PathSyntaxError,
+        PathType,
+        PositionedError,
+        PrimitiveEvent,
+        UnknownNameError,
+        XmlEventsError,
+        parse_definitions,
+    )
+    from xmlevents.algebra import parse as parse_expression
+    from xmlevents.cel import CELQueryError, CELSyntaxError, StreamError
     from xmlevents.dom import (
         CascadeError,
         Monitor,
@@ -160,3 +208,19 @@ if TYPE_CHECKING:
         ScriptPathError,
         VersionTableError,
     )
+    from xmlevents.rules import (
+        ActionError,
+        RuleError,
+        RuleSyntaxError,
+        StepLimitError,
+        UnknownDocumentError,
+        UpdateError,
+    )
+    from xmlevents.service import (
+        ExpressionTextError,
+        MarkupError,
+        RegistrationError,
+        SignalError,
+        UnknownExpressionError,
+    )
+    from xmlevents.stream import DocumentError, QuerySyntaxError, UnsupportedQueryError

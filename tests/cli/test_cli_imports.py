@@ -39,7 +39,8 @@ STDLIB = ("sqlite3", "tempfile", "gzip", "shutil")
 # drawings of trees (graph draws them), the rows' columns and the checks of subscriptions
 # (with difflib, for their hints); and the expression printer (drawings and messages).
 DRAWINGS = ("xmlevents.algebra._render", "xmlevents.algebra._printer")
-DETECT_NEVER = ("xmlevents.algebra._rows", "xmlevents.algebra._subscriptions", "difflib")
+DETECT_NEVER = ("xmlevents._foundation.rows", "xmlevents.algebra._subscriptions",
+                "xmlevents._foundation.subscriptions", "difflib")
 
 
 def _importtime(args: list[str], stdin: str = "") -> set[str]:

@@ -15,7 +15,7 @@ pytest.importorskip("pyarrow")
 
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
-from xmlevents.algebra import COMPOSITES_TABLE, ERRORS_TABLE, EVENTS_TABLE
+from xmlevents._foundation.rows import COMPOSITES_TABLE, ERRORS_TABLE, EVENTS_TABLE
 from xmlevents.replay import (
     DiffOptions,
     Key,

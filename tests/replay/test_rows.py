@@ -11,22 +11,24 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.strategies import path_types
-from xmlevents.algebra import (
+from xmlevents._foundation.rows import (
     COMPOSITE_LINE,
     COMPOSITES_TABLE,
     ERRORS_TABLE,
     EVENT_LINE,
     EVENTS_TABLE,
     VERSIONS_TABLE,
-    ArgumentTypeError,
     Column,
+    RowSchema,
+)
+from xmlevents.algebra import (
+    ArgumentTypeError,
     CompositeEvent,
     CompositeEventType,
     Kind,
     Op,
     PathInstance,
     PrimitiveEvent,
-    RowSchema,
 )
 from xmlevents.replay import replay_history
 from xmlevents.replay._tables import VERSION_FIELDS

@@ -9,7 +9,10 @@ of ``composites`` (:data:`COMPOSITES_TABLE`); a replay also writes ``errors``
 forms is the same value in both. The dict forms (``to_dict``, the replay's rows) and the Spark
 schemas (``xmlevents.replay``, which maps the Python types to Spark's) are made from these.
 
-Standard library only, like the whole algebra (DESIGN section 1).
+Shared by the algebra (an event's ``to_dict``), the replay (its tables and Spark schemas) and
+the command line, so it lives in the foundation, not in the algebra's public API (issue 28):
+the columns read events by their attributes (``ts``, ``pi``, ``op``, ...), so nothing here
+needs the algebra's types. Standard library only (DESIGN section 1).
 
 >>> EVENTS_TABLE.names
 ('doc', 'version', 'commit', 'time', 'ts', 'id', 'op', 'path', 'path_prefixed', 'ids', 'kind',
@@ -24,12 +27,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, get_args, get_origin
+from typing import Any, Generic, TypeVar, get_args, get_origin
 
-from ._errors import ArgumentTypeError
-
-if TYPE_CHECKING:
-    from ._events import CompositeEvent, PrimitiveEvent
+from .errors import ArgumentTypeError
 
 __all__ = ["Column", "RowSchema", "EVENT_LINE", "COMPOSITE_LINE", "EVENTS_TABLE",
            "COMPOSITES_TABLE", "ERRORS_TABLE", "VERSIONS_TABLE", "CONSTITUENT"]
@@ -145,7 +145,9 @@ class RowSchema(Generic[V]):
 
 
 # --- columns -------------------------------------------------------------------------------
-# Read off an event: ``pi`` is its path instance, written as its path type and its ids.
+# Read off an event: ``pi`` is its path instance, written as its path type and its ids. The
+# rows are typed RowSchema[Any]: the events are the algebra's, which the foundation, below it,
+# does not import (PrimitiveEvent for the event forms, CompositeEvent for the composite ones).
 
 _TS = Column("ts", int, read=attrgetter("ts"))
 _PATH = Column("path", str, read=lambda e: str(e.pi.pt))
@@ -181,21 +183,21 @@ _VERSION_TIME = Column("time", float, nullable=True)
 _PREFIXED = Column("path_prefixed", str)
 
 # One primitive event a composite is made of, flattened through nested composites.
-CONSTITUENT: RowSchema[PrimitiveEvent] = RowSchema(
+CONSTITUENT: RowSchema[Any] = RowSchema(
     "constituent", (_EVENT_ID, _OP, _PATH, _PREFIXED, _VALUE, _OLD))
 
 # --- rows ----------------------------------------------------------------------------------
 
-EVENT_LINE: RowSchema[PrimitiveEvent] = RowSchema(
+EVENT_LINE: RowSchema[Any] = RowSchema(
     "event line", (_EVENT_ID, _TS, _OP, _PATH, _IDS, _EVENT_DOC, _VALUE, _OLD, _INDEX, _TIME,
                    _MOVED_LINE), sparse=True)
-COMPOSITE_LINE: RowSchema[CompositeEvent] = RowSchema(
+COMPOSITE_LINE: RowSchema[Any] = RowSchema(
     "composite line", (_TS, _TYPE, _PATH, _IDS, _INTERVAL, _EVENTS, _EVENT_DOC), sparse=True)
 
-EVENTS_TABLE: RowSchema[PrimitiveEvent] = RowSchema(
+EVENTS_TABLE: RowSchema[Any] = RowSchema(
     "events", (_DOC, _VERSION, _COMMIT, _TIME, _TS, _EVENT_ID, _OP, _PATH, _PREFIXED, _IDS,
                _KIND, _VALUE, _OLD, _INDEX, _MOVED))
-COMPOSITES_TABLE: RowSchema[CompositeEvent] = RowSchema(
+COMPOSITES_TABLE: RowSchema[Any] = RowSchema(
     "composites", (_DOC, _VERSION, _COMMIT, _VERSION_TIME, _TS, _TYPE, _PATH, _PREFIXED, _IDS,
                    _START, _END, _EVENTS,
                    Column("constituents", list[dict[str, Any]], fields=CONSTITUENT)))
