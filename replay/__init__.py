@@ -10,10 +10,13 @@ With CEL queries (``queries=``, :func:`check_queries`), each document's primitiv
 also a CEL stream, and the complex events the queries find there are rows of
 :data:`CEL_TABLE` (the ``cel`` output).
 
-``xmlevents replay`` runs the whole job with :func:`run_spark` (on a session) or
-:func:`run_local` (in process, pyarrow writing the same datasets), each returning a
-:class:`ReplayReport`; :class:`NamespaceWarning` (and :func:`namespace_hints`) says when a
-definition matched nothing for want of a namespace.
+The whole job of ``xmlevents replay`` is :func:`run_spark` (on a session: :func:`spark_session`
+gives one for a block, :func:`make_session` starts one) or :func:`run_local` (in process,
+pyarrow writing the same datasets), each returning a :class:`ReplayReport` and reporting its
+progress to a :class:`ReplayProgress` of the caller's (none by default); the command line's
+displays of it (rich bars, stage lines) are the command line's own (issue 28).
+:class:`NamespaceWarning` (and :func:`namespace_hints`) says when a definition matched nothing
+for want of a namespace.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -74,12 +77,13 @@ __all__ = [
     "ScriptFormatError", "ScriptPathError", "DiffActionError", "InexactScriptError",
     "KeySpecError",
     "KeyWarning", "NamespaceWarning",
-    # runs of xmlevents replay: in process (pyarrow) or on Spark, their report and progress
-    "run_local", "run_spark", "ReplayReport", "NamespaceHint", "namespace_hints",
-    "arrow_schema", "write_dataset", "ReplayProgress", "progress_for",
+    # runs of xmlevents replay: in process (pyarrow) or on Spark, their report and what
+    # their progress is reported to
+    "run_local", "run_spark", "ReplayReport", "ReplayProgress", "NamespaceHint",
+    "namespace_hints", "arrow_schema", "write_dataset",
     # Spark (imported on first use)
     "replay_frames", "diff_stage", "read_versions_df", "write_frames", "ReplayFrames",
-    "make_session", "active_session", "spark_schema",
+    "spark_session", "make_session", "spark_schema",
     "EVENTS_SCHEMA", "COMPOSITES_SCHEMA", "ERRORS_SCHEMA", "VERSIONS_SCHEMA", "CEL_SCHEMA",
     # CEL queries over each document's events (issue 19)
     "CEL_TABLE", "CEL_STAGE", "check_queries",
@@ -92,9 +96,9 @@ _LAZY = {
     "ReplayFrames": "._spark", "EVENTS_SCHEMA": "._spark", "COMPOSITES_SCHEMA": "._spark",
     "ERRORS_SCHEMA": "._spark", "VERSIONS_SCHEMA": "._spark", "CEL_SCHEMA": "._spark",
     "make_session": "._session",
-    "active_session": "._session",
+    "spark_session": "._session",
     "run_local": "._local", "run_spark": "._spark_job", "arrow_schema": "._arrow",
-    "write_dataset": "._arrow", "ReplayProgress": "._progress", "progress_for": "._progress",
+    "write_dataset": "._arrow", "ReplayProgress": "._progress",
 }
 
 
@@ -115,8 +119,8 @@ if TYPE_CHECKING:
     from ._arrow import arrow_schema, write_dataset
     from ._git import git_history
     from ._local import run_local
-    from ._progress import ReplayProgress, progress_for
-    from ._session import active_session, make_session
+    from ._progress import ReplayProgress
+    from ._session import make_session, spark_session
     from ._spark import (
         CEL_SCHEMA,
         COMPOSITES_SCHEMA,

@@ -16,7 +16,6 @@ which is where Spark's start-up costs more than the replay.
 from __future__ import annotations
 
 import os
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -27,7 +26,7 @@ from xmlevents.algebra import DefinitionSet, Duration
 from ._arrow import write_dataset
 from ._cel import CEL_TABLE, check_queries
 from ._history import HistoryResult, ordered_versions, replay_grouped
-from ._progress import ReplayProgress, StageLines
+from ._progress import ReplayProgress, Silent
 from ._report import ReplayReport, report_of
 from ._script import DiffOptions
 from ._tables import read_versions
@@ -78,7 +77,7 @@ def run_local(history: str, out: str, definitions: str | None = None, *,
             evaluator does not take, before any work.
         OSError: if the outputs cannot be written.
     """
-    progress = progress or StageLines(sys.stderr, quiet=True)
+    progress = progress or Silent()
     options = options or DiffOptions()
     ns = dict(namespaces or {})
     defs = DefinitionSet.of(definitions, namespaces=ns or None) if definitions else None

@@ -1,36 +1,15 @@
-"""Progress of a replay run on stderr (issue 15): rich bars on a terminal, stage lines
-elsewhere, nothing when quiet.
-
-The runs (:func:`~._local.run_local`, :func:`~._spark_job.run_spark`) report to a
-:class:`ReplayProgress`; :func:`progress_for` picks the display for a stream:
-
-* a terminal: ``rich`` bars — in process, one over all versions and one over the current
-  document's, each with its rate and the time left; on Spark, one per part of the run over the
-  tasks of the Spark stages seen so far (:mod:`._spark_progress`); the stage lines above them;
-* not a terminal (a file, a pipe, a CI log): the stage lines only, ``[  1.2 s] message``;
-* quiet: nothing (the caller prints its summary on stdout all the same).
+"""What a replay run reports as it goes (issue 15): the :class:`ReplayProgress` protocol that
+:func:`~._local.run_local` and :func:`~._spark_job.run_spark` report to, and :class:`Silent`,
+their default. The displays (rich bars on a terminal, stage lines elsewhere) are the command
+line's (``xmlevents replay``, issue 28): a Python caller passes its own, or none.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Protocol, TextIO
+from typing import Protocol
 
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    ProgressColumn,
-    Task,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.text import Text
-
-__all__ = ["ReplayProgress", "StageLines", "RichProgress", "progress_for"]
+__all__ = ["ReplayProgress", "Silent"]
 
 
 class ReplayProgress(Protocol):
@@ -62,22 +41,19 @@ class ReplayProgress(Protocol):
         """The run is over: the display is put away (bars stay as they ended)."""
 
 
-class StageLines:
-    """Stage lines on ``err``, each with the time since the start; nothing else (``quiet``:
-    not even those)."""
+class Silent:
+    """A progress that shows nothing (the runs' default); it keeps the time since it was made."""
 
     shows_tasks = False
 
-    def __init__(self, err: TextIO, quiet: bool = False) -> None:
-        self.err, self.quiet, self.start = err, quiet, time.perf_counter()
+    def __init__(self) -> None:
+        self.start = time.perf_counter()
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.start
 
     def stage(self, message: str) -> None:
-        if not self.quiet:
-            self.err.write(f"[{self.elapsed():6.1f} s] {message}\n")
-            self.err.flush()
+        pass
 
     def versions(self, documents: int, versions: int) -> None:
         pass
@@ -93,84 +69,3 @@ class StageLines:
 
     def close(self) -> None:
         pass
-
-
-class RichProgress(StageLines):
-    """``rich`` bars on a terminal, the stage lines printed above them."""
-
-    shows_tasks = True
-
-    def __init__(self, err: TextIO) -> None:
-        super().__init__(err)
-        self.console = Console(file=err)
-        self._bars: Progress | None = None  # started on the first bar (not while Spark starts)
-        self._all: TaskID | None = None
-        self._doc: TaskID | None = None
-        self._parts: dict[str, TaskID] = {}
-
-    def _progress(self) -> Progress:
-        if self._bars is None:
-            self._bars = Progress(
-                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                TextColumn("{task.fields[unit]}"), _Rate(), TimeRemainingColumn(),
-                TextColumn("left,"), TimeElapsedColumn(), TextColumn("in all"),
-                console=self.console,
-                redirect_stdout=False, redirect_stderr=False)
-            self._bars.start()
-        return self._bars
-
-    def stage(self, message: str) -> None:
-        self.console.print(f"[{self.elapsed():6.1f} s] {message}", markup=False,
-                           highlight=False)
-
-    def versions(self, documents: int, versions: int) -> None:
-        bars = self._progress()
-        self._all = bars.add_task(f"{documents:,} document{'' if documents == 1 else 's'}",
-                                  total=versions, unit="versions")
-
-    def document(self, name: str, versions: int) -> None:
-        bars = self._progress()
-        if self._doc is None:
-            self._doc = bars.add_task(name, total=versions, unit="versions")
-        else:
-            bars.reset(self._doc, total=versions, description=name)
-
-    def version(self) -> None:
-        if self._bars is not None:
-            for task in (self._all, self._doc):
-                if task is not None:
-                    self._bars.advance(task)
-
-    def tasks(self, part: str, done: int, total: int, running: int) -> None:
-        bars = self._progress()
-        described = f"Spark {part}" + (f" ({running} running)" if running else "")
-        task = self._parts.get(part)
-        if task is None:
-            self._parts[part] = bars.add_task(described, total=total, completed=done,
-                                              unit="tasks")
-        else:
-            bars.update(task, total=total, completed=done, description=described)
-
-    def close(self) -> None:
-        if self._bars is not None:
-            self._bars.stop()
-            self._bars = None
-
-
-class _Rate(ProgressColumn):
-    """The rate of a bar: ``12.3/s`` (rich's own speed column counts bytes)."""
-
-    def render(self, task: Task) -> Text:
-        speed = task.finished_speed or task.speed
-        return Text("" if speed is None else f"{speed:,.1f}/s")
-
-
-def progress_for(err: TextIO, quiet: bool) -> ReplayProgress:
-    """The display for ``err``: nothing if ``quiet``, bars if it is a terminal, else stage
-    lines."""
-    if quiet:
-        return StageLines(err, quiet=True)
-    isatty = getattr(err, "isatty", None)
-    if isatty is not None and isatty():
-        return RichProgress(err)
-    return StageLines(err)

@@ -1,4 +1,5 @@
-"""The SparkSession of the command line (library functions take one; only the CLI makes one).
+"""The SparkSession of a replay on Spark (library functions take one; the command line, or a
+script, makes it here).
 
 A session this module starts logs at ERROR level from the JVM's first line (a log4j2
 configuration handed to the driver JVM, written to a temporary file), so that no WARN line —
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-__all__ = ["make_session", "active_session"]
+__all__ = ["make_session", "spark_session"]
 
 # Only ERROR lines reach stderr. The root logger stays at WARN, as Spark's shell level: when
 # the two differ, Spark prints "Setting default log level to WARN" and how to change it; the
@@ -117,9 +118,19 @@ def _stderr_to(path: str | os.PathLike[str] | None) -> Iterator[None]:
         os.close(target)
 
 
-def active_session() -> SparkSession | None:
-    """The SparkSession already running in this process (a caller's, ``spark-submit``'s), or
-    None: the command line stops only a session it started."""
+@contextlib.contextmanager
+def spark_session(master: str | None = None, **options: object) -> Iterator[SparkSession]:
+    """A SparkSession for the block: the one already running in this process (a caller's,
+    ``spark-submit``'s), left running at the end; otherwise one :func:`make_session` starts
+    (``master`` and ``options`` are its arguments), stopped at the end. ``xmlevents replay``
+    runs in one; so may a script (callers pass the session to :func:`~._spark_job.run_spark`).
+    """
     from pyspark.sql import SparkSession
 
-    return SparkSession.getActiveSession()
+    running = SparkSession.getActiveSession()
+    spark = make_session(master, **options)  # type: ignore[arg-type]
+    try:
+        yield spark
+    finally:
+        if running is None:
+            spark.stop()

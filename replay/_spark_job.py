@@ -13,7 +13,6 @@ its start (:func:`~._session.make_session`); progress goes to a
 from __future__ import annotations
 
 import contextlib
-import sys
 import time
 from collections.abc import Mapping, Sequence
 
@@ -24,7 +23,7 @@ from xmlevents.algebra import DefinitionSet, Duration
 
 from ._cel import check_queries
 from ._hints import namespace_hints
-from ._progress import ReplayProgress, StageLines
+from ._progress import ReplayProgress, Silent
 from ._report import ReplayReport
 from ._script import DiffOptions
 from ._spark import read_versions_df, replay_frames, write_frames
@@ -54,7 +53,7 @@ def run_spark(spark: SparkSession, history: str, out: str, definitions: str | No
         CELSyntaxError, CELQueryError: for a query that does not parse or that the automaton
             evaluator does not take, before any work.
     """
-    progress = progress or StageLines(sys.stderr, quiet=True)
+    progress = progress or Silent()
     options = options or DiffOptions()
     ns = dict(namespaces or {})
     defs = DefinitionSet.of(definitions, namespaces=ns or None) if definitions else None

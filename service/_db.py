@@ -55,6 +55,12 @@ CREATE TABLE IF NOT EXISTS deliveries (
 );
 """
 
+# The columns the service reads from each table of _SCHEMA.
+_COLUMNS = {"log": {"seq", "kind", "client", "body"},
+            "expressions": {"id", "client", "body"},
+            "notifications": {"cursor", "client", "expression", "body", "deleted"},
+            "deliveries": {"cursor", "url", "attempts", "due"}}
+
 
 @dataclass(frozen=True, slots=True)
 class LogEntry:
@@ -86,6 +92,15 @@ class Journal:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
+        # A database of another program may hold a table of one of these names: refused
+        # here, not at the first request that reads it (issue 28).
+        for table, columns in _COLUMNS.items():
+            found = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+            if not columns <= found:
+                self._db.close()
+                raise sqlite3.DatabaseError(
+                    f"not the service's database: its table {table!r} lacks the columns "
+                    f"{', '.join(sorted(columns - found))}")
 
     def close(self) -> None:
         self._db.close()

@@ -18,7 +18,8 @@ import sys
 
 import pytest
 
-from xmlevents._cli import _parser
+from xmlevents._cli._main import COMMANDS as TABLE
+from xmlevents._cli._main import _parser
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 EVENTS = str(EXAMPLES / "purchase_order.jsonl")
@@ -28,9 +29,11 @@ DEFINITIONS = str(EXAMPLES / "purchase_order.xev")
 THIRD_PARTY = ("lxml", "pyspark", "py4j", "starlette", "uvicorn", "httpx", "rich", "blinker",
                "xmldiff", "pandas", "pyarrow")
 # The systems on the algebra, and the modules of the other commands.
+COMMANDS = ("xmlevents._cli.replay", "xmlevents._cli.history", "xmlevents._cli.rules",
+            "xmlevents._cli.serve", "xmlevents._cli.cel", "xmlevents._cli.query",
+            "xmlevents._cli.progress")
 OWN = ("xmlevents.dom", "xmlevents.replay", "xmlevents.rules", "xmlevents.service",
-       "xmlevents.cel", "xmlevents.stream", "xmlevents._cli_replay", "xmlevents._cli_rules",
-       "xmlevents._cli_serve", "xmlevents._cli_cel", "xmlevents._cli_query")
+       "xmlevents.cel", "xmlevents.stream", *COMMANDS)
 # Standard-library modules only another command uses (serve's database, replay's temporary
 # files), or only a .gz input needs; and shutil, which argparse imports for the terminal's
 # width (with zlib, bz2 and lzma for its archives): xmlevents._cli finds the width itself.
@@ -99,9 +102,7 @@ def test_the_other_commands_load_their_modules() -> None:
     """The control: the full parser (the list of commands) imports every command's module,
     and still none of the systems they run."""
     modules = imported(["--help"])
-    assert loaded(modules, OWN) == ["xmlevents._cli_cel", "xmlevents._cli_query",
-                                    "xmlevents._cli_replay", "xmlevents._cli_rules",
-                                    "xmlevents._cli_serve"]
+    assert loaded(modules, OWN) == sorted(set(COMMANDS) - {"xmlevents._cli.progress"})
     assert loaded(modules, THIRD_PARTY) == []
 
 
@@ -114,8 +115,8 @@ def _help(parser: argparse.ArgumentParser, argv: list[str]) -> str:
 
 @pytest.mark.parametrize("command", ["detect", "graph"])
 def test_the_lean_parser_parses_as_the_full_one(command: str) -> None:
-    """``_parser("detect")`` builds only detect's and graph's subparsers: the same help, the
-    same arguments as the full parser."""
+    """``_parser("detect")`` builds only detect's subparser (graph's only graph's): the same
+    help, the same arguments as the full parser."""
     lean, full = _parser(command), _parser()
     assert _help(lean, [command, "--help"]) == _help(full, [command, "--help"])
     argv = [command, "-d", "E := ins(a)", "-f", "defs.xev", "-n", "p=urn:p"]
@@ -140,3 +141,10 @@ def test_graph_loads_the_drawings_on_first_use() -> None:
     modules = imported(["graph", "--definitions", DEFINITIONS])
     assert loaded(modules, DRAWINGS) == sorted(DRAWINGS)
     assert loaded(modules, DETECT_NEVER) == []
+
+
+@pytest.mark.parametrize("command", list(TABLE))
+def test_every_command_s_lean_parser_gives_the_same_help(command: str) -> None:
+    """Every command of the table: its parser alone (what a command line naming it builds)
+    prints the help the full parser prints for it."""
+    assert _help(_parser(command), [command, "--help"]) == _help(_parser(), [command, "--help"])

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from tests.cli.helpers import EI, line, run
-from xmlevents._cli_common import ArgumentFailure, parse_namespaces
+from xmlevents._cli._common import Failure, parse_namespaces
 
 ITEM = [line(id="ei1", op="ins", path="/order/item", ids=["o1", "i1"]),
         line(id="ep1", op="ins", path="/order/item/price", ids=["o1", "i1", "p1"]),
@@ -209,7 +209,7 @@ def test_parse_namespaces() -> None:
     assert parse_namespaces(["a=urn:a", "b=http://x/y?q=1", "a=urn:a"]) == {
         "a": "urn:a", "b": "http://x/y?q=1"}
     assert parse_namespaces(["_p.x-1=urn:z"]) == {"_p.x-1": "urn:z"}
-    with pytest.raises(ArgumentFailure, match="prefix 'a' is already bound to 'urn:a'"):
+    with pytest.raises(Failure, match="prefix 'a' is already bound to 'urn:a'"):
         parse_namespaces(["a=urn:a", "a=urn:b"])
 
 

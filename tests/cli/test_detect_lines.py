@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from xmlevents._cli import _composite_line, _line_encoder
+from xmlevents._cli.detect import _composite_line, _line_encoder
 from xmlevents.algebra import EventGraph, Op, PathInstance, PrimitiveEvent
 
 TEXT = st.text(alphabet=st.sampled_from(['a', '"', "\\", "\n", "\x00", "é", "\u2028", "😀",

@@ -15,7 +15,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from xmlevents._cli import _input_lines, main
+from xmlevents._cli import main
+from xmlevents._cli.detect import _input_lines
 
 EI = "Ei := ins(item) ; (ins(item/price) & ins(item/quantity))"
 TIMEOUT = 60  # seconds a live line may take: the interpreter's start-up on a busy machine

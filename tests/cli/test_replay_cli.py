@@ -48,7 +48,7 @@ def refuse_spark(monkeypatch: pytest.MonkeyPatch) -> None:
     def boom(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("Spark was started")
 
-    monkeypatch.setattr(xmlevents.replay, "make_session", boom)
+    monkeypatch.setattr(xmlevents.replay, "spark_session", boom)
     monkeypatch.setattr(xmlevents.replay, "read_versions", boom)
 
 
@@ -61,7 +61,7 @@ def test_local_engine_summary_names_the_engine_and_the_parts_of_the_time(
     """--engine local runs without Spark, writes the three datasets and says so."""
     import xmlevents.replay
 
-    monkeypatch.setattr(xmlevents.replay, "make_session", None)  # never asked for
+    monkeypatch.setattr(xmlevents.replay, "spark_session", None)  # never asked for
     history = write_history(tmp_path / "h.jsonl")
     status, out, err = run(["replay", str(history), "--define", DEFS, "--out",
                             str(tmp_path / "out"), "--engine", "local"], capsys)
@@ -184,11 +184,11 @@ def test_a_clusters_output_path_is_left_to_spark(tmp_path: Path,
     def no_cluster(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("no cluster at spark://nowhere:7077\n\tat java...")
 
-    monkeypatch.setattr(xmlevents.replay, "make_session", no_cluster)
+    monkeypatch.setattr(xmlevents.replay, "spark_session", no_cluster)
     history = write_history(tmp_path / "h.jsonl")
     status, _, err = run(["replay", str(history), "--out", "/proc/x", "-q", "--master",
                           "spark://nowhere:7077"], capsys)
-    assert status == 1
+    assert status == 3  # an unusable environment (docs/cli.md), not bad input
     assert err.startswith("xmlevents: error: cannot start Spark: no cluster at "
                           "spark://nowhere:7077 (the JVM's messages: ")
     assert err.count("\n") == 1

@@ -337,7 +337,7 @@ def test_cli_cel_with_definitions_and_a_query_file(tmp_path: Path,
     ("SELECT * FROM S\nWHERE ins AS x ; (upd", "line 2, col 22: expected ')'"),
     ("@missing.ceql", "cannot read the query file 'missing.ceql'"),
 ])
-def test_cli_refuses_a_bad_query_before_spark_with_status_2(
+def test_cli_refuses_a_bad_query_before_spark_with_status_1(
         query: str, says: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     import xmlevents.replay
@@ -345,14 +345,14 @@ def test_cli_refuses_a_bad_query_before_spark_with_status_2(
     def boom(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("Spark was started")
 
-    monkeypatch.setattr(xmlevents.replay, "make_session", boom)
+    monkeypatch.setattr(xmlevents.replay, "spark_session", boom)
     monkeypatch.setattr(xmlevents.replay, "read_versions", boom)
     monkeypatch.chdir(tmp_path)
     history = _history(tmp_path)
     status = main(["replay", str(history), "--out", "out", "--cel", REPRICED, "--cel", query])
     err = capsys.readouterr().err
-    assert status == 2
-    assert says in err and "argument --cel" in err and "Traceback" not in err
+    assert status == 1  # a bad query is bad input, as in cel and query (issue 28)
+    assert says in err and "--cel" in err and "Traceback" not in err
     assert not (tmp_path / "out").exists()
 
 
@@ -363,7 +363,7 @@ def test_cli_refuses_a_query_in_a_file_naming_the_file(
     status = main(["replay", str(_history(tmp_path)), "--engine", "local", "--out",
                    str(tmp_path / "out"), "--cel", f"@{query}"])
     err = capsys.readouterr().err
-    assert status == 2
+    assert status == 1
     assert f"{query}: line 2, col 13: unknown event type T" in err
 
 

@@ -12,7 +12,7 @@ import xmlevents.stream
 
 
 def _modules() -> list[str]:
-    return ["xmlevents.stream", "xmlevents._cli_query"] + sorted(
+    return ["xmlevents.stream"] + sorted(
         info.name for info in pkgutil.iter_modules(xmlevents.stream.__path__,
                                                    "xmlevents.stream."))
 

@@ -1,0 +1,162 @@
+"""``xmlevents cel``: CEL queries over event streams (issue 19): JSON lines, CSV under CORE's
+stream declarations, primitive events.
+
+Kept apart so that ``detect`` and ``graph`` never import the CEL package. Every form of stream
+is read through the one opener of inputs (``-``, ``.gz``, plain: :func:`~._common.open_input`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from xmlevents.algebra import XmlEventsError
+
+from ._common import Failure, Streams, input_name, open_input, query_text
+
+if TYPE_CHECKING:
+    from xmlevents.cel import Event, Match, Schema, Value
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(sub: Any) -> None:
+    """``cel``'s parser."""
+    cel = sub.add_parser(
+        "cel", help="run a CEL query (CORE's CEQL) over a stream of events",
+        description="Find the complex events of a CEQL query in a stream: JSON lines (one "
+                    "object a line with its \"type\"; positions are line numbers from 0), "
+                    "CSV under CORE's CREATE STREAM declarations (--schema), or the project's "
+                    "primitive events (--primitive). Prints one JSON line per complex event, "
+                    "{\"end\": ..., \"events\": [...]} (plus \"ids\" when its events carry "
+                    "an id), in order of their last position.")
+    cel.add_argument("query", metavar="QUERY", help="the query text, or @FILE to read it")
+    cel.add_argument("events", metavar="EVENTS", nargs="?", default="-",
+                     help="the stream ('-' or nothing: standard input; gzip-compressed "
+                          "if the name ends in .gz)")
+    cel.add_argument("--count", action="store_true",
+                     help="print only how many complex events there are (the automaton "
+                          "counts them without enumerating under ALL)")
+    cel.add_argument("--reference", action="store_true",
+                     help="evaluate by the semantics as written (exponential: small streams; "
+                          "takes filters over several variables)")
+    form = cel.add_mutually_exclusive_group()
+    form.add_argument("--schema", metavar="FILE",
+                      help="CORE's stream declarations (CREATE STREAM S { EVENT T { a:int, "
+                           "... } }): the stream is CSV lines T,v1,v2,..., each value checked "
+                           "against its type, and the query's attributes against the schema")
+    form.add_argument("--primitive", action="store_true",
+                      help="the stream is primitive events (xmlevents detect's input): types "
+                           "ins/upd/del, attributes id, ts, path, ids, value, old, doc, kind")
+
+
+def _lines(path: str) -> Iterator[str]:
+    """The stream's lines, as text (UTF-8, universal newlines, as ``open`` reads them)."""
+    stream = open_input(path)
+    text = stream if isinstance(stream, io.TextIOBase) else io.TextIOWrapper(
+        stream, encoding="utf-8")
+    try:
+        yield from text
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc) or "the compressed data ends early"
+        raise Failure(f"cannot read the stream {path!r}: {reason}") from None
+    finally:
+        if path != "-":
+            text.close()
+
+
+def _ids(m: Match, ids: dict[int, Value]) -> dict[str, object]:
+    obj = m.to_json()
+    found = [ids.get(i) for i in m.positions]
+    if found and all(v is not None for v in found):
+        obj["ids"] = found
+    return obj
+
+
+def run(args: argparse.Namespace, streams: Streams) -> int:
+    """Evaluate the query; write what was found before a bad line, then report it (1). A
+    query that does not compile, or that the automaton does not take, is bad input (1)."""
+    out = streams.out
+    from xmlevents.cel import (
+        PRIMITIVE_SCHEMA,
+        StreamError,
+        compile_query,
+        count,
+        evaluate,
+        is_unary_query,
+        parse_schema,
+        read_csv,
+        read_jsonl,
+        read_primitive,
+        reference,
+    )
+
+    try:
+        schema: Schema | None = None
+        if args.schema:
+            schema = parse_schema(query_text("@" + args.schema))
+        elif args.primitive:
+            schema = PRIMITIVE_SCHEMA
+        query = compile_query(query_text(args.query), schema)
+        if not args.reference and not is_unary_query(query.formula):
+            raise Failure("a filter of the query is not unary (it compares several "
+                          "variables' events, as y[id = x.id] does), which the automaton "
+                          "evaluator does not take: its automata test one event at a time "
+                          "(seed 003, section 6). Run it with --reference (exponential: small "
+                          "streams).")
+    except XmlEventsError as exc:
+        if isinstance(exc, Failure):
+            raise
+        raise Failure(exc.for_cli()) from None
+    source = input_name(args.events)
+    failure: list[StreamError] = []
+    ids: dict[int, Value] = {}
+    keep_ids = not args.count
+    window = query.within.size if query.within is not None and \
+        query.within.kind == "events" else None
+
+    def events() -> Iterator[Event]:
+        lines = _lines(args.events)
+        if args.schema:
+            stream = read_csv(lines, schema or {}, source=source)
+        elif args.primitive:
+            stream = read_primitive(lines, source=source)
+        else:
+            stream = read_jsonl(lines, source=source)
+        try:
+            for e in stream:
+                if keep_ids:
+                    v = e.attrs.get("id")
+                    if v is not None:
+                        ids[e.position] = v
+                    if window is not None and e.position % 4096 == 0:
+                        for old in [p for p in ids if p < e.position - window]:
+                            del ids[old]
+                yield e
+        except StreamError as exc:  # what was found before the bad line is written
+            failure.append(exc)
+
+    try:
+        if args.reference:
+            matches: Iterable[Match] = reference(query, list(events()))
+            if args.count:
+                out.write(f"{len(list(matches))}\n")
+                matches = ()
+        elif args.count:
+            out.write(f"{count(query, events())}\n")
+            matches = ()
+        else:
+            matches = evaluate(query, events())
+        for m in matches:  # the automaton's are written as they are found
+            out.write(json.dumps(_ids(m, ids)) + "\n")
+    except XmlEventsError as exc:
+        if isinstance(exc, Failure):
+            raise
+        raise Failure(str(exc)) from None
+    out.flush()
+    if failure:
+        raise Failure(str(failure[0]))
+    return 0

@@ -1,0 +1,317 @@
+"""``xmlevents replay`` (issue 6, DESIGN sections 6-7): a command like the others since issue
+28, returning its status; its progress displays are the command line's (:mod:`.progress`).
+
+Kept apart from the other commands so that ``detect`` and ``graph`` never import lxml,
+xmldiff or pyspark: those are imported (through :mod:`xmlevents.replay`, which owns pyspark)
+when this command runs. Everything given is checked before any work (definitions, keys, CEL
+queries, ``--out``): bad input is status 1; a Spark that cannot start, 3.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TextIO
+from urllib.parse import urlparse
+
+from xmlevents.algebra import XmlEventsError
+
+from ._common import (
+    ENVIRONMENT,
+    Failure,
+    Streams,
+    add_namespace_option,
+    check_output_folder,
+    parse_namespaces,
+    query_text,
+    window_argument,
+)
+from ._definitions import add_definition_options, definition_text
+
+if TYPE_CHECKING:  # imported when the command runs: detect and graph never load lxml
+    from xmlevents.replay import DiffOptions, Key, ReplayProgress, ReplayReport
+
+__all__ = ["add_parser", "run"]
+
+
+def _at_least(low: int) -> Callable[[str], int]:
+    """An argparse type: an integer of at least ``low`` (a usage error otherwise, status 2)."""
+    def number(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value} is less than {low}: give {low} or more")
+        return value
+    return number
+
+
+def _cel_queries(args: list[str]) -> list[str]:
+    """``--cel``'s queries (the text, or ``@FILE`` holding one query), compiled and checked
+    as the replay will run them: before the table is read, before Spark starts. A query that
+    cannot run is bad input (status 1, as ``cel`` and ``query`` refuse theirs), with its line
+    and column."""
+    from xmlevents.cel import CELQueryError, CELSyntaxError
+    from xmlevents.replay import check_queries
+
+    texts = []
+    for arg in args:
+        try:
+            text = query_text(arg)
+        except Failure as exc:
+            raise Failure(f"--cel {exc}") from None
+        where = f"{arg[1:]}: " if arg.startswith("@") else ""
+        try:
+            check_queries([text])
+        except (CELSyntaxError, CELQueryError) as exc:
+            raise Failure(f"--cel {where}{exc}") from None
+        texts.append(text)
+    return texts
+
+
+def add_parser(sub: Any) -> None:
+    """``replay``'s parser."""
+    replay = sub.add_parser(
+        "replay", help="diff the versions of documents into events and detect composites",
+        description="Read a version table (doc, version, xml) — JSON lines (.jsonl, .gz), "
+                    "Parquet, or a folder of DOC/VERSION.xml files — diff each document's "
+                    "consecutive versions into primitive events with node ids carried across "
+                    "versions, detect the defined composite events per document, run the CEL "
+                    "queries (--cel) over each document's events, and write DIR/events, "
+                    "DIR/composites, DIR/errors and DIR/cel as Parquet datasets — on Spark "
+                    "(the default), or in this process with --engine local.")
+    replay.add_argument("history", metavar="HISTORY", help="the version table")
+    add_definition_options(replay)
+    add_namespace_option(replay, "the definitions and --key")
+    replay.add_argument("--cel", action="append", default=[],
+                        metavar="QUERY",
+                        help="a CEL query (CORE's CEQL; @FILE: the query in a file) run by "
+                             "the automaton over each document's primitive events (types "
+                             "ins/upd/del, attributes id, ts, path, ids, kind, value, old, "
+                             "doc; positions from 0 per document); its complex events go to "
+                             "DIR/cel, with the query's index from 0 (repeatable)")
+    replay.add_argument("--out", "-o", required=True, metavar="DIR",
+                        help="where to write events/, composites/, errors/ and cel/ "
+                             "(replaced; checked before any work)")
+    replay.add_argument("--engine", choices=("spark", "local"), default="spark",
+                        help="spark: an embedded local[*] Spark session, or --master's "
+                             "(default); local: this process alone, no JVM (for a history "
+                             "that fits in memory)")
+    replay.add_argument("--master", metavar="URL",
+                        help="Spark master (default: an embedded local[*] session; under "
+                             "spark-submit, the one it was given)")
+    replay.add_argument("--partitions", type=_at_least(1), metavar="N",
+                        help="partitions of the diff stage, at least 1 (default: 4 per core)")
+    replay.add_argument("--unique-attr", action="append", default=[], metavar="NAME",
+                        help="an attribute that identifies its element across versions, for "
+                             "xmldiff to match by (besides xml:id; Clark notation for a "
+                             "namespace: {urn:x}key) (repeatable)")
+    replay.add_argument("--no-fast-match", dest="fast_match", action="store_false",
+                        help="xmldiff's slower matching, without its first longest-common-"
+                             "subsequence pass (default: fast match)")
+    replay.add_argument("--key", action="append", default=[], metavar="SPEC",
+                        help="how an element is identified across versions, as xs:key: its "
+                             "name, then the child or @attribute paths whose values identify "
+                             "it, e.g. pom:dependency=pom:groupId,pom:artifactId (prefixes "
+                             "bound by -n) (repeatable)")
+    replay.add_argument("--no-unique-tags", dest="unique_tags", action="store_false",
+                        help="do not match a child whose tag is unique among its siblings in "
+                             "both versions to its namesake before similarity (default: do)")
+    replay.add_argument("--within", type=window_argument, default=None, metavar="TICKS",
+                        help="the window of every operator that sets none, in ticks of a "
+                             "document's event stream, or a duration such as 30d of the "
+                             "versions' times (default: none)")
+    replay.add_argument("--show", type=_at_least(0), default=5, metavar="N",
+                        help="composite events of each type to print, 0 or more (default: 5)")
+    replay.add_argument("--quiet", "-q", action="store_true",
+                        help="no progress on stderr and nothing from Spark's JVM: only the "
+                             "summary (and warnings)")
+
+
+def run(args: argparse.Namespace, streams: Streams) -> int:
+    """Replay the table; 0, or a :class:`~._common.Failure` (1: bad input, before any work;
+    3: Spark cannot start)."""
+    _replay(args, streams.out, streams.err)
+    return 0
+
+
+def _keys(specs: list[str], namespaces: dict[str, str]) -> tuple[Key, ...]:
+    """The ``--key`` declarations as keys (a bad one: a Failure naming it)."""
+    from xmlevents.replay import DiffOptions, Key, KeySpecError
+
+    try:
+        keys = tuple(Key.parse(spec, namespaces) for spec in specs)
+        DiffOptions(keys=keys)  # two keys for one element
+    except KeySpecError as exc:
+        raise Failure(f"--key: {exc}") from None
+    return keys
+
+
+def _local_output(args: argparse.Namespace) -> bool:
+    """Whether ``--out`` names a folder of this machine: always in process; on Spark, for an
+    embedded session (no ``--master``, or a ``local[...]`` one, and not under
+    ``spark-submit``). A cluster resolves a path without a scheme on its own file system
+    (HDFS, ...): Spark checks it there."""
+    if args.engine == "local":
+        return True
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ
+    return not submitted and (args.master is None or args.master.startswith("local"))
+
+
+def _check_out(out: str) -> None:
+    """``--out`` checked before any work (before the table is read, before Spark starts):
+    :func:`~._common.check_output_folder`. A URI other than ``file://`` (``hdfs://...``)
+    is left to Spark."""
+    if "://" in out:
+        if not out.startswith("file://"):
+            return
+        check_output_folder("--out", urlparse(out).path)
+    else:
+        check_output_folder("--out", out)
+
+
+def _replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
+    started = time.perf_counter()
+    namespaces = parse_namespaces(args.namespace)
+    definitions = definition_text(args, namespaces)  # checked before any work
+    keys = _keys(args.key, namespaces)  # so are the keys
+    queries = _cel_queries(args.cel)  # and the CEL queries
+    if args.engine == "local":
+        given = [o for o, v in (("--master", args.master), ("--partitions", args.partitions))
+                 if v is not None]
+        if given:
+            raise Failure(f"{' and '.join(given)}: Spark's, and --engine local runs "
+                               "without Spark: drop them or use --engine spark")
+        if "://" in args.out:
+            raise Failure(f"--out {args.out}: --engine local writes to a folder of this "
+                               "machine: give its path")
+    if not os.path.exists(args.history):
+        raise Failure(f"{args.history}: no such file or folder")
+    if _local_output(args):
+        _check_out(args.out)  # so is the output folder
+    from xmlevents.replay import DiffOptions
+
+    from .progress import progress_for
+
+    options = DiffOptions(fast_match=args.fast_match, uniqueattrs=(
+        *DiffOptions().uniqueattrs, *args.unique_attr), keys=keys,
+        unique_tags=args.unique_tags)
+    progress = progress_for(err, args.quiet)
+    try:
+        if args.engine == "local":
+            report = _run_local(args, definitions, namespaces, options, progress, queries)
+        else:
+            report = _run_spark(args, definitions, namespaces, options, progress, queries)
+    finally:
+        progress.close()
+    _summary(out, args, report, time.perf_counter() - started)
+    # Said after the summary, never fatal: a key that named no element in any version
+    # (every element is inserted once, version 0 inserting the whole document), a definition
+    # that matched nothing for want of a namespace.
+    for key in report.unselected:
+        err.write(f"xmlevents replay: warning: {key.nothing_selected()}\n")
+    for hint in report.hints:
+        err.write(f"xmlevents replay: warning: {hint.cli()}\n")
+
+
+def _run_local(args: argparse.Namespace, definitions: str | None, namespaces: dict[str, str],
+               options: DiffOptions, progress: ReplayProgress, queries: list[str]
+               ) -> ReplayReport:
+    from xmlevents.replay import run_local
+
+    try:
+        return run_local(args.history, args.out, definitions, options=options,
+                         namespaces=namespaces, within=args.within, show=args.show,
+                         progress=progress, queries=queries)
+    except XmlEventsError as exc:  # a version table that cannot be read, ...
+        raise Failure(exc.for_cli()) from None
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else f"{args.out}: "
+        raise Failure(f"cannot write {where}{exc.strerror or exc}") from None
+
+
+def _run_spark(args: argparse.Namespace, definitions: str | None, namespaces: dict[str, str],
+               options: DiffOptions, progress: ReplayProgress, queries: list[str]
+               ) -> ReplayReport:
+    progress.stage("starting Spark" + (f" ({args.master})" if args.master else " (local)"))
+    import tempfile
+
+    from xmlevents.replay import run_spark, spark_session
+
+    # Quiet: the JVM's stderr (its own warnings, the workers') goes to a file, kept and named
+    # only if Spark cannot start.
+    log = None
+    if args.quiet:
+        fd, log = tempfile.mkstemp(prefix="xmlevents-jvm-", suffix=".log")
+        os.close(fd)
+    with contextlib.ExitStack() as stack:
+        start = time.perf_counter()
+        try:
+            # A session already running (a caller's) is used and left running.
+            spark = stack.enter_context(spark_session(args.master, progress=False,
+                                                      jvm_log=log))
+        except Exception as exc:  # Java missing, a bad master URL, ...
+            kept = f" (the JVM's messages: {log})" if log is not None else ""
+            raise Failure(f"cannot start Spark: {_first_line(exc)}{kept}",
+                          ENVIRONMENT) from None
+        started = time.perf_counter() - start
+        if log is not None:
+            stack.callback(_remove, log)
+        try:
+            report = run_spark(spark, args.history, args.out, definitions, options=options,
+                               namespaces=namespaces, partitions=args.partitions,
+                               within=args.within, show=args.show, progress=progress,
+                               queries=queries)
+        except XmlEventsError as exc:  # a version table that cannot be read, ...
+            raise Failure(exc.for_cli()) from None
+    report.times.insert(0, ("Spark start", started))
+    return report
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
+def _first_line(exc: BaseException) -> str:
+    """An exception's message up to its first line break (Py4J's carry a Java stack)."""
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0]
+
+
+def _summary(out: TextIO, args: argparse.Namespace, report: ReplayReport, seconds: float
+             ) -> None:
+    errors = report.errors
+    types = sorted(report.composites.items())
+    parts = ", ".join(f"{name} {s:.1f} s" for name, s in report.times)
+    w = out.write
+    w(f"replayed {args.history} -> {args.out}\n")
+    w(f"  engine            {report.engine} ({report.where})\n")
+    w(f"  documents         {report.documents:,}\n")
+    w(f"  versions          {report.versions:,} replayed, {len(errors):,} "
+      f"error{'' if len(errors) == 1 else 's'}\n")
+    w(f"  primitive events  {report.events:,}\n")
+    if types:
+        w("  composite events  " + ", ".join(f"{t} {c:,}" for t, c in types) + "\n")
+    else:
+        w("  composite events  none" + (" defined\n" if not args.define and not args.definitions
+                                        else "\n"))
+    if args.cel:
+        w("  complex events    " + ", ".join(f"query {i} {report.cel.get(i, 0):,}"
+                                             for i in range(len(args.cel))) + " (CEL)\n")
+    w(f"  time              {seconds:.1f} s" + (f" ({parts})\n" if parts else "\n"))
+    if report.shown:
+        w(f"first {args.show} of each type (doc, version, tick, where):\n")
+        for r in report.shown:
+            w(f"  {r['type']:<16} {r['doc']}  v{r['version']}  ts {r['ts']}  "
+              f"{r['path_prefixed']}[{', '.join(r['ids'])}]\n")
+    for e in errors[:20]:
+        where = f", line {e['line']}, column {e['column']}" if e["line"] is not None else ""
+        version = f" version {e['version']}" if e["version"] is not None else ""
+        w(f"  error: {e['doc'] or args.history}{version}{where}: {e['message']}\n")
+    if len(errors) > 20:
+        w(f"  ... {len(errors) - 20} more in {args.out}/errors\n")

@@ -1,0 +1,91 @@
+"""``xmlevents serve``: the detection service over HTTP (issue 18, DESIGN section 9).
+
+Kept apart so that ``detect`` and ``graph`` never import Starlette or uvicorn. What makes the
+service unable to start — a ``--db`` that is not the service's database or is locked, an
+address that cannot be bound (a busy port) — is found before it listens, and ends the command
+with one line and status 3 (an unusable environment), never uvicorn's traceback (issue 28).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any
+
+from ._common import ENVIRONMENT, Failure, Streams, name_value
+
+__all__ = ["add_parser", "run"]
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or not 0 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0-65535, got {text!r}")
+    return int(text)
+
+
+def add_parser(sub: Any) -> None:
+    """``serve``'s parser."""
+    serve = sub.add_parser(
+        "serve", help="run the detection service (SNOOP-R expressions over HTTP)",
+        description="Serve the detection service of Alferes and Tagni: clients register "
+                    "event expressions and read their notifications, event providers signal "
+                    "atomic events. State lives in an SQLite database and survives restarts.")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on "
+                       "(default: 127.0.0.1)")
+    serve.add_argument("--port", type=_port, default=8765, help="port (default: 8765)")
+    serve.add_argument("--db", default="xmlevents-service.db",
+                       help="the SQLite database (default: xmlevents-service.db here; "
+                            "checked before the service listens)")
+    serve.add_argument("--token", action="append", default=[], metavar="NAME=SECRET",
+                       help="a client and its bearer token (repeat for more clients); "
+                            "without any, the service is open to one anonymous client")
+    serve.add_argument("--join", choices=["correlate", "paper"], default="correlate",
+                       help="how variables shared by operands join: correlate by value "
+                            "(default) or the paper's discard on mismatch")
+
+
+def _tokens(pairs: list[str]) -> dict[str, str]:
+    tokens: dict[str, str] = {}
+    for pair in pairs:
+        name, secret = name_value("--token", pair, "alice=s3cret")
+        if secret in tokens:
+            raise Failure(f"--token {name}: this secret is already another client's")
+        tokens[secret] = name
+    return tokens
+
+
+def run(args: argparse.Namespace, streams: Streams) -> int:
+    """Serve until interrupted (0); bad arguments 1; a database or address the service
+    cannot use 3."""
+    import sqlite3
+
+    from xmlevents.service import web_stack_missing
+
+    missing = web_stack_missing()
+    if missing is not None:  # the `service` extra is not installed (issue 28): one line, 1
+        raise Failure(missing)
+    from xmlevents.service import serve
+
+    tokens = _tokens(args.token)
+    folder = os.path.dirname(os.path.abspath(args.db))
+    if not os.path.isdir(folder):
+        raise Failure(f"--db {args.db}: the folder {folder} does not exist")
+    if os.path.isdir(args.db):
+        raise Failure(f"--db {args.db}: a folder is there, not a database file")
+    who = (", ".join(sorted(tokens.values())) if tokens
+           else "anyone (open: no --token given, one anonymous client)")
+
+    def ready() -> None:  # the database opened and the address bound
+        streams.err.write(f"xmlevents serve: http://{args.host}:{args.port} — database "
+                          f"{args.db}; clients: {who}\n")
+        streams.err.flush()
+
+    try:
+        serve(args.db, tokens, host=args.host, port=args.port, join=args.join, ready=ready)
+    except sqlite3.Error as exc:  # not an SQLite file, not the service's, locked, read-only
+        raise Failure(f"--db {args.db}: cannot use it as the service's database: {exc}",
+                      ENVIRONMENT) from None
+    except OSError as exc:  # the address is in use, or not this machine's
+        raise Failure(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
+                      ENVIRONMENT) from None
+    return 0
