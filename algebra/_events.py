@@ -12,15 +12,16 @@ event is processed share its tick (DESIGN section 2).
 from __future__ import annotations
 
 import enum
-import json
 import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
 
+from xmlevents._foundation.jsonlines import JSON_SPACE, SCAN, JsonLineError, is_blank, load_line
+from xmlevents._foundation.time import is_time
+
 from ._errors import EventFormatError, InvalidArgumentError, PathSyntaxError
-from ._jsonlines import JsonLineError, load_line
 from ._paths import (
     _PARSED,
     SHARE_DEPTH,
@@ -261,16 +262,18 @@ class PrimitiveEvent:
         ...                          default_id="1", default_ts=1).to_dict()
         {'id': '1', 'ts': 1, 'op': 'ins', 'path': '/order', 'ids': ['o1']}
         """
-        event = _fast_event(d, default_id, default_ts) if cls is PrimitiveEvent else None
-        if isinstance(event, PrimitiveEvent):  # no ``keep``: never a bare tick
-            return event
+        if cls is PrimitiveEvent:
+            return _event(d, line, default_id, default_ts, None)  # type: ignore[return-value]  # no ``keep``: never a bare tick
         return cls._checked_from_dict(d, line, default_id, default_ts)
 
     @classmethod
     def _checked_from_dict(cls, d: Any, line: int | None, default_id: str | None,
-                           default_ts: int | None) -> PrimitiveEvent:
+                           default_ts: int | None, source: str = "") -> PrimitiveEvent:
+        """The second stage of :func:`_event`: every field checked in turn, and the first that
+        is wrong worded (naming ``line`` and ``source``); also builds what the first stage
+        leaves to it (an integer id, an index, a kind, a move, a path not parsed before)."""
         def fail(reason: str) -> EventFormatError:
-            return EventFormatError(reason, line=line)
+            return EventFormatError(reason, line=line, source=source)
 
         if not isinstance(d, dict):
             raise fail(f"expected a JSON object, got {type(d).__name__}")
@@ -320,7 +323,7 @@ class PrimitiveEvent:
         if kind is not None and kind != actual:
             raise fail(f"kind={kind!r} contradicts path {pt}, whose last step is an {actual}")
         time = d.get("time")
-        if time is not None and (type(time) not in (int, float) or not math.isfinite(time)):
+        if time is not None and not is_time(time):
             raise fail(f"time={time!r} must be a number of seconds or null")
         moved = d.get("moved", False)
         if type(moved) is not bool:
@@ -398,69 +401,87 @@ def start_time(e: Event) -> float | None:
 _ABSOLUTE = Kind.ABSOLUTE
 
 
-def _fast_event(d: Any, default_id: str | None, default_ts: int | None, *,
-                id_from_ts: bool = False, keep: Keep | None = None
-                ) -> PrimitiveEvent | int | None:
-    """The event of a common, well-formed JSON object, or None to check it field by field.
+#: ``default_id`` of :func:`_event` meaning "the default tick, as text" (made only if needed).
+_TICK: Any = object()
 
-    With ``id_from_ts`` a missing id is the default tick as a string (the reader's line
-    number), made only when needed. A well-formed event that ``keep`` refuses is not built:
-    its tick is returned instead.
+
+def _event(d: Any, line: int | None, default_id: str | None, default_ts: int | None,
+           keep: Keep | None, source: str = "") -> PrimitiveEvent | int:
+    """The one event-line validator (issue 28): the event of a decoded line or of a dict.
+
+    ``default_id`` and ``default_ts`` fill a missing ``id`` and ``ts`` (the reader passes
+    :data:`_TICK` and the line number: the id is then the line number as text). A
+    well-formed event that ``keep`` refuses is not built: its tick is returned instead.
+
+    Two stages, one function: a common, well-formed object is accepted in one pass and its
+    event assembled through the slot setters (a detect run spends most of its time here);
+    anything else (an unusual field, a wrong one) goes to :meth:`PrimitiveEvent.
+    _checked_from_dict`, which checks field by field and alone words the errors. The first
+    stage only accepts what the second would: tests/algebra/test_events.py compares them.
+
+    Raises:
+        EventFormatError: naming the field, its value, ``line`` and ``source``.
     """
-    if type(d) is not dict or not d.keys() <= _FAST_KEYS:
-        return None
-    try:
-        op = _CONCRETE_OPS[d["op"]]
-        pt = _PARSED[d["path"]]
-        ids = d["ids"]
-        "".join(ids)  # the cheapest test that ids hold only strings
-    except (KeyError, TypeError):  # missing, unknown, unhashable, not strings: check slowly
-        return None
-    get = d.get
-    optional = len(d) - 3  # fields besides op, path and ids
-    ident = get("id", _MISSING)
-    if ident is _MISSING:
-        ident = str(default_ts) if id_from_ts and default_id is None else default_id
-    else:
-        optional -= 1
-    ts = get("ts", _MISSING)
-    if ts is _MISSING:
-        ts = default_ts
-    else:
-        optional -= 1
-    if (type(ids) is not list or pt.kind is not _ABSOLUTE or len(ids) != len(pt.steps)
-            or type(ts) is not int or type(ident) is not str):
-        return None
-    if optional:  # doc, value, old or time
-        doc, value, old, time = get("doc"), get("value"), get("old"), get("time")
-        if ((value is not None and type(value) is not str)
-                or (old is not None and type(old) is not str)
-                or (doc is not None and type(doc) is not str)
-                or (time is not None and (type(time) not in (int, float)
-                                          or not math.isfinite(time)))):
-            return None
-    else:
-        doc = value = old = time = None
-    if keep is not None and not keep(op, pt):
-        return ts
-    # trusted_path_instance and trusted_primitive, inline: two calls a line less (2% of
-    # ``xmlevents detect``'s time).
-    pi = _new(PathInstance)
-    _set_pi_pt(pi, pt)
-    ids = tuple(ids)
-    _set_pi_ids(pi, ids if len(ids) <= SHARE_DEPTH else _shared(ids))
-    e = _new(PrimitiveEvent)
-    _set_e_id(e, ident)
-    _set_e_ts(e, ts)
-    _set_e_op(e, op)
-    _set_e_pi(e, pi)
-    _set_e_doc(e, doc)
-    _set_e_value(e, value)
-    _set_e_old(e, old)
-    _set_e_index(e, None)
-    _set_e_time(e, time)
-    _set_e_moved(e, False)
-    return e
+    if type(d) is dict and d.keys() <= _FAST_KEYS:
+        try:
+            op = _CONCRETE_OPS[d["op"]]
+            pt = _PARSED[d["path"]]
+            pids = d["ids"]
+            "".join(pids)  # the cheapest test that ids hold only strings
+        except (KeyError, TypeError):  # missing, unknown, unhashable, not strings: 2nd stage
+            pass
+        else:
+            get = d.get
+            optional = len(d) - 3  # fields besides op, path and ids
+            ident = get("id", _MISSING)
+            if ident is _MISSING:
+                ident = str(default_ts) if default_id is _TICK else default_id
+            else:
+                optional -= 1
+            ts = get("ts", _MISSING)
+            if ts is _MISSING:
+                ts = default_ts
+            else:
+                optional -= 1
+            if (type(pids) is not list or pt.kind is not _ABSOLUTE
+                    or len(pids) != len(pt.steps) or type(ts) is not int
+                    or type(ident) is not str):
+                pass
+            elif optional and (
+                    ((value := get("value")) is not None and type(value) is not str)
+                    or ((old := get("old")) is not None and type(old) is not str)
+                    or ((doc := get("doc")) is not None and type(doc) is not str)
+                    or ((time := get("time")) is not None and not is_time(time))):
+                pass  # doc, value, old or time of the wrong type
+            elif keep is not None and not keep(op, pt):
+                return ts  # type: ignore[no-any-return]  # an int: checked above
+            else:
+                if not optional:
+                    doc = value = old = time = None
+                # trusted_path_instance and trusted_primitive, inline: two calls a line less
+                # (2% of ``xmlevents detect``'s time).
+                pi = _new(PathInstance)
+                _set_pi_pt(pi, pt)
+                tids = tuple(pids)
+                _set_pi_ids(pi, tids if len(tids) <= SHARE_DEPTH else _shared(tids))
+                event = _new(PrimitiveEvent)
+                _set_e_id(event, ident)
+                _set_e_ts(event, ts)
+                _set_e_op(event, op)
+                _set_e_pi(event, pi)
+                _set_e_doc(event, doc)
+                _set_e_value(event, value)
+                _set_e_old(event, old)
+                _set_e_index(event, None)
+                _set_e_time(event, time)
+                _set_e_moved(event, False)
+                return event  # type: ignore[no-any-return]  # built through the slot setters
+    if default_id is _TICK:
+        default_id = str(default_ts)
+    checked = PrimitiveEvent._checked_from_dict(d, line, default_id, default_ts, source)
+    if keep is not None and not keep(checked.op, checked.pi.pt):
+        return checked.ts
+    return checked
 
 
 # ``EVENT_LINE.row``, loaded when an event is first written: the rows module (the columns of
@@ -683,7 +704,8 @@ class EventReader(Iterator[PrimitiveEvent]):
         ids = self._ids
         add_id = None if ids is None else ids.append
         last_ts: int | None = None
-        scan = _SCAN
+        scan = SCAN
+        validate = _event
         line: str
         for number, raw in enumerate(lines, start=1):
             line = _decode(raw, number, source) if type(raw) is bytes else raw  # type: ignore[assignment]  # lines of str or bytes
@@ -695,99 +717,27 @@ class EventReader(Iterator[PrimitiveEvent]):
                 obj, end = scan(line, 0)
                 n = len(line)
                 whole = (end == n or (end == n - 1 and line[end] == "\n")
-                         or line[end:].isspace()) and ("\\u" not in line or (
+                         or not line[end:].strip(JSON_SPACE)) and ("\\u" not in line or (
                              "\\ud" not in line and "\\uD" not in line))
             except (StopIteration, ValueError, RecursionError):
                 whole = False
             if not whole:
-                if not line.strip():
+                if is_blank(line):
                     self._blank.append(number)
                     continue
                 obj = _loads(line, number, source)
-            # _fast_event(obj, None, number, id_from_ts=True, keep=keep), inline: the same
-            # checks in the same order, the same event (a call a line less: 3% of
-            # ``xmlevents detect``'s time). An object it would refuse (None) goes to the
-            # checking constructor below, as there.
-            event: Any = None
-            text_id = None  # the event's id as text, where the fast path has it
-            d = obj
-            if type(d) is dict and d.keys() <= _FAST_KEYS:
-                try:
-                    op = _CONCRETE_OPS[d["op"]]
-                    pt = _PARSED[d["path"]]
-                    pids = d["ids"]
-                    "".join(pids)  # the cheapest test that ids hold only strings
-                except (KeyError, TypeError):
-                    pass
-                else:
-                    get = d.get
-                    optional = len(d) - 3  # fields besides op, path and ids
-                    ident = get("id", _MISSING)
-                    if ident is _MISSING:
-                        ident = str(number)
-                    else:
-                        optional -= 1
-                    ts = get("ts", _MISSING)
-                    if ts is _MISSING:
-                        ts = number
-                    else:
-                        optional -= 1
-                    if (type(pids) is not list or pt.kind is not _ABSOLUTE
-                            or len(pids) != len(pt.steps) or type(ts) is not int
-                            or type(ident) is not str):
-                        pass
-                    elif optional and (
-                            ((value := get("value")) is not None and type(value) is not str)
-                            or ((old := get("old")) is not None and type(old) is not str)
-                            or ((doc := get("doc")) is not None and type(doc) is not str)
-                            or ((time := get("time")) is not None
-                                and (type(time) not in (int, float)
-                                     or not math.isfinite(time)))):
-                        pass  # doc, value, old or time of the wrong type
-                    elif keep is not None and not keep(op, pt):
-                        event = ts
-                        text_id = ident
-                    else:
-                        text_id = ident
-                        if not optional:
-                            doc = value = old = time = None
-                        pi = _new(PathInstance)
-                        _set_pi_pt(pi, pt)
-                        tids = tuple(pids)
-                        _set_pi_ids(pi, tids if len(tids) <= SHARE_DEPTH else _shared(tids))
-                        event = _new(PrimitiveEvent)
-                        _set_e_id(event, ident)
-                        _set_e_ts(event, ts)
-                        _set_e_op(event, op)
-                        _set_e_pi(event, pi)
-                        _set_e_doc(event, doc)
-                        _set_e_value(event, value)
-                        _set_e_old(event, old)
-                        _set_e_index(event, None)
-                        _set_e_time(event, time)
-                        _set_e_moved(event, False)
-            if event is None:
-                try:
-                    event = PrimitiveEvent._checked_from_dict(obj, number, str(number), number)
-                except EventFormatError as exc:
-                    raise EventFormatError(exc.reason, line=number, source=source) from None
-                if keep is not None and not keep(event.op, event.pi.pt):
-                    event = event.ts
-                ts = event if type(event) is int else event.ts
-            # (else the fast path above set ``ts``: the event's, or the tick of one not kept)
+            event = validate(obj, number, _TICK, number, keep, source)
+            ts = event if type(event) is int else event.ts
             if last_ts is not None and ts <= last_ts:
                 raise EventFormatError(f"ts={ts} does not come after the previous event's "
                                        f"ts={last_ts}; ticks must increase", line=number,
                                        source=source)
             self.last_ts = last_ts = ts
             if add_id is not None:  # the id the event has, or would have had if built
-                add_id(text_id if text_id is not None else str(obj.get("id", number)))
+                add_id(event.id if type(event) is not int else str(obj.get("id", number)))
             if type(event) is not int:
                 self.line = number
                 yield event
-
-
-_SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # the C scanner, set by JSONDecoder.__init__
 
 
 def _decode(raw: bytes, number: int, source: str) -> str:

@@ -19,10 +19,12 @@ use the functions ``conj``/``disj``/``seq`` to nest explicitly.
 from __future__ import annotations
 
 import enum
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, TypeVar
+
+from xmlevents._foundation.time import UNITS as UNITS
+from xmlevents._foundation.time import Duration
 
 from ._errors import ArgumentTypeError, InvalidArgumentError
 from ._events import CompositeEventType, Op, PrimitiveEventType
@@ -150,47 +152,8 @@ class Modifiers:
         return any(True for _ in self.items())
 
 
-#: Units of a duration, in milliseconds, largest first (the printer picks the largest exact).
-UNITS: dict[str, int] = {"d": 86_400_000, "h": 3_600_000, "m": 60_000, "s": 1000, "ms": 1}
-_DURATION = re.compile(r"\s*([0-9]+)\s*(ms|s|m|h|d)\s*\Z")
-
-
-@dataclass(frozen=True, slots=True)
-class Duration:
-    """A window of time (``within=30s``), in whole milliseconds: for events that carry a time.
-
-    >>> Duration.parse("90s"), str(Duration(90_000)), str(Duration(1500))
-    (Duration(ms=90000), '90s', '1500ms')
-    """
-
-    ms: int
-
-    def __post_init__(self) -> None:
-        if isinstance(self.ms, bool) or not isinstance(self.ms, int) or self.ms < 1:
-            raise InvalidArgumentError(f"Duration: ms={self.ms!r}; give a positive whole "
-                                       "number of milliseconds")
-
-    @property
-    def seconds(self) -> float:
-        return self.ms / 1000
-
-    @classmethod
-    def parse(cls, text: str) -> Duration:
-        """``<digits><unit>``, the unit one of ``ms``, ``s``, ``m``, ``h``, ``d``.
-
-        Raises:
-            InvalidArgumentError: naming the text and the units.
-        """
-        m = _DURATION.match(text)
-        if m is None or int(m.group(1)) == 0:
-            raise InvalidArgumentError(
-                f"within={text!r}: give a positive number of ticks (within=100) or a duration, "
-                f"a whole number with a unit: {', '.join(UNITS)} (within=30s)")
-        return cls(int(m.group(1)) * UNITS[m.group(2)])
-
-    def __str__(self) -> str:
-        unit = next(u for u, size in UNITS.items() if self.ms % size == 0)
-        return f"{self.ms // UNITS[unit]}{unit}"
+# Durations are the foundation's, shared with cel (one time model, issue 28); re-exported here
+# and from xmlevents.algebra as before.
 
 
 def window(value: Any) -> int | Duration:

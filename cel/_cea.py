@@ -56,7 +56,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from ._errors import CELQueryError, StreamError
-from ._events import Event, Value, measure, partition_key
+from ._events import Event, Value, limit, measure, partition_key
 from ._predicates import FilterAnd, Predicate, VarFilter
 from ._reference import recent_first, select
 from .ast import (
@@ -938,26 +938,31 @@ class _Clock:
     """A duration (``WITHIN d SECONDS``) or attribute (``WITHIN n [attr]``) window as the
     smallest first position that still fits: with the measures in order, a complex event
     fits when its first event's measure is at least the last one's minus the window. Keeps
-    the measured events of the window only (a deque), so the cost is constant amortised."""
+    the measured events of the window only (a deque), so the cost is constant amortised.
+    Measures and window as :func:`~._events.measure` and :func:`~._events.limit` give them
+    (times in milliseconds, integers kept: exact where the values are integers)."""
 
     def __init__(self, window: Window) -> None:
         self.window = window
-        self.seen: deque[tuple[float, int]] = deque()
+        self.size = limit(window)
+        self.seen: deque[tuple[int | float, int]] = deque()
         self.oldest: float = -_INF
 
-    def advance(self, event: Event, value: float | None) -> float:
+    def advance(self, event: Event, value: int | float | None) -> float:
         """The threshold after ``event`` (measured ``value``; None: unchanged)."""
         if value is None:
             return self.oldest
         seen = self.seen
         if seen and value < seen[-1][0]:
+            # shown in the window's unit: seconds for a duration, as the events give them
+            scale = 1000 if self.window.kind == "seconds" else 1
             raise StreamError(
                 f"line {event.position + 1} (the event at position {event.position}): "
-                f"WITHIN {self.window} measures {value:g} here, less "
-                f"than {seen[-1][0]:g} before it; the automaton evaluator needs the measures "
-                "in order (the reference evaluator, --reference, does not)")
+                f"WITHIN {self.window} measures {value / scale:g} here, less "
+                f"than {seen[-1][0] / scale:g} before it; the automaton evaluator needs the "
+                "measures in order (the reference evaluator, --reference, does not)")
         seen.append((value, event.position))
-        floor = value - self.window.size
+        floor = value - self.size
         while seen[0][0] < floor:
             seen.popleft()
         self.oldest = seen[0][1]
@@ -981,6 +986,7 @@ class _Partitions:
         window = query.within
         self.size = None if window is None or window.kind != "events" else int(window.size)
         self.measured = None if window is None or window.kind == "events" else window
+        self.measured_size = None if self.measured is None else limit(self.measured)
         strategy = query.strategy
         self.native = strategy in (Strategy.ALL, Strategy.ANY, Strategy.STRICT) or (
             window is None)
@@ -992,7 +998,7 @@ class _Partitions:
         # the first runs built: the others share its deterministic states
         self._model: Runs | OrderedRuns | None = None
         self._last: dict[tuple[Value, ...], int] = {}  # each partition's last position
-        self._latest: float | None = None  # the largest measure yet, while they come in order
+        self._latest: int | float | None = None  # the largest measure yet, while in order
         self._ordered_measures = True
         self._sweep_at = 0
 
@@ -1020,14 +1026,14 @@ class _Partitions:
         that memory follows the partitions live in the window, not all there ever were."""
         size = self.size
         latest = self._latest if self._ordered_measures else None
-        measured = self.measured
+        measured = self.measured_size
         for key in [k for k in self.runs]:
             clock = self.clocks.get(key)
             # the clock keeps the partition's last measure (nothing pops the newest)
             last_measure = clock.seen[-1][0] if clock is not None and clock.seen else None
             stale = (size is not None and self._last[key] < position - size) or (
                 measured is not None and latest is not None and last_measure is not None
-                and last_measure < latest - measured.size)
+                and last_measure < latest - measured)
             if stale or self.runs[key].empty:
                 del self.runs[key], self._last[key]
                 self.clocks.pop(key, None)

@@ -13,22 +13,31 @@ defined here once, for both evaluators:
   at position ``j`` may combine with one at ``i`` when ``j - i <= n`` (its time window
   keeps ``[now - n, now]``, both ends included; for events the "time" is the position).
   ``WITHIN d SECONDS``: every event has a time and ``max - min <= d``; ``WITHIN n [attr]``:
-  every event has a number ``attr`` and ``max - min <= n``.
+  every event has a number ``attr`` and ``max - min <= n``. Both measured by
+  :func:`measure` against :func:`limit`, in the project's one time model
+  (:mod:`xmlevents._foundation.time`): times in milliseconds against the window's
+  :class:`~xmlevents._foundation.time.Duration`, an attribute as its value; integers stay
+  integers, so the comparison is exact where the values are (issue 32: floats matched
+  nanosecond times 5,000,000,100 ns apart within 5,000,000,000).
 * :func:`partition_key` — the values an event is partitioned by (None: in no partition).
 """
 
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeGuard
 
+from xmlevents._foundation.time import UNITS, Duration, in_ms, is_time
+
 if TYPE_CHECKING:
     from .ast import Window
 
-__all__ = ["Value", "Event", "fits", "measure", "partition_key", "PROJECTION"]
+__all__ = ["Value", "Event", "fits", "measure", "limit", "duration", "partition_key",
+           "PROJECTION"]
 
 Value = str | int | float | bool
 
@@ -36,8 +45,9 @@ Value = str | int | float | bool
 @dataclass(frozen=True, slots=True)
 class Event:
     """The tuple at ``position`` (0-based) of a stream: its type and attributes; ``time``
-    (seconds) where the source has one, for duration windows; ``stream`` the name of the
-    stream it came from where there are several (CEQL's ``stream>Type``)."""
+    (seconds, an ``int`` or a finite ``float``: the one time model) where the source has
+    one, for duration windows; ``stream`` the name of the stream it came from where there
+    are several (CEQL's ``stream>Type``)."""
 
     position: int
     type: str
@@ -51,14 +61,39 @@ def is_number(v: object) -> TypeGuard[int | float]:
     return isinstance(v, int | float) and not isinstance(v, bool)
 
 
-def measure(window: Window, event: Event) -> float | None:
-    """What a duration or attribute window measures of ``event``: its ``time``, or its
-    attribute's number; None where it has none (it can then be in no complex event that
-    fits)."""
+def measure(window: Window, event: Event) -> int | float | None:
+    """What a duration or attribute window measures of ``event``: its ``time`` in
+    milliseconds, or its attribute's number as it is (an ``int`` stays one); None where it
+    has none, or a NaN or an infinity (it can then be in no complex event that fits, in
+    either evaluator alike)."""
     if window.kind == "seconds":
-        return event.time
+        time = event.time
+        return in_ms(time) if is_time(time) else None
     value = event.attrs.get(window.attribute or "")
-    return float(value) if is_number(value) else None
+    if not is_number(value) or (type(value) is float and not math.isfinite(value)):
+        return None
+    return value
+
+
+@functools.lru_cache(maxsize=256)
+def duration(window: Window) -> Duration:
+    """The :class:`~xmlevents._foundation.time.Duration` of a ``WITHIN d SECONDS`` window,
+    read exactly from its size's decimal text (``0.1`` seconds is 100 ms).
+
+    Raises:
+        InvalidArgumentError: a size that is not a whole number of milliseconds.
+    """
+    return Duration.of(window.size, UNITS["s"])
+
+
+def limit(window: Window) -> int | float:
+    """The largest ``max - min`` of :func:`measure` that fits ``window``: its duration's
+    milliseconds, or the attribute window's size (an ``int`` when whole, so that integer
+    measures compare exactly)."""
+    if window.kind == "seconds":
+        return duration(window).ms
+    size = window.size
+    return int(size) if float(size).is_integer() else size
 
 
 def fits(window: Window | None, events: Sequence[Event]) -> bool:
@@ -71,7 +106,7 @@ def fits(window: Window | None, events: Sequence[Event]) -> bool:
         return max(positions) - min(positions) <= window.size
     values = [measure(window, e) for e in events]
     known = [v for v in values if v is not None]
-    return len(known) == len(values) and max(known) - min(known) <= window.size
+    return len(known) == len(values) and max(known) - min(known) <= limit(window)
 
 
 # ``PROJECT(attr, 'path type')``: the projection π of the path instance in ``attr`` (a

@@ -38,6 +38,8 @@ from __future__ import annotations
 
 import re
 
+from xmlevents._foundation.time import UNITS as _TIME_UNITS
+from xmlevents._foundation.time import Duration
 from xmlevents.algebra import LineIndex, PathType, XmlEventsError
 
 from ._errors import CELSyntaxError
@@ -93,8 +95,11 @@ _KEYWORDS = {"SELECT", "FROM", "WHERE", "PARTITION", "BY", "WITHIN", "CONSUME", 
 _STRATEGIES = {"ALL": Strategy.ALL, "ANY": Strategy.ANY, "NEXT": Strategy.NEXT,
                "NXT": Strategy.NEXT, "LAST": Strategy.LAST, "MAX": Strategy.MAX,
                "STRICT": Strategy.STRICT}
-_UNITS = {"SECOND": 1, "SECONDS": 1, "MINUTE": 60, "MINUTES": 60, "HOUR": 3600,
-          "HOURS": 3600}
+# CORE's duration units, in milliseconds: the one time model's (xmlevents._foundation.time,
+# shared with the algebra's within=30s), so that a window's duration is exact.
+_UNITS = {word: _TIME_UNITS[unit] for words, unit in (
+    (("SECOND", "SECONDS"), "s"), (("MINUTE", "MINUTES"), "m"), (("HOUR", "HOURS"), "h"))
+    for word in words}
 _MAX_DEPTH = 150
 
 
@@ -294,22 +299,28 @@ class _Parser:
             return Window("events", size)
         unit = self.tok.word
         if unit in _UNITS:
-            # CORE: [n HOURS] [n MINUTES] [n SECONDS], in that order, added up
-            total = 0.0
-            last = 4000.0
+            # CORE: [n HOURS] [n MINUTES] [n SECONDS], in that order, added up exactly in
+            # whole milliseconds (a Duration: the one time model, docs/semantics.md "Time")
+            total = 0
+            last = 1 << 62
             while True:
                 factor = _UNITS[self.tok.word]
                 if factor >= last:
                     raise self.fail("a duration is written hours, then minutes, then seconds")
                 last = factor
                 self.k += 1
-                total += size * factor
+                try:
+                    total += Duration.of(t.text, factor).ms if size else 0
+                except XmlEventsError:
+                    raise self.fail(f"{t.text} {unit}: a duration is a whole number of "
+                                    "milliseconds", t.start) from None
                 if self.tok.kind == "number" and self.tokens[self.k + 1].word in _UNITS:
                     t = self.tok
                     size = float(t.text)
+                    unit = self.tokens[self.k + 1].word
                     self.k += 1
                     continue
-                return Window("seconds", total)
+                return Window("seconds", Duration(total).seconds)
         if self.op("["):
             if not t.text.isdigit():
                 raise self.fail("a window over an attribute is a whole number", t.start)

@@ -30,12 +30,12 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from xmlevents._foundation.jsonlines import JsonLineError, is_blank, load_line
+from xmlevents._foundation.time import Time, is_time, time_of_text
 from xmlevents.algebra import (
     EventFormatError,
-    JsonLineError,
     LineIndex,
     PrimitiveEvent,
-    load_line,
     read_events,
 )
 
@@ -67,8 +67,10 @@ def _value(name: str, value: Any, where: str) -> Value:
                       "strings, numbers or booleans")
 
 
-def _time(v: Value | None) -> float | None:
-    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+def _time(v: Value | None) -> Time | None:
+    """The event time an attribute gives: a number, kept as it is (an ``int`` stays exact:
+    the one time model, :mod:`xmlevents._foundation.time`); None for anything else."""
+    return v if is_time(v) else None
 
 
 def read_jsonl(lines: Iterable[str], *, source: str = "") -> Iterator[Event]:
@@ -80,7 +82,7 @@ def read_jsonl(lines: Iterable[str], *, source: str = "") -> Iterator[Event]:
             have been yielded).
     """
     for index, line in enumerate(lines):
-        if not line.strip():
+        if is_blank(line):  # JSON's white space only: a line of U+000B is malformed
             continue
         where = _where(source, index + 1)
         try:
@@ -186,8 +188,13 @@ def _typed(text: str, kind: str, name: str, where: str) -> Value:
     try:
         if kind == "int":
             return int(text)
-        if kind in ("double", "primary_time"):
-            return float(text)
+        if kind == "primary_time":
+            return time_of_text(text)  # an int stays exact; no nan or inf
+        if kind == "double":
+            value = float(text)
+            if value != value or value in (_INF, -_INF):
+                raise ValueError(text)  # as the JSON reader: no NaN or infinities
+            return value
         if kind == "boolean":
             if text.lower() in ("true", "false"):
                 return text.lower() == "true"
@@ -196,6 +203,9 @@ def _typed(text: str, kind: str, name: str, where: str) -> Value:
         raise StreamError(f"{where}: attribute {name!r} is declared {kind}, got "
                           f"{text!r}") from None
     return text
+
+
+_INF = float("inf")
 
 
 def read_csv(lines: Iterable[str], schema: Schema, *, source: str = "") -> Iterator[Event]:
