@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import IO, TextIO
+from typing import IO, TextIO, cast
 
 from xmlevents._foundation.names import NCNAME_RE
 from xmlevents.algebra import Duration, XmlEventsError, window
@@ -80,12 +80,14 @@ def open_input(path: str, what: str = "") -> IO[bytes]:
         Failure: the file cannot be opened, naming it (after ``what`` it is, if given), status 1.
     """
     if path == "-":
-        return getattr(sys.stdin, "buffer", sys.stdin)  # type: ignore[no-any-return]
+        stdin = sys.stdin
+        return cast("IO[bytes]", stdin.buffer if hasattr(stdin, "buffer") else stdin)
     try:
         if path.lower().endswith(".gz"):
             import gzip
 
-            return gzip.open(path, "rb")  # GzipFile has read1, as a plain file
+            # GzipFile has read1, as a plain file; it is an IO[bytes] in all but its stubs.
+            return cast("IO[bytes]", gzip.open(path, "rb"))
         return open(path, "rb")
     except OSError as exc:
         raise Failure(f"cannot read {what + ' ' if what else ''}{path}: "
