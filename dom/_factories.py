@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import io
 import itertools
 import os
 from typing import Any
 
 from lxml import etree
+
+from xmlevents._foundation.xml import check_tree
 
 from ._document import WatchedDocument
 from ._errors import ReplayError, WatchError, WatchTypeError, XMLSyntaxError
@@ -15,7 +16,7 @@ from ._monitor import Monitor
 from ._namespaces import repair_namespaces
 from ._ops import WATCHED
 from ._registry import NODES
-from ._replay import Snapshot, hardened_parser, load_snapshot
+from ._replay import Snapshot, hardened_parser, load_snapshot, parse_xml
 
 __all__ = ["parse", "fromstring", "wrap", "empty", "from_snapshot"]
 
@@ -43,11 +44,13 @@ def parse(source: Any, *, name: str | None = None, monitor: Monitor | None = Non
           **parser_options: Any) -> WatchedDocument:
     """Parse a file (name, path or file object) into a watched document.
 
-    The parser resolves no external entity and reads nothing from the network
-    (:func:`hardened_parser`); ``parser_options`` go to it (e.g. ``remove_blank_text``).
+    The parser expands no entity and reads nothing outside the text, neither files nor the
+    network (:func:`hardened_parser`); ``parser_options`` go to it (e.g.
+    ``remove_blank_text``).
 
     Raises:
-        XMLSyntaxError: naming the source, line and column, if it is not well-formed.
+        XMLSyntaxError: naming the source, line and column, if it is not well-formed, or if
+            its DTD declares entities (refused: entity bombs, external entities; issue 28).
     """
     doc_name = _name(name, source)
     try:
@@ -56,10 +59,11 @@ def parse(source: Any, *, name: str | None = None, monitor: Monitor | None = Non
             # the declared encoding as an OSError without a position.
             with open(source, "rb") as f:
                 data = f.read()
-            tree = etree.parse(io.BytesIO(data), hardened_parser(**parser_options),
-                               base_url=os.fspath(source))
+            tree = parse_xml(data, hardened_parser(**parser_options),
+                             base_url=os.fspath(source))
         else:
             tree = etree.parse(source, hardened_parser(**parser_options))
+            check_tree(tree)  # no entity declared or referred to (issue 28)
     except etree.XMLSyntaxError as exc:
         raise _syntax_error(exc, doc_name) from None
     return WatchedDocument(tree, name=doc_name, monitor=monitor or Monitor())
@@ -80,6 +84,7 @@ def fromstring(text: str | bytes, *, name: str | None = None, monitor: Monitor |
         parser_options = {**parser_options, "encoding": "utf-8"}
     try:
         root = etree.fromstring(text, hardened_parser(**parser_options))
+        check_tree(root.getroottree(), text)
     except etree.XMLSyntaxError as exc:
         raise _syntax_error(exc, doc_name) from None
     return WatchedDocument(root.getroottree(), name=doc_name, monitor=monitor or Monitor())

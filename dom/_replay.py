@@ -16,6 +16,8 @@ from typing import Any
 
 from lxml import etree
 
+from xmlevents._foundation.xml import parse_bytes as parse_xml
+from xmlevents._foundation.xml import parser as hardened
 from xmlevents.algebra import Axis, Op, PrimitiveEvent
 
 from ._errors import ReplayError
@@ -28,16 +30,19 @@ __all__ = ["Snapshot", "Replayer", "replay", "hardened_parser", "take_snapshot",
 
 def hardened_parser(*, plain: bool = False, huge: bool = False, **options: Any
                     ) -> etree.XMLParser:
-    """An XML parser that never reads outside the text: no external entities, DTDs or network.
+    """An XML parser of the project's one hardened policy (issue 28): it expands no entity and
+    reads nothing outside the text (no DTD, no file, no network); a document whose DTD
+    declares entities is refused where it is parsed (:func:`parse_xml`).
 
-    Internal entities are expanded (libxml2 limits their amplification). With ``plain``,
-    the parser builds lxml's own element classes rather than the watched ones. ``huge``
-    lifts libxml2's size limits (depth 256, a text of 10 MB) for text this library wrote
-    itself — a snapshot, a copy of a tree already in memory — never for input.
+    With ``plain``, the parser builds lxml's own element classes rather than the watched ones.
+    ``huge`` lifts libxml2's size limits (depth 256, a text of 10 MB) for text this library
+    wrote itself — a snapshot, a copy of a tree already in memory — never for input.
+    ``options`` add to the policy (``remove_blank_text``) but cannot loosen it.
+
+    Raises:
+        InvalidArgumentError: an option that would loosen the policy (``resolve_entities``).
     """
-    parser: etree.XMLParser[Any] = etree.XMLParser(
-        resolve_entities="internal", no_network=True, load_dtd=False, dtd_validation=False,
-        huge_tree=huge, **options)
+    parser: etree.XMLParser[Any] = hardened(huge=huge, **options)
     if plain:
         parser.set_element_class_lookup(etree.ElementDefaultClassLookup())
     return parser
@@ -250,7 +255,9 @@ def load_snapshot(start: Snapshot, parser: Any) -> Any:
     if not start.xml and not start.nodes:
         # lxml allows a tree without root; its stubs do not.
         return etree.ElementTree()  # type: ignore[call-overload]
-    root = etree.fromstring(start.xml.encode("utf-8"), parser)
+    # Through the policy's checks: a snapshot is parsed with libxml2's limits lifted, so one
+    # that declares entities (read from a file someone else wrote) is refused before (issue 28).
+    root = parse_xml(start.xml.encode("utf-8"), parser).getroot()
     elements = list(root.iter())
     for i, text in start.leaves:
         elements[i].text = text

@@ -29,6 +29,7 @@ from typing import Any
 from lxml import etree
 from xmldiff import actions as xa
 
+from xmlevents._foundation.xml import parse_bytes as parse_xml
 from xmlevents.dom import declarations, hardened_parser
 
 from ._actions import (
@@ -66,7 +67,10 @@ class DiffOptions:
     ``fast_match``, which is ~2x faster on the pom history and still exact here, since every
     script is checked and completed), the ``keys`` that identify elements, and whether an
     element whose tag is unique among its siblings is matched to its namesake first
-    (``unique_tags``; :mod:`._match`). Immutable and picklable: it travels to Spark's workers.
+    (``unique_tags``; :mod:`._match`), and whether children whose subtrees are identical are
+    matched outright, their insides never shown to xmldiff (``identical_subtrees``;
+    :mod:`._digests`, issue 29: a version then costs what changed, not the document's size).
+    Immutable and picklable: it travels to Spark's workers.
 
     Raises:
         KeySpecError: if two keys name one element.
@@ -78,6 +82,7 @@ class DiffOptions:
     uniqueattrs: tuple[str, ...] = field(default=("{http://www.w3.org/XML/1998/namespace}id",))
     keys: tuple[Key, ...] = ()
     unique_tags: bool = True
+    identical_subtrees: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "keys", tuple(self.keys))
@@ -93,7 +98,8 @@ class DiffOptions:
         """A new differ with these settings."""
         return KeyedDiffer(F=self.F, ratio_mode=self.ratio_mode, fast_match=self.fast_match,
                            uniqueattrs=list(self.uniqueattrs), keys=self.keys,
-                           unique_tags=self.unique_tags)
+                           unique_tags=self.unique_tags,
+                           identical_subtrees=self.identical_subtrees)
 
 
 _PARSER = hardened_parser()
@@ -106,11 +112,12 @@ def parse_version(xml: str | bytes) -> Any:
     text (``str``) or bytes in the encoding they declare.
 
     Raises:
-        lxml.etree.XMLSyntaxError: if it is not well-formed.
+        lxml.etree.XMLSyntaxError: if it is not well-formed, or if its DTD declares entities
+            (refused, with the line: the project's one hardened policy, issue 28).
     """
     if isinstance(xml, str):
-        return etree.fromstring(xml.encode("utf-8"), _TEXT_PARSER)
-    return etree.fromstring(xml, _PARSER)
+        return parse_xml(xml.encode("utf-8"), _TEXT_PARSER).getroot()
+    return parse_xml(xml, _PARSER).getroot()
 
 
 def c14n(root: Any) -> bytes:

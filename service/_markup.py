@@ -94,10 +94,10 @@ import codecs
 import json
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from lxml import etree
 
+from xmlevents._foundation.xml import parser as hardened_parser
 from xmlevents.algebra import XmlEventsError
 
 from ._engine import Detection, Signal
@@ -118,9 +118,6 @@ from .ast import (
     check_value,
 )
 
-if TYPE_CHECKING:
-    from lxml.etree._docloader import _InputDocument
-
 __all__ = ["SNOOP_R", "parse_markup", "to_markup", "detection_to_xml",
            "parse_detection_xml"]
 
@@ -138,22 +135,11 @@ _LXML_WHERE = re.compile(r",? line \d+, column \d+\s*\Z")
 _VARIABLE = ("Variable", "variable")
 
 
-class _Nothing(etree.Resolver):
-    """Resolves every external DTD or entity to nothing: the parser reads no file and no URL
-    (libxml2 loads the external subset under some options, e.g. ``collect_ids=False``)."""
-
-    def resolve(self, system_url: str | None, public_id: str | None, context: object, /
-                ) -> _InputDocument:
-        return self.resolve_empty(context)
-
-
 def _parser(encoding: str | None) -> etree.XMLParser:
-    # No entities, no DTD, no network, no huge trees: a registration is untrusted input.
-    parser = etree.XMLParser(encoding=encoding, resolve_entities=False, no_network=True,
-                             load_dtd=False, dtd_validation=False, huge_tree=False,
-                             remove_comments=True, remove_pis=True)
-    parser.resolvers.add(_Nothing())
-    return parser
+    # The project's one hardened policy (no entities, no DTD, no network, no huge trees, a
+    # resolver that reads nothing): a registration is untrusted input. A DOCTYPE is refused
+    # after parsing (_load), before anything is read of the tree.
+    return hardened_parser(encoding=encoding, remove_comments=True, remove_pis=True)
 
 
 def _local(el: etree._Element) -> str:

@@ -9,7 +9,8 @@ layer, element proxy or tree in between, and there is nothing to free. :func:`xm
 the ``iterparse`` driver that clears each element at its end tag and removes it once its
 following sibling has ended, stays for callers that want the elements.
 
-Hardening (DESIGN section 8): entities are not resolved, the network is off, no DTD is loaded,
+Hardening (DESIGN section 8), the project's one policy (:mod:`xmlevents._foundation.xml`):
+entities are not resolved, the network is off, no DTD is loaded,
 and a DTD that declares entities is refused before the root element is read (entity bombs,
 external entities). ``huge_tree`` stays off, which keeps libxml2's limits on entity
 amplification; text never reaches the run (the target has no ``data``), so a text node of
@@ -25,6 +26,10 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
 from lxml import etree
+
+from xmlevents._foundation.xml import ENTITIES_REFUSED, ENTITY_FORMS, declares_entities
+from xmlevents._foundation.xml import OPTIONS as POLICY
+from xmlevents._foundation.xml import parser as hardened_parser
 
 from ._errors import DocumentError
 from ._poa import TooDeep
@@ -68,12 +73,13 @@ def _stream_chunks(f: IO[bytes]) -> Iterator[bytes]:
         yield data
 
 
+# The project's one hardened policy (xmlevents._foundation.xml: no entities, DTD or network,
+# huge_tree off), and what the run does not need (comments, PIs, ids).
 _OPTIONS: dict[str, Any] = dict(
-    events=("start", "end"), resolve_entities=False, no_network=True, load_dtd=False,
-    dtd_validation=False, huge_tree=False, remove_comments=True, remove_pis=True,
+    events=("start", "end"), **POLICY, remove_comments=True, remove_pis=True,
     collect_ids=False)
 
-_ENTITY = b"<!ENTITY"
+_ENTITY = ENTITY_FORMS[0]
 
 
 class _Reader:
@@ -123,12 +129,10 @@ def xml_events(chunks: Iterable[bytes]) -> Iterator[tuple[str, Any]]:
         raise _syntax(exc) from None
 
 
-_TARGET_OPTIONS = {k: v for k, v in _OPTIONS.items() if k != "events"}
+_TARGET_OPTIONS = {k: v for k, v in _OPTIONS.items() if k != "events" and k not in POLICY}
 
-# "<!ENTITY" in the encodings libxml2 detects without a declaration (an ASCII-compatible
-# encoding, UTF-16 and UTF-32 either way round) and in EBCDIC
-_ENTITY_FORMS = tuple(dict.fromkeys(_ENTITY.decode().encode(e) for e in (
-    "ascii", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be", "cp037")))
+# "<!ENTITY" in the encodings libxml2 detects without a declaration (the foundation's forms)
+_ENTITY_FORMS = ENTITY_FORMS
 _TAIL = max(len(f) for f in _ENTITY_FORMS)
 
 
@@ -169,7 +173,7 @@ def feed_document(chunks: Iterable[bytes], start: Callable[..., None],
             too deep; after every event before the error has been given.
     """
     target: Any = _Target(start, end)  # lxml's ParserTarget, duck-typed
-    parser = etree.XMLParser(target=target, **_TARGET_OPTIONS)
+    parser = hardened_parser(target=target, **_TARGET_OPTIONS)
     scanning = True
     tail = b""
     try:
@@ -226,13 +230,11 @@ def _too_deep(exc: TooDeep, reread: Callable[[], Iterable[bytes]] | None) -> Doc
                          f"levels, over {MAX_DEPTH} (huge_tree stays off)")
 
 
-_ENTITIES = ("the document's DTD declares entities, which are refused (entity expansion "
-             "bombs, external entities)")
+_ENTITIES = ENTITIES_REFUSED
 
 
 def _check_dtd(el: Any) -> None:
-    dtd = el.getroottree().docinfo.internalDTD
-    if dtd is not None and any(True for _ in dtd.iterentities()):
+    if declares_entities(el.getroottree()):
         raise DocumentError(_ENTITIES, line=el.sourceline)
 
 
