@@ -54,10 +54,12 @@ def add_parser(sub: Any) -> None:
 
 
 def _lines(path: str) -> Iterator[str]:
-    """The stream's lines, as text (UTF-8, universal newlines, as ``open`` reads them)."""
+    """The stream's lines, as text (UTF-8), split on ``\\n`` only: the one JSON-lines policy
+    (xmlevents._foundation.jsonlines), as detect splits them (universal newlines also ended
+    a line at ``\\r``, so one line was two events here and a malformed line there)."""
     stream = open_input(path)
     text = stream if isinstance(stream, io.TextIOBase) else io.TextIOWrapper(
-        stream, encoding="utf-8")
+        stream, encoding="utf-8", newline="\n")
     try:
         yield from text
     except (OSError, EOFError, UnicodeDecodeError) as exc:
