@@ -454,7 +454,7 @@ def _event(d: Any, line: int | None, default_id: str | None, default_ts: int | N
                     or ((time := get("time")) is not None and not is_time(time))):
                 pass  # doc, value, old or time of the wrong type
             elif keep is not None and not keep(op, pt):
-                return ts  # type: ignore[no-any-return]  # an int: checked above
+                return ts  # an int: checked above
             else:
                 if not optional:
                     doc = value = old = time = None
@@ -475,7 +475,7 @@ def _event(d: Any, line: int | None, default_id: str | None, default_ts: int | N
                 _set_e_index(event, None)
                 _set_e_time(event, time)
                 _set_e_moved(event, False)
-                return event  # type: ignore[no-any-return]  # built through the slot setters
+                return event
     if default_id is _TICK:
         default_id = str(default_ts)
     checked = PrimitiveEvent._checked_from_dict(d, line, default_id, default_ts, source)
@@ -726,7 +726,7 @@ class EventReader(Iterator[PrimitiveEvent]):
                     self._blank.append(number)
                     continue
                 obj = _loads(line, number, source)
-            event = validate(obj, number, _TICK, number, keep, source)
+            event: Any = validate(obj, number, _TICK, number, keep, source)
             ts = event if type(event) is int else event.ts
             if last_ts is not None and ts <= last_ts:
                 raise EventFormatError(f"ts={ts} does not come after the previous event's "

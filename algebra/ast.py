@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, TypeVar
 
 from xmlevents._foundation.time import UNITS as UNITS
-from xmlevents._foundation.time import Duration
+from xmlevents._foundation.time import Duration as Duration
 
 from ._errors import ArgumentTypeError, InvalidArgumentError
 from ._events import CompositeEventType, Op, PrimitiveEventType

@@ -130,13 +130,13 @@ def _push(f: Formula, filters: dict[int, list[VarFilter]]) -> Formula:
                 raise CELQueryError(
                     f"the filter {c} is not unary (one variable, as CORE's x[...]): the "
                     "automaton evaluator takes unary filters only; use the reference "
-                    "evaluator", line=None, col=None)
+                    "evaluator", line=None, column=None)
             targets = _definitions(inner, c.var)
             if not targets:
                 raise CELQueryError(
                     f"the filter {c} is on {c.var}, which the filtered pattern does not "
                     "define outside a '+': it cannot be pushed to its definition; use the "
-                    "reference evaluator", line=None, col=None)
+                    "reference evaluator", line=None, column=None)
             for t in targets:
                 filters.setdefault(id(t), []).append(c)
         return inner

@@ -9,6 +9,7 @@ from typing import Any
 from lxml import etree
 
 from xmlevents._foundation.xml import check_tree
+from xmlevents._foundation.xml import parse_bytes as parse_xml
 
 from ._document import WatchedDocument
 from ._errors import ReplayError, WatchError, WatchTypeError, XMLSyntaxError
@@ -16,7 +17,7 @@ from ._monitor import Monitor
 from ._namespaces import repair_namespaces
 from ._ops import WATCHED
 from ._registry import NODES
-from ._replay import Snapshot, hardened_parser, load_snapshot, parse_xml
+from ._replay import Snapshot, hardened_parser, load_snapshot
 
 __all__ = ["parse", "fromstring", "wrap", "empty", "from_snapshot"]
 

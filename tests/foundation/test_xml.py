@@ -14,7 +14,7 @@ from lxml import etree
 
 import xmlevents
 from xmlevents._foundation.xml import EntitiesRefused, parse_bytes, parser
-from xmlevents.dom import ReplayError, Replayer, Snapshot, XMLSyntaxError, from_snapshot
+from xmlevents.dom import Replayer, ReplayError, Snapshot, XMLSyntaxError, from_snapshot
 from xmlevents.replay import parse_version
 from xmlevents.stream import DocumentError, matches
 
