@@ -7,4 +7,9 @@ package of xmlevents. The modules are imported one by one (nothing is loaded her
 package pays only for what it uses:
 
 - :mod:`~xmlevents._foundation.errors` — the root of the error hierarchy and positioned errors.
+- :mod:`~xmlevents._foundation.jsonlines` — the one JSON reader and its policy (lines on
+  ``\\n`` only, no ``NaN`` or infinities, bounded).
+- :mod:`~xmlevents._foundation.xml` — the one hardened XML parser policy (lxml is imported
+  there; the algebra never imports it).
+- :mod:`~xmlevents._foundation.time` — the one time model: ``Duration`` and event time.
 """
