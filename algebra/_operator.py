@@ -33,16 +33,18 @@ from functools import partial
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
+from xmlevents._foundation.tables import complete
+
 from . import ast
 from ._contexts import (
+    ANY,
+    NOT,
+    SEQ,
     Before,
     Group,
     Picks,
     remove,
-    select_any,
     select_disj,
-    select_not,
-    select_seq,
 )
 from ._definitions import OperatorSpec
 from ._errors import ConditionError
@@ -118,6 +120,28 @@ def before_detection(a: Event, b: Event) -> bool:
 SEMANTICS: dict[str, Before] = {"interval": before_interval, "detection": before_detection}
 
 _Select = Callable[[Group[Event], int, Event], list[Picks]]
+
+
+def _earliest(mode: ast.Mode, condition: Any, raise_: Any, report: Any) -> Termination:
+    # without a condition: at once, the paper's default (_termination.Immediate)
+    return Immediate() if condition is None else Holding(mode, condition, raise_, report)
+
+
+def _non_local(mode: ast.Mode, condition: Any, raise_: Any, report: Any) -> Termination:
+    # the non-local mode alone: its fast path (_termination.NonLocal)
+    return (NonLocal(raise_, report) if condition is None
+            else Holding(mode, condition, raise_, report))
+
+
+#: A node's termination, by its mode (section 3.3), chosen once when the node is built;
+#: complete when the module is imported (issue 28: a mode forgotten here fails, not falls
+#: through to another mode's termination).
+_TERMINATION: dict[ast.Mode, Callable[[ast.Mode, Any, Any, Any], Termination]] = complete(
+    ast.Mode, {
+        ast.Mode.EARLIEST: _earliest,
+        ast.Mode.NON_LOCAL: _non_local,
+        ast.Mode.CUSTOM: Holding,
+    }, "the termination of each mode")
 #: The child index of an arrival ``(child, event)``.
 _child = itemgetter(0)
 
@@ -178,12 +202,8 @@ class OperatorNode:
         #: the fast paths' ``push`` inline (an empty dict: not a projection, ask ``key``).
         self._bounds: dict[PathType, tuple[int, int] | None] = (
             self.grouping.bounds if isinstance(self.grouping, Projection) else {})
-        self.termination: Termination = (
-            Immediate() if self.mode is ast.Mode.EARLIEST and condition is None
-            # the non-local mode alone: its fast path (_termination.NonLocal)
-            else NonLocal(self._raise, tree.report)
-            if self.mode is ast.Mode.NON_LOCAL and condition is None
-            else Holding(self.mode, condition, self._raise, tree.report))
+        self.termination: Termination = _TERMINATION[self.mode](
+            self.mode, condition, self._raise, tree.report)
         #: Whether it must see every primitive event while it holds potential events.
         self.observes = self.termination.observes
         self._defers = self.termination.defers
@@ -690,15 +710,16 @@ def specialise(node: OperatorNode) -> OperatorNode:
 
 
 def _selector(expr: ast.Operator, context: ast.Context, before: Before) -> _Select | None:
-    # partial objects call in C: one Python frame less per arrival than a lambda.
+    # partial objects call in C: one Python frame less per arrival than a lambda. The
+    # context's rules are looked up once, here (_contexts' tables: every context has them).
     if isinstance(expr, ast.Conj):
-        return partial(select_any, context, len(expr.children), before=before)
+        return partial(ANY[context], len(expr.children), before=before)
     if isinstance(expr, ast.AnyOf):
-        return partial(select_any, context, expr.n, before=before)
+        return partial(ANY[context], expr.n, before=before)
     if isinstance(expr, ast.Seq):
-        return partial(select_seq, context, before=before)
+        return partial(SEQ[context], before=before)
     if isinstance(expr, ast.Not):
-        return partial(select_not, context, before=before)
+        return partial(NOT[context], before=before)
     if isinstance(expr, ast.Disj):
         return partial(select_disj, context, before=before)
     if isinstance(expr, ast.Mult):

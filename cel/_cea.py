@@ -55,6 +55,8 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from xmlevents._foundation.tables import complete
+
 from ._errors import CELQueryError, StreamError
 from ._events import Event, Value, limit, measure, partition_key
 from ._predicates import FilterAnd, Predicate, VarFilter
@@ -969,6 +971,30 @@ class _Clock:
         return self.oldest
 
 
+@dataclass(frozen=True, slots=True)
+class Native:
+    """How the automaton evaluates one strategy (see :class:`_Partitions`)."""
+
+    #: The automaton applies it under a window too (else only without one: with a window,
+    #: the complex events of each position are enumerated and selected).
+    windowed: bool
+    #: Its runs are :class:`OrderedRuns` (the preferred run per state), not :class:`Runs`.
+    ordered: bool
+
+
+#: Each strategy's evaluation by the automaton; complete when the module is imported (issue
+#: 28: a strategy forgotten in the test this replaces counted as native without a window and
+#: was evaluated as ALL).
+NATIVE: dict[Strategy, Native] = complete(Strategy, {
+    Strategy.ALL: Native(windowed=True, ordered=False),
+    Strategy.ANY: Native(windowed=True, ordered=False),
+    Strategy.STRICT: Native(windowed=True, ordered=False),
+    Strategy.NEXT: Native(windowed=False, ordered=True),
+    Strategy.LAST: Native(windowed=False, ordered=True),
+    Strategy.MAX: Native(windowed=False, ordered=False),
+}, "how the automaton evaluates each strategy")
+
+
 class _Partitions:
     """One run structure per partition key (:func:`~._events.partition_key`), created on the
     partition's first event; ``CONSUME BY`` resets them.
@@ -987,10 +1013,9 @@ class _Partitions:
         self.size = None if window is None or window.kind != "events" else int(window.size)
         self.measured = None if window is None or window.kind == "events" else window
         self.measured_size = None if self.measured is None else limit(self.measured)
-        strategy = query.strategy
-        self.native = strategy in (Strategy.ALL, Strategy.ANY, Strategy.STRICT) or (
-            window is None)
-        self.ordered = self.native and strategy in (Strategy.NEXT, Strategy.LAST)
+        how = NATIVE[query.strategy]
+        self.native = how.windowed or window is None
+        self.ordered = self.native and how.ordered
         # counting under a window: run counts per state (WindowCounter), no structure of runs
         self.counting = counting and window is not None and self.native and not self.ordered
         self.runs: dict[tuple[Value, ...], Runs | OrderedRuns | WindowCounter] = {}

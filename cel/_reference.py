@@ -68,7 +68,9 @@ Outputs are ordered by last position, then by their sorted positions as tuples
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+from xmlevents._foundation.tables import complete
 
 from ._events import Event, Value, fits, partition_key
 from ._predicates import Predicate
@@ -87,7 +89,7 @@ from .ast import (
     Strategy,
 )
 
-__all__ = ["reference", "select", "recent_first"]
+__all__ = ["reference", "select", "recent_first", "SELECTIONS"]
 
 
 def recent_first(positions: Sequence[int]) -> tuple[int, ...]:
@@ -181,24 +183,56 @@ class _Evaluator:
         return out
 
 
+Group = list[frozenset[int]]
+
+
+def _every(group: Group) -> Group:
+    return group
+
+
+def _strict(group: Group) -> Group:
+    return [c for c in group if max(c) - min(c) + 1 == len(c)]
+
+
+def _next(group: Group) -> Group:
+    return [c for c in group if all(c == d or min(c ^ d) in c for d in group)]
+
+
+def _last(group: Group) -> Group:
+    return [c for c in group if all(c == d or max(c ^ d) in c for d in group)]
+
+
+def _max(group: Group) -> Group:
+    return [c for c in group if not any(c < d for d in group)]
+
+
+#: Section 4's strategies, as what each keeps of the complex events ending at one position;
+#: complete when the module is imported (issue 28: a strategy forgotten here fails, where the
+#: if-chain it replaces gave it ALL's outputs without a word). ANY is CORE's ALL.
+SELECTIONS: dict[Strategy, Callable[[Group], Group]] = complete(Strategy, {
+    Strategy.ALL: _every,
+    Strategy.ANY: _every,
+    Strategy.STRICT: _strict,
+    Strategy.NEXT: _next,
+    Strategy.LAST: _last,
+    Strategy.MAX: _max,
+}, "what each selection strategy keeps")
+
+
 def select(strategy: Strategy, complex_events: Iterable[frozenset[int]]
            ) -> list[frozenset[int]]:
-    """Section 4's selection among complex events, per last position."""
+    """Section 4's selection among complex events, per last position.
+
+    Raises:
+        KeyError: ``strategy`` has no entry in :data:`SELECTIONS` (never ALL's outputs).
+    """
+    keep = SELECTIONS[strategy]
     by_end: dict[int, list[frozenset[int]]] = {}
     for c in complex_events:
         by_end.setdefault(max(c), []).append(c)
     out: list[frozenset[int]] = []
     for end in sorted(by_end):
-        group = sorted(by_end[end], key=sorted)
-        if strategy is Strategy.STRICT:
-            group = [c for c in group if max(c) - min(c) + 1 == len(c)]
-        elif strategy is Strategy.NEXT:
-            group = [c for c in group if all(c == d or min(c ^ d) in c for d in group)]
-        elif strategy is Strategy.LAST:
-            group = [c for c in group if all(c == d or max(c ^ d) in c for d in group)]
-        elif strategy is Strategy.MAX:
-            group = [c for c in group if not any(c < d for d in group)]
-        out.extend(group)
+        out.extend(keep(sorted(by_end[end], key=sorted)))
     return out
 
 
