@@ -43,9 +43,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from lxml import etree
-from xmldiff import utils
+from xmldiff import actions, utils
 from xmldiff.diff import Differ
 
+from ._digests import Forms, breadth_first, identical_children, post_order, reverse_post_order
 from ._keys import Key, KeyNote, KeyValue
 
 __all__ = ["KeyedDiffer", "key_values", "key_owners", "key_notes", "prematch",
@@ -147,18 +148,32 @@ def _document_wide(left: Any, right: Any, values: Mapping[Any, Identity]) -> Ite
 
 
 def prematch(left: Any, right: Any, values: Mapping[Any, Identity], *,
-             unique_tags: bool = True, uniqueattrs: Sequence[Any] = ()) -> list[Pair]:
+             unique_tags: bool = True, uniqueattrs: Sequence[Any] = (),
+             forms: Forms | None = None, identical: set[Any] | None = None) -> list[Pair]:
     """The pairs (old, new) that keys and unique tags decide, the roots excluded (see the
-    module): top-down from the roots, then document-wide by key value, then top-down again."""
+    module): top-down from the roots, then document-wide by key value, then top-down again.
+
+    Given ``forms`` (:mod:`._digests`, issue 29), among the children of each pair, identical
+    subtrees are paired first, and every pair whose subtrees are identical (by whatever
+    rule it was taken) goes into ``identical``, both its nodes: the nodes inside are the
+    same nodes, matched without being paired here, and nothing below is visited."""
     pairs: list[Pair] = []
     taken: set[Any] = {left, right}
     queue: deque[Pair] = deque([(left, right)])
+    same: set[Any] = identical if identical is not None else set()
 
-    def take(candidates: Iterable[Pair]) -> None:
+    def take(candidates: Iterable[Pair], *, anywhere: bool = False) -> None:
         for a, b in candidates:
-            if a not in taken and b not in taken:
-                taken.update((a, b))
-                pairs.append((a, b))
+            if a in taken or b in taken:
+                continue
+            # Document-wide candidates may lie inside identical subtrees, matched already.
+            if anywhere and same and (_inside(a, same) or _inside(b, same)):
+                continue
+            taken.update((a, b))
+            pairs.append((a, b))
+            if forms is not None and forms.of(a) == forms.of(b):
+                same.update((a, b))
+            else:
                 queue.append((a, b))
 
     def drain() -> None:
@@ -167,6 +182,8 @@ def prematch(left: Any, right: Any, values: Mapping[Any, Identity], *,
             lkids, rkids = _elements(parent), _elements(namesake)
             if not lkids or not rkids:
                 continue
+            if forms is not None:
+                take(identical_children(lkids, rkids, forms))
             if values:
                 take(_keyed_children(lkids, rkids, values))
             if unique_tags:
@@ -174,13 +191,18 @@ def prematch(left: Any, right: Any, values: Mapping[Any, Identity], *,
 
     drain()
     if values:
-        take(_document_wide(left, right, values))
+        take(_document_wide(left, right, values), anywhere=True)
         drain()
         # Ancestors the keyed pairs agree on (a profile, a plugin: tags that repeat), then
         # what unique tags and keys decide below them.
         take(_agreed_ancestors(pairs, taken, values))
         drain()
     return pairs
+
+
+def _inside(node: Any, subtrees: set[Any]) -> bool:
+    """Whether an ancestor of ``node`` is one of ``subtrees``."""
+    return any(a in subtrees for a in node.iterancestors())
 
 
 def _agreed_ancestors(pairs: list[Pair], taken: set[Any], values: Mapping[Any, Identity]
@@ -218,11 +240,14 @@ class KeyedDiffer(Differ):  # type: ignore[misc]  # xmldiff has no type informat
     _text_cache: dict[Any, str]
 
     def __init__(self, *, keys: Sequence[Key] = (), unique_tags: bool = True,
-                 **differ: Any) -> None:
+                 identical_subtrees: bool = True, **differ: Any) -> None:
         super().__init__(**differ)
         self.keys = {k.element: k for k in keys}
         self.unique_tags = unique_tags
+        self.identical_subtrees = identical_subtrees
         self._owners: dict[Any, Identity] = {}
+        #: Both nodes of every pair matched with its whole subtree (:mod:`._digests`).
+        self._identical: set[Any] = set()
 
     def match(self, left: Any = None, right: Any = None) -> list[tuple[Any, Any, Any]]:
         """The matches of the two trees (cached): pre-matches, then xmldiff's on the rest."""
@@ -233,10 +258,13 @@ class KeyedDiffer(Differ):  # type: ignore[misc]  # xmldiff has no type informat
         matches: list[tuple[Any, Any, Any]] = []
         self._matches, self._l2rmap, self._r2lmap = matches, {}, {}
         self._inorder, self._text_cache = set(), {}
+        self._identical = set()
         values = {**key_values(self.left, self.keys), **key_values(self.right, self.keys)}
         self._owners = key_owners(values)
+        forms = Forms() if self.identical_subtrees else None
         for a, b in prematch(self.left, self.right, values, unique_tags=self.unique_tags,
-                             uniqueattrs=self.uniqueattrs):
+                             uniqueattrs=self.uniqueattrs, forms=forms,
+                             identical=self._identical):
             self.append_match(a, b, 1.0)
         lnodes = self._unmatched(self.left, self._l2rmap)
         rnodes = self._unmatched(self.right, self._r2lmap)
@@ -262,10 +290,10 @@ class KeyedDiffer(Differ):  # type: ignore[misc]  # xmldiff has no type informat
             return
         yield from super().update_node_text(left, right)
 
-    @staticmethod
-    def _unmatched(root: Any, matched: Mapping[int, Any]) -> list[Any]:
-        """The nodes under ``root`` (in xmldiff's post-order) left to match."""
-        return [n for n in utils.post_order_traverse(root)
+    def _unmatched(self, root: Any, matched: Mapping[int, Any]) -> list[Any]:
+        """The nodes under ``root`` (in xmldiff's post-order) left to match: not those inside
+        identical subtrees, which are matched with them."""
+        return [n for n in post_order(root, self._identical)
                 if n is not root and id(n) not in matched]
 
     def _fast_match(self, lnodes: list[Any], rnodes: list[Any]) -> tuple[list[Any], list[Any]]:
@@ -292,6 +320,75 @@ class KeyedDiffer(Differ):  # type: ignore[misc]  # xmldiff has no type informat
             if best is not None and ratio >= self.F:
                 self.append_match(lnode, best, ratio)
                 rnodes.remove(best)
+
+    def diff(self, left: Any = None, right: Any = None) -> Iterator[Any]:
+        """xmldiff 3.0's diff phase (its ``Differ.diff``, the same steps in the same order),
+        passing over the inside of identical subtrees: there every node is matched to its
+        twin under its twin's parent, in order, with its tag, attributes and texts, so xmldiff
+        would visit it and find nothing to do (issue 29). The roots of those subtrees are
+        visited (moved, their tails updated) as any matched node."""
+        if not self._matches:
+            self.match(left, right)
+        rnsmap, lnsmap = self.right.nsmap, self.left.nsmap
+        for k, v in rnsmap.items():
+            if k is not None and not utils.RESERVED_NS.match(k):
+                etree.register_namespace(k, v)
+            if k not in lnsmap:
+                yield actions.InsertNamespace(k, v)
+            elif lnsmap[k] != v:
+                raise RuntimeError(
+                    "Sorry, we do not support changing the URI of namespaces in xmldiff")
+        for k, v in lnsmap.items():
+            if k is not None and not utils.RESERVED_NS.match(k):
+                etree.register_namespace(k, v)
+            if k not in rnsmap:
+                yield actions.DeleteNamespace(k)
+
+        ltree = self.left.getroottree()
+        same = self._identical
+        for rnode in breadth_first(self.right, same):
+            rparent = rnode.getparent()
+            ltarget = self._r2lmap.get(id(rparent))
+            if id(rnode) not in self._r2lmap:  # insert
+                pos = self.find_pos(rnode)
+                if rnode.tag is etree.Comment:
+                    yield actions.InsertComment(utils.getpath(ltarget, ltree), pos, rnode.text)
+                    lnode = etree.Comment(rnode.text)
+                else:
+                    yield actions.InsertNode(utils.getpath(ltarget, ltree), rnode.tag, pos)
+                    lnode = ltarget.makeelement(rnode.tag)
+                self.append_match(lnode, rnode, 1.0)
+                ltarget.insert(pos, lnode)
+                self._inorder.add(lnode)
+                self._inorder.add(rnode)
+                yield from self.update_node_attr(lnode, rnode)
+            else:
+                lnode = self._r2lmap[id(rnode)]
+                lparent = lnode.getparent()
+                if ltarget is not lparent:  # move
+                    pos = self.find_pos(rnode)
+                    yield actions.MoveNode(utils.getpath(lnode, ltree),
+                                           utils.getpath(ltarget, ltree), pos)
+                    lparent.remove(lnode)
+                    ltarget.insert(pos, lnode)
+                    self._inorder.add(lnode)
+                    self._inorder.add(rnode)
+                if rnode in same:
+                    # Its tag, attributes, text and children are its twin's: only its tail
+                    # (its parent's) may differ.
+                    if lnode.tail != rnode.tail:
+                        yield from self.update_node_text(lnode, rnode)
+                    continue
+                yield from self.update_node_tag(lnode, rnode)
+                yield from self.update_node_attr(lnode, rnode)
+            yield from self.align_children(lnode, rnode)
+            lnode = self._r2lmap[id(rnode)]
+            yield from self.update_node_text(lnode, rnode)
+
+        for lnode in reverse_post_order(self.left, same):
+            if id(lnode) not in self._l2rmap:
+                yield actions.DeleteNode(utils.getpath(lnode, ltree))
+                lnode.getparent().remove(lnode)
 
     def node_ratio(self, left: Any, right: Any) -> float:
         """xmldiff's similarity, but 0 unless both nodes lie in keyed elements with one key

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
@@ -286,8 +287,7 @@ def _xmldiff_script(target: Any, new: Any, options: DiffOptions) -> list[Action]
         nonlocal namespaces
         tree = differ.left.getroottree()
         if namespaces is None:
-            namespaces = {p: u for t in (differ.left, new) for e in t.iter()
-                          for p, u in e.nsmap.items() if p}
+            namespaces = _prefixes(differ.left, new)
         return path_of(tree.xpath(xpath, namespaces=namespaces)[0])
 
     for a in differ.diff(target.getroot(), new):
@@ -427,10 +427,53 @@ def edit_script(old: Any, new: Any, options: DiffOptions | None = None,
     return script
 
 
+# A namespace declaration as lxml writes it (always in double quotes).
+_DECLARATION = re.compile(rb'xmlns(?::([^\s=/>]+))?="([^"]*)"')
+
+
+def _declared(root: Any) -> dict[str | None, set[str]] | None:
+    """Every prefix declared in ``root``'s document with the URIs it is bound to, read from
+    one serialisation (C) instead of every element's ``nsmap`` (issue 29: that walk cost more
+    than the rest of a small change's diff). A superset: text that looks like a declaration
+    is counted too. None for an element that has a parent (bindings it inherits and does not
+    use are not written)."""
+    if root.getparent() is not None:
+        return None
+    found: dict[str | None, set[str]] = {}
+    for prefix, uri in _DECLARATION.findall(etree.tostring(root)):
+        found.setdefault(prefix.decode() or None, set()).add(uri.decode())
+    return found
+
+
+def _prefixes(*roots: Any) -> dict[str, str]:
+    """The prefix of every namespace bound in the roots (for XPath): each element's in-scope
+    bindings, later elements winning; from the declarations alone where no prefix is bound
+    to two URIs (then the order does not matter)."""
+    declared = [_declared(r) for r in roots]
+    if all(d is not None for d in declared):
+        merged: dict[str | None, set[str]] = {}
+        for d in declared:
+            assert d is not None
+            for p, uris in d.items():
+                merged.setdefault(p, set()).update(uris)
+        if all(len(uris) == 1 for uris in merged.values()):
+            return {p: next(iter(uris)) for p, uris in merged.items() if p}
+    return {p: u for r in roots for e in r.iter() for p, u in e.nsmap.items() if p}
+
+
 def _twins(root: Any) -> bool:
     """Whether some element has one namespace URI in scope under two prefixes: xmldiff's
     paths count siblings by prefix, XPath matches them by URI, so its paths would be
-    ambiguous; :func:`sync` does without them."""
+    ambiguous; :func:`sync` does without them. Not where no URI is declared under two
+    prefixes anywhere in the document (:func:`_declared`)."""
+    declared = _declared(root)
+    if declared is not None:
+        prefixes: dict[str, set[str | None]] = {}
+        for p, uris in declared.items():
+            for u in uris:
+                prefixes.setdefault(u, set()).add(p)
+        if all(len(ps) == 1 for ps in prefixes.values()):
+            return False
     for e in root.iter(tag=etree.Element):
         ns = e.nsmap
         if len(ns) > 1 and len(set(ns.values())) < len(ns):
