@@ -276,6 +276,29 @@ def test_slow_command_blocks_run(block: _Block, tmp_path: pathlib.Path) -> None:
     _run_block(block, work, env, timeout=1800)
 
 
+_FENCED = re.compile(r"^( *)```.*?^\1```", re.S | re.M)
+_INLINE_COMMAND = re.compile(r"`((?:python3 -m xmlevents|printf) [^`]*xmlevents[^`]*)`")
+
+
+def _inline_commands(page: pathlib.Path) -> list[str]:
+    """The commands a page gives inline (`` `python3 -m xmlevents ...` ``, or a ``printf``
+    piped into it), outside its fenced blocks; a code span may go over a line break."""
+    text = _FENCED.sub("", page.read_text(encoding="utf-8")).replace("\n", " ")
+    return _INLINE_COMMAND.findall(text)
+
+
+@pytest.mark.parametrize("page", [p for p in _pages() if _inline_commands(p)], ids=_name)
+def test_inline_commands_run(page: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    """A command a page gives inline runs as written and succeeds (issue 28: the README's
+    `query` read a document.xml that no one has)."""
+    work, env = _scratch(tmp_path)
+    for command in _inline_commands(page):
+        out = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=work, env=env,
+                             capture_output=True, text=True, timeout=300, check=False)
+        assert out.returncode == 0, f"{_name(page)}: {command!r}: {out.stderr[-2000:]}"
+        assert out.stdout, f"{_name(page)}: {command!r} printed nothing"
+
+
 def test_blocks_shown_not_run_say_why() -> None:
     """Every marked block gives its reason, every marker stands right before a command block,
     and a block of commands with prompts is a console block (so its output is checked)."""
