@@ -290,7 +290,7 @@ def _error(d: ast.Definition, node: ast.Expr | ast.Definition, reason: str,
     pos = at or node.pos or d.pos
     shown = "" if isinstance(node, ast.Definition) else str(node)
     return DefinitionError(reason, definition=d.name, node=shown, text=d.source,
-                           line=pos[0] if pos else None, col=pos[1] if pos else None)
+                           line=pos[0] if pos else None, column=pos[1] if pos else None)
 
 
 class _Resolver:

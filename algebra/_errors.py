@@ -53,13 +53,13 @@ class DefinitionError(PositionedError):
     """
 
     def __init__(self, reason: str, *, definition: str = "", node: str = "", text: str = "",
-                 line: int | None = None, col: int | None = None) -> None:
+                 line: int | None = None, column: int | None = None) -> None:
         self.definition = definition
         self.node = node
         context = f"definition {definition}" if definition else ""
         if node:
             context += f", node `{node}`"
-        super().__init__(reason, text=text, line=line, col=col, context=context)
+        super().__init__(reason, text=text, line=line, column=column, context=context)
 
 
 class EventFormatError(XmlEventsError, ValueError):

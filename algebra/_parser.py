@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, NoReturn, TypeVar
 
+from xmlevents._foundation.text import Cursor
+
 from . import ast
 from ._errors import ArgumentTypeError, ExpressionSyntaxError, PathSyntaxError
 from ._events import CompositeEventType, EventType, Op
@@ -34,6 +36,19 @@ FUNCTIONS: dict[str, type[ast.Operator]] = {"seq": ast.Seq, "and": ast.Conj, "or
 EVENT_OPS = {"ins": Op.INS, "upd": Op.UPD, "del": Op.DEL, "new": Op.NEW, "gone": Op.GONE}
 _ALLOWED = {"mode": ast.Mode, "context": ast.Context}
 _EOF = TokenType.EOF
+_ENDS = frozenset({TokenType.EOF, TokenType.NEWLINE})
+
+
+class _Cursor(Cursor):
+    """The shared cursor, naming a line end and a string literal as this language does."""
+
+    __slots__ = ()
+
+    def describe(self, token: Token) -> str:
+        if token.kind is TokenType.NEWLINE:
+            return "end of line"
+        found = super().describe(token)
+        return f"string {found[1:-1]}" if token.kind is TokenType.STRING else found
 
 
 class _Parser:
@@ -44,55 +59,31 @@ class _Parser:
         self.namespaces = namespaces
         self.context = context
         self._lines = LineIndex(text)
-        self._next = scan(text, context=context).__next__
-        self._prev: Token | None = None
-        self._cur = self._next()
+        self._tokens = _Cursor(scan(text, context=context).__next__, text, self._fail,
+                               eof=_EOF, ends=_ENDS)
         self._depth = 0
+        # The cursor's methods bound once, and its current token read as an attribute: the
+        # parser asks for them several times a token (190,000 tokens in 10,000 definitions).
+        self._advance = self._tokens.next
+        self._at = self._tokens.at
+        self._accept = self._tokens.accept
+        self._expect = self._tokens.expect
 
     # --- token helpers -----------------------------------------------------------------------
 
-    def _advance(self) -> Token:
-        token = self._cur
-        if token.type is not _EOF:
-            self._prev = token
-            self._cur = self._next()
-        return token
-
-    def _at(self, kind: TokenType, text: str | None = None) -> bool:
-        return self._cur.type is kind and (text is None or self._cur.text == text)
-
-    def _accept(self, kind: TokenType) -> Token | None:
-        return self._advance() if self._cur.type is kind else None
-
-    def _expect(self, kind: TokenType, what: str) -> Token:
-        if self._cur.type is not kind:
-            self._error(f"expected {what}, got {self._describe(self._cur)}")
-        return self._advance()
-
     def _expect_close(self, kind: TokenType, opener: Token) -> Token:
-        if self._cur.type is not kind:
-            line, _ = self._lines.at(self._offset(self._cur))
-            where = f"col {opener.col}" if line == opener.line else (
-                f"line {opener.line}, col {opener.col}")
-            self._error(f"expected {kind.value!r} to close {opener.text!r} at {where}, got "
-                        f"{self._describe(self._cur)}")
-        return self._advance()
+        return self._tokens.expect_close(kind, opener, str(kind.value))
 
     def _describe(self, token: Token) -> str:
-        if token.type is TokenType.EOF:
-            return "end of input"
-        if token.type is TokenType.NEWLINE:
-            return "end of line"
-        source = self.text[token.start:token.end]
-        if len(source) > 30:
-            source = source[:27] + "..."
-        return f"string {source}" if token.type is TokenType.STRING else repr(source)
+        return self._tokens.describe(token)
 
-    def _offset(self, token: Token) -> int:
-        # "Got end of input" is best shown right after the last real token (or at the start).
-        if token.type in (TokenType.EOF, TokenType.NEWLINE):
-            return self._prev.end if self._prev is not None else 0
-        return token.start
+    def _fail(self, reason: str, offset: int,
+              phrases: tuple[tuple[str, str], ...] = ()) -> NoReturn:
+        line, column = self._lines.at(offset)
+        error = ExpressionSyntaxError(reason, text=self.text, line=line, column=column,
+                                      context=self.context)
+        error.cli_phrases = phrases
+        raise error
 
     def _error(self, reason: str, token: Token | None = None, *,
                offset: int | None = None, phrases: tuple[tuple[str, str], ...] = ()
@@ -100,12 +91,8 @@ class _Parser:
         """Raise at ``token`` (or ``offset``); ``phrases``: the CLI phrasings of the error
         this one reports in its own words (XmlEventsError.for_cli)."""
         if offset is None:
-            offset = self._offset(token or self._cur)
-        line, col = self._lines.at(offset)
-        error = ExpressionSyntaxError(reason, text=self.text, line=line, col=col,
-                                      context=self.context)
-        error.cli_phrases = phrases
-        raise error
+            offset = self._tokens.offset(token or self._tokens.current)
+        self._fail(reason, offset, phrases)
 
     def _build(self, token: Token, factory: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Call an AST constructor, reporting its ValueError/TypeError at ``token``."""
@@ -121,17 +108,17 @@ class _Parser:
             self._error(f"number {token.text[:10]}... is too large", token)
 
     def _fail_trailing(self, what: str) -> NoReturn:
-        token = self._cur
+        token = self._tokens.current
         found = self._describe(token)
-        if token.type is TokenType.ASSIGN and what == "expression":
+        if token.kind is TokenType.ASSIGN and what == "expression":
             self._error("unexpected ':='; this reads one expression: parse a definition "
                         "'Name := expression' with parse_definition")
-        if token.type is TokenType.ASSIGN:
+        if token.kind is TokenType.ASSIGN:
             self._error("unexpected ':='; write one definition per line (a line that ends in an "
                         "operator continues on the next)")
-        if token.type in (TokenType.RPAREN, TokenType.RBRACK):
+        if token.kind in (TokenType.RPAREN, TokenType.RBRACK):
             self._error(f"unmatched {found}")
-        if token.type in (TokenType.NAME, TokenType.PATH, TokenType.LPAREN, TokenType.LBRACK,
+        if token.kind in (TokenType.NAME, TokenType.PATH, TokenType.LPAREN, TokenType.LBRACK,
                           TokenType.STAR, TokenType.PERCENT):
             self._error(f"unexpected {found} after the {what}; join expressions with &, | or ;")
         self._error(f"unexpected {found} after the {what}")
@@ -167,16 +154,16 @@ class _Parser:
     # --- grammar -----------------------------------------------------------------------------
 
     def _parse_definition(self) -> ast.Definition:
-        name = self._cur
-        if name.type is not TokenType.NAME:
-            self._error(f"expected a definition 'Name := expression', got {self._describe(name)}")
+        name = self._tokens.current
+        if name.kind is not TokenType.NAME:
+            self._tokens.unexpected("a definition 'Name := expression'")
         if name.text in ast.KEYWORDS:
             self._error(f"{name.text!r} is a keyword and cannot name a definition; choose "
                         "another name")
         self._advance()
         self._expect(TokenType.ASSIGN, f"':=' after the definition name {name.text!r}")
         expr = self._parse_expr()
-        return ast.Definition(name.text, expr, pos=(name.line, name.col), source=self.text)
+        return ast.Definition(name.text, expr, pos=(name.line, name.column), source=self.text)
 
     def _parse_expr(self) -> ast.Expr:
         node = self._parse_disj()
@@ -187,8 +174,8 @@ class _Parser:
             node = self._parse_modifier(node)
             while self._accept(TokenType.COMMA):
                 node = self._parse_modifier(node)
-            if self._cur.type is TokenType.NAME and self._cur.text in ast.Modifiers.KEYS:
-                self._error(f"expected ',' between modifiers, got {self._describe(self._cur)}")
+            if self._tokens.current.kind is TokenType.NAME and self._tokens.current.text in ast.Modifiers.KEYS:
+                self._tokens.unexpected("',' between modifiers")
         return node
 
     def _parse_modifier(self, node: ast.Operator) -> ast.Operator:
@@ -199,7 +186,7 @@ class _Parser:
         if getattr(node.mods, key.text) is not None:
             self._error(f"modifier {key.text!r} is set twice", key)
         self._expect(TokenType.EQ, f"'=' after {key.text!r}")
-        token = self._cur
+        token = self._tokens.current
         value: Any
         if key.text == "when":
             value = self._expect(TokenType.STRING, 'a quoted XPath expression after when=, as '
@@ -213,38 +200,37 @@ class _Parser:
                 self._error(f"within={number.text}: a window holds at least one tick or "
                             "millisecond", number)
             value = int(number.text)
-            if self._at(TokenType.NAME) and self._cur.col == number.col + len(number.text):
+            if self._at(TokenType.NAME) and self._tokens.current.column == number.column + len(number.text):
                 unit = self._advance()  # 30s: a duration
                 if unit.text not in ast.UNITS:
                     self._error(f"unknown unit {unit.text!r} in within={number.text}"
                                 f"{unit.text}; use one of {', '.join(ast.UNITS)}", unit)
                 value = ast.Duration(value * ast.UNITS[unit.text])
         elif key.text == "hierarchical":
-            if not (token.type is TokenType.NAME and token.text in ("true", "false")):
-                self._error(f"expected true or false after hierarchical=, got "
-                            f"{self._describe(token)}")
+            if not (token.kind is TokenType.NAME and token.text in ("true", "false")):
+                self._tokens.unexpected("true or false after hierarchical=")
             value = self._advance().text == "true"
         else:
             allowed = ", ".join(m.value for m in _ALLOWED[key.text])
             value = self._expect(TokenType.NAME, f"one of {allowed} after {key.text}=").text
         node = self._build(token, node.with_, **{key.text: value})
-        at = ((key.text, (key.line, key.col)),)
+        at = ((key.text, (key.line, key.column)),)
         return replace(node, mods=replace(node.mods, positions=node.mods.positions + at))  # type: ignore[type-var]  # replace() on an Operator subclass
 
     def _parse_chain(self, operand: Callable[[], ast.Expr],
                      table: Mapping[TokenType, type[ast.Operator]]) -> ast.Expr:
         """``operand (op operand)*`` for the operators in ``table``; one chain is one node."""
         first = operand()
-        op = self._cur
-        cls = table.get(op.type)
+        op = self._tokens.current
+        cls = table.get(op.kind)
         if cls is None:
             return first
         children = [first]
-        kind = op.type
-        while self._cur.type is kind:
+        kind = op.kind
+        while self._tokens.current.kind is kind:
             self._advance()
             children.append(operand())
-        return self._build(op, cls, tuple(children), pos=(op.line, op.col))
+        return self._build(op, cls, tuple(children), pos=(op.line, op.column))
 
     def _parse_disj(self) -> ast.Expr:
         return self._parse_chain(self._parse_conj, DISJUNCTION)
@@ -267,37 +253,36 @@ class _Parser:
             opener = self._advance()
             low = self._number(self._expect(TokenType.NUMBER, "a lower bound l >= 0 in [l,u]"))
             self._expect(TokenType.COMMA, "',' between the bounds of [l,u]")
-            high_token = self._cur
+            high_token = self._tokens.current
             high = None if self._accept(TokenType.STAR) else self._number(
                 self._expect(TokenType.NUMBER, "an upper bound u in [l,u]: a number or *"))
             self._expect_close(TokenType.RBRACK, opener)
             child = self._parse_unary()
             return self._build(high_token, ast.Mult, low, high, child,
-                               pos=(opener.line, opener.col))
+                               pos=(opener.line, opener.column))
         finally:
             self._depth -= 1
 
     def _parse_primary(self) -> ast.Expr:
-        token = self._cur
-        if token.type is TokenType.LPAREN:
+        token = self._tokens.current
+        if token.kind is TokenType.LPAREN:
             self._advance()
             node = self._parse_expr()
             self._expect_close(TokenType.RPAREN, token)
             return node
-        if token.type is TokenType.NAME and (token.text == "any" or token.text == "not"
+        if token.kind is TokenType.NAME and (token.text == "any" or token.text == "not"
                                              or token.text in FUNCTIONS):
             return self._parse_function()
         return self._parse_event_type(require_path=False)
 
     def _parse_function(self) -> ast.Operator:
         keyword = self._advance()
-        pos = (keyword.line, keyword.col)
+        pos = (keyword.line, keyword.column)
         opener = self._expect(TokenType.LPAREN, f"'(' after {keyword.text!r}")
         if keyword.text == "any":
             n_token = self._expect(TokenType.NUMBER, "the count n of any(n, E1, ..., Em)")
             if not self._at(TokenType.COMMA):
-                self._error(f"expected ',' and an operand after n in any(n, E1, ..., Em), got "
-                            f"{self._describe(self._cur)}")
+                self._tokens.unexpected("',' and an operand after n in any(n, E1, ..., Em)")
             args = []
             while self._accept(TokenType.COMMA):
                 args.append(self._parse_arg())
@@ -325,28 +310,29 @@ class _Parser:
         return CompositeEventType(leaf.name, leaf.path)
 
     def _parse_event_type(self, require_path: bool) -> ast.Primitive | ast.Ref:
-        token = self._cur
-        pos = (token.line, token.col)
-        if token.type is TokenType.STAR or (token.type is TokenType.NAME
+        token = self._tokens.current
+        pos = (token.line, token.column)
+        if token.kind is TokenType.STAR or (token.kind is TokenType.NAME
                                             and token.text in EVENT_OPS):
             self._advance()
-            op = Op.ANY if token.type is TokenType.STAR else EVENT_OPS[token.text]
+            op = Op.ANY if token.kind is TokenType.STAR else EVENT_OPS[token.text]
             return ast.Primitive(op, self._parse_path_arg(token), pos=pos)
-        if token.type is TokenType.PERCENT:
+        if token.kind is TokenType.PERCENT:
             self._advance()
             return ast.Ref(None, self._parse_path_arg(token), pos=pos)
-        if token.type is TokenType.NAME and token.text not in ast.KEYWORDS:
+        if token.kind is TokenType.NAME and token.text not in ast.KEYWORDS:
             self._advance()
             if self._at(TokenType.LPAREN) or require_path:
                 return ast.Ref(token.text, self._parse_path_arg(token), pos=pos)
             return ast.Ref(token.text, None, pos=pos)
         found = self._describe(token)
-        if token.type is TokenType.NAME:
+        if token.kind is TokenType.NAME:
             found = f"the keyword {found}"
         if require_path:
-            self._error(f"expected an event type such as upd(item/price), Name(pt) or %(pt), "
-                        f"got {found}")
-        self._error(f"expected an event type such as ins(item), a name, '(' or '[', got {found}")
+            self._tokens.unexpected("an event type such as upd(item/price), Name(pt) or %(pt)",
+                                    found=found)
+        self._tokens.unexpected("an event type such as ins(item), a name, '(' or '['",
+                                found=found)
 
     def _parse_path_arg(self, keyword: Token) -> PathType:
         opener = self._expect(TokenType.LPAREN, f"'(' and a path type after {keyword.text!r}")
@@ -355,17 +341,17 @@ class _Parser:
         return path
 
     def _parse_path(self) -> PathType:
-        token = self._cur
+        token = self._tokens.current
         # A lone * where a path type is expected is the wildcard step (ins(*), at=*); the
         # tokenizer makes it part of a path token only next to a slash.
-        if token.type not in (TokenType.NAME, TokenType.PATH, TokenType.STAR):
-            self._error(f"expected a path type such as item/price, got {self._describe(token)}")
+        if token.kind not in (TokenType.NAME, TokenType.PATH, TokenType.STAR):
+            self._tokens.unexpected("a path type such as item/price")
         self._advance()
         try:
             return PathType.parse(token.text, self.namespaces)
         except PathSyntaxError as exc:
             self._error(f"bad path type {token.text!r}: {exc.reason}",
-                        offset=token.start + (exc.col or 1) - 1, phrases=exc.cli_phrases)
+                        offset=token.start + (exc.column or 1) - 1, phrases=exc.cli_phrases)
         except (ValueError, TypeError) as exc:
             self._error(f"bad path type {token.text!r}: {exc}", token)
 
@@ -392,8 +378,8 @@ def parse(text: str, namespaces: Mapping[str, str] | None = None) -> ast.Expr:
     >>> try:
     ...     parse("ins(item) ; (ins(item/price)")
     ... except ExpressionSyntaxError as exc:
-    ...     print(exc.line, exc.col, exc.reason)
-    1 29 expected ')' to close '(' at col 13, got end of input
+    ...     print(exc.line, exc.column, exc.reason)
+    1 29 unclosed '(' (opened at col 13): expected ')' before end of input
     """
     return _run(text, namespaces, "", _Parser.expression)
 

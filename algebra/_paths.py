@@ -35,6 +35,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast, overload
 
+from xmlevents._foundation.names import NCNAME
+
 from ._errors import InvalidArgumentError, PathSyntaxError
 
 __all__ = [
@@ -125,7 +127,8 @@ class Step:
 
 
 _NAMELESS = frozenset((Axis.TEXT, Axis.COMMENT, Axis.PI))
-_NCNAME = r"[^\W\d][\w.\-\u00B7]*"
+# An XML NCName (XML 1.0 fifth edition; issue 28: one pattern for every language).
+_NCNAME = NCNAME
 _STEP_RE = re.compile(
     rf"(?P<star>\*)|(?P<text>(?:text|comment|processing-instruction)\(\s*\))|(?P<at>@)?(?:\{{(?P<uri>[^}}]*)\}}(?P<local>{_NCNAME})"
     rf"|(?P<prefix>{_NCNAME}):(?P<plocal>{_NCNAME})|(?P<name>{_NCNAME}))"
@@ -144,13 +147,13 @@ def _parse_steps(text: str, namespaces: Mapping[str, str] | None) -> tuple[Kind,
     while True:
         if text.startswith("/", pos):
             raise PathSyntaxError("empty step ('//' and a trailing '/' are not path types)",
-                                  text=text, col=pos + 1)
+                                  text=text, column=pos + 1)
         m = _STEP_RE.match(text, pos)
         if m is None:
             _refuse_wildcard_forms(text, pos)
             raise PathSyntaxError(
                 "expected a step: a name, @name, {uri}name, text(), comment() or "
-                "processing-instruction()", text=text, col=pos + 1)
+                "processing-instruction()", text=text, column=pos + 1)
         if m["star"]:
             steps.append(_WILDCARD_STEP)
         elif m["text"]:
@@ -168,7 +171,7 @@ def _parse_steps(text: str, namespaces: Mapping[str, str] | None) -> tuple[Kind,
                     python = f"pass namespaces={{{prefix!r}: uri}}"
                     raise PathSyntaxError(
                         f"unknown namespace prefix {prefix!r}; {python} "
-                        f"or write {{uri}}{m['plocal']}", text=text, col=m.start("prefix") + 1
+                        f"or write {{uri}}{m['plocal']}", text=text, column=m.start("prefix") + 1
                     ).phrased(python, f"pass --namespace {prefix}=URI")
                 name = f"{{{uri}}}{m['plocal']}"
             else:
@@ -181,14 +184,14 @@ def _parse_steps(text: str, namespaces: Mapping[str, str] | None) -> tuple[Kind,
             if text.startswith(":*", pos):
                 _refuse_wildcard_forms(text, m.start())
             raise PathSyntaxError(f"unexpected {text[pos]!r} after step {str(steps[-1])!r}",
-                                  text=text, col=pos + 1)
+                                  text=text, column=pos + 1)
         if steps[-1].axis is not Axis.CHILD:
             raise PathSyntaxError(f"{steps[-1]!s} can only be the last step",
-                                  text=text, col=pos + 1)
+                                  text=text, column=pos + 1)
         pos += 1
         if pos == len(text):
             raise PathSyntaxError("empty step ('//' and a trailing '/' are not path types)",
-                                  text=text, col=pos + 1)
+                                  text=text, column=pos + 1)
     return kind, tuple(steps)
 
 
@@ -202,17 +205,17 @@ def _refuse_wildcard_forms(text: str, pos: int) -> None:
     if text.startswith("@*", pos):
         raise PathSyntaxError(
             "@* is not a step: * stands for one child element, never an attribute; name the "
-            "attribute, as in item/@partnum", text=text, col=pos + 1)
+            "attribute, as in item/@partnum", text=text, column=pos + 1)
     m = _NAMED_WILDCARD.match(text, pos)
     if m is not None:
         ns = f"{m[2]}:*" if m[2] else "{uri}*"
         if m[1]:
             raise PathSyntaxError(
                 f"@{ns} (any attribute of one namespace) is not a step: * stands for one child "
-                "element, never an attribute; name the attribute", text=text, col=pos + 1)
+                "element, never an attribute; name the attribute", text=text, column=pos + 1)
         raise PathSyntaxError(
             f"{ns} (any element of one namespace) is not a step: * stands for one child "
-            "element of any namespace; write * or name the element", text=text, col=pos + 1)
+            "element of any namespace; write * or name the element", text=text, column=pos + 1)
 
 
 _T = TypeVar("_T")
@@ -638,23 +641,23 @@ class PathInstance:
             segment = text[pos:m.start()]
             if not segment or segment.endswith("/"):
                 raise PathSyntaxError("an [id] must follow a step, as in /order[o1]/item[i1]",
-                                      text=text, col=m.start() + 1)
+                                      text=text, column=m.start() + 1)
             if plain and not segment.startswith("/"):
-                raise PathSyntaxError("expected '/' between steps", text=text, col=pos + 1)
+                raise PathSyntaxError("expected '/' between steps", text=text, column=pos + 1)
             plain.append(segment)
             offsets.extend(range(pos, m.start()))
             ids.append(m.group(1))
             pos = m.end()
         if pos != len(text) or not ids:
             raise PathSyntaxError("every step needs an [id], as in /order[o1]/item[i1]",
-                                  text=text, col=pos + 1)
+                                  text=text, column=pos + 1)
         joined = "".join(plain)
         try:
             pt = PathType.parse(joined, namespaces)
         except PathSyntaxError as exc:
-            at = (exc.col or 1) - 1
+            at = (exc.column or 1) - 1
             col = offsets[at] + 1 if at < len(offsets) else len(text) + 1
-            raise PathSyntaxError(exc.reason, text=text, col=col) from None
+            raise PathSyntaxError(exc.reason, text=text, column=col) from None
         if pt.has_wildcard:
             at = 0  # where the first * step starts in the plain path
             for segment, step in zip(plain, pt.steps, strict=False):
@@ -664,7 +667,7 @@ class PathInstance:
                 at += len(segment)
             raise PathSyntaxError("* is not a step of a path instance: an instance names one "
                                   "node, so write the element's name, as in /order[o1]/item[i1]",
-                                  text=text, col=offsets[at] + 1)
+                                  text=text, column=offsets[at] + 1)
         if len(ids) != len(pt.steps):
             raise PathSyntaxError(f"{len(pt.steps)} steps but {len(ids)} [id] groups; write an id "
                                   "after every step, e.g. /order[o1]/item[i1]", text=text)

@@ -148,5 +148,5 @@ def check_attributes(f: Formula, schema: Mapping[str, Mapping[str, str]],
 
 def _error(reason: str, pos: tuple[int, int] | None, text: str) -> CELQueryError:
     if pos is None:
-        return CELQueryError(reason, line=None, col=None)
-    return CELQueryError(reason, text=text, line=pos[0], col=pos[1])
+        return CELQueryError(reason, line=None, column=None)
+    return CELQueryError(reason, text=text, line=pos[0], column=pos[1])

@@ -136,7 +136,7 @@ class _Parser:
     def fail(self, reason: str, offset: int | None = None) -> CELSyntaxError:
         at = self.tokens[self.k].start if offset is None else offset
         line, col = self.lines.at(at)
-        return CELSyntaxError(reason, text=self.text, line=line, col=col)
+        return CELSyntaxError(reason, text=self.text, line=line, column=col)
 
     @property
     def tok(self) -> _Token:
@@ -578,7 +578,7 @@ class _Parser:
 def _check(text: object) -> str:
     if not isinstance(text, str):
         raise CELSyntaxError(f"expected the query's text, got {type(text).__name__}",
-                             line=None, col=None)
+                             line=None, column=None)
     return text
 
 

@@ -122,7 +122,7 @@ def parse_schema(text: str) -> dict[str, dict[str, str]]:
         if m is None:
             line, col = lines.at(i)
             raise CELSyntaxError(f"unexpected character {text[i]!r}", text=text, line=line,
-                                 col=col)
+                                 column=col)
         if m.lastgroup:
             tokens.append((m.group(), m.start()))
         i = m.end()
@@ -132,7 +132,7 @@ def parse_schema(text: str) -> dict[str, dict[str, str]]:
     def fail(reason: str) -> CELSyntaxError:
         line, col = lines.at(tokens[k][1])
         got = repr(tokens[k][0]) if tokens[k][0] else "the end"
-        return CELSyntaxError(f"{reason}, got {got}", text=text, line=line, col=col)
+        return CELSyntaxError(f"{reason}, got {got}", text=text, line=line, column=col)
 
     def word(*words: str) -> str:
         nonlocal k

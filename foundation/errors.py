@@ -10,6 +10,8 @@ module on top of these and exports them; the ``xmlevents`` facade exports them a
 
 from __future__ import annotations
 
+from .text import snippet
+
 __all__ = [
     "XmlEventsError",
     "InvalidArgumentError",
@@ -61,33 +63,23 @@ class UnknownNameError(XmlEventsError, KeyError):
         return str(self.args[0]) if self.args else ""
 
 
-def _snippet(text: str, line: int, col: int) -> str:
-    """The offending line of ``text`` with a caret under column ``col`` (1-based)."""
-    lines = text.splitlines() or [""]
-    src = lines[line - 1] if 0 < line <= len(lines) else ""
-    # A lone surrogate (the error may be about one) is shown as U+FFFD, one column wide, so
-    # that the message can be written out.
-    src = "".join("\ufffd" if "\ud800" <= ch <= "\udfff" else ch for ch in src) \
-        if any("\ud800" <= ch <= "\udfff" for ch in src) else src
-    return f"  {src}\n  {' ' * (col - 1)}^"
-
-
 class PositionedError(XmlEventsError, ValueError):
     """An error at a line and column of some text (the offending line shown with a caret under
     the column); the fields are there for tests to check. The languages of the other packages
     (the rules of ``xmlevents.rules``) lay their errors out the same way by subclassing it."""
 
     def __init__(self, reason: str, *, text: str = "", line: int | None = 1,
-                 col: int | None = 1, context: str = "") -> None:
+                 column: int | None = 1, context: str = "") -> None:
         self.reason = reason
         self.text = text
         self.line = line
-        self.col = col
+        self.column = column
         self.context = context
         # Trees built in Python have no source position: say so rather than invent one.
-        where = f"line {line}, col {col}: " if line is not None and col is not None else ""
+        where = (f"line {line}, col {column}: " if line is not None and column is not None
+                 else "")
         prefix = f"{context}: " if context else ""
         message = f"{where}{prefix}{reason}"
-        if text and line is not None and col is not None:
-            message += "\n" + _snippet(text, line, col)
+        if text and line is not None and column is not None:
+            message += "\n" + snippet(text, line, column)
         super().__init__(message)

@@ -80,7 +80,7 @@ def _automaton_refusal(text: str, query: Query, exc: CELQueryError) -> CELQueryE
                 break
     line, col = where if where is not None else (None, None)
     return CELQueryError(f"{exc.reason} (the replay runs CEL queries with the automaton "
-                         "evaluator only)", text=text, line=line, col=col)
+                         "evaluator only)", text=text, line=line, column=col)
 
 
 def check_query(text: str) -> Query:
@@ -117,7 +117,7 @@ def check_queries(texts: Sequence[str]) -> tuple[CelQuery, ...]:
             if len(texts) == 1:
                 raise
             context = f"query {i}" + (f": {exc.context}" if exc.context else "")
-            raise type(exc)(exc.reason, text=exc.text, line=exc.line, col=exc.col,
+            raise type(exc)(exc.reason, text=exc.text, line=exc.line, column=exc.column,
                             context=context) from None
     return tuple(out)
 

@@ -3,7 +3,7 @@
 Messages are laid out as the expression language's are (``xmlevents.algebra``'s
 ``ExpressionSyntaxError``): ``line L, col C: reason`` (the source, a file name, before the reason
 when there is one), then the offending line with a caret under the column. The fields
-(``reason``, ``line``, ``col``, ``text``, ``context``) are there for tests and tools to check.
+(``reason``, ``line``, ``column``, ``text``, ``context``) are there for tests and tools to check.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ class _Located(PositionedError):
     laid out by the algebra's :class:`~xmlevents.algebra.PositionedError`."""
 
     def __init__(self, reason: str, *, text: str = "", line: int | None = None,
-                 col: int | None = None, context: str = "") -> None:
-        super().__init__(reason, text=text, line=line, col=col, context=context)
+                 column: int | None = None, context: str = "") -> None:
+        super().__init__(reason, text=text, line=line, column=column, context=context)
 
 
 class RuleSyntaxError(_Located):
@@ -41,9 +41,9 @@ class RuleError(_Located):
     """
 
     def __init__(self, reason: str, *, rule: str = "", text: str = "", line: int | None = None,
-                 col: int | None = None, context: str = "") -> None:
+                 column: int | None = None, context: str = "") -> None:
         self.rule = rule
-        super().__init__(reason, text=text, line=line, col=col, context=context)
+        super().__init__(reason, text=text, line=line, column=column, context=context)
 
 
 class UnknownDocumentError(UnknownNameError):

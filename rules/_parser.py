@@ -32,12 +32,13 @@ from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any, NoReturn, TypeVar
 
-from xmlevents.algebra import ArgumentTypeError
+from xmlevents._foundation.errors import ArgumentTypeError
+from xmlevents._foundation.text import Cursor
 
 from . import ast
 from ._constructors import read_element
 from ._errors import RuleSyntaxError
-from ._tokens import Lexer, Token, TokenType
+from ._tokens import Lexer, Token, TokenType, is_keyword
 
 __all__ = ["parse_rules", "parse_rule", "parse_path", "parse_condition", "parse_action",
            "MAX_DEPTH"]
@@ -62,6 +63,16 @@ _FLWR = frozenset({"for", "let", "some", "every"})
 _ARITHMETIC = {TokenType.PLUS: "+", TokenType.MINUS: "-", TokenType.STAR: "*"}
 
 
+class _Cursor(Cursor):
+    """The shared cursor, naming a string literal as this language does."""
+
+    __slots__ = ()
+
+    def describe(self, token: Token) -> str:
+        found = super().describe(token)
+        return f"string {found[1:-1]}" if token.kind is TokenType.STRING else found
+
+
 class _Parser:
     """Parses one text; tokens are pulled lazily, so that constructors can be read as XML."""
 
@@ -69,76 +80,57 @@ class _Parser:
         self.text = text
         self.context = context
         self.lexer = Lexer(text, context)
-        self._cur: Token | None = None
-        self._peeked: Token | None = None
-        self._prev: Token | None = None
+        # Lazy: a constructor's inside is XML, read by ._constructors between two tokens.
+        self._tokens = _Cursor(self.lexer.token, text, self._fail, eof=TokenType.EOF,
+                               lazy=True)
         self._depth = 0
 
     # --- token helpers -----------------------------------------------------------------------
 
     @property
     def cur(self) -> Token:
-        if self._cur is None:
-            self._cur, self._peeked = self._peeked or self.lexer.token(), None
-        return self._cur
+        return self._tokens.peek()
 
     def _peek(self) -> Token:
         """The token after :attr:`cur`."""
-        self.cur  # noqa: B018  # reads the current token first
-        if self._peeked is None:
-            self._peeked = self.lexer.token()
-        return self._peeked
+        return self._tokens.peek(1)
 
     def _advance(self) -> Token:
-        token = self.cur
-        if token.type is not TokenType.EOF:
-            self._prev = token
-            self._cur = None
-        return token
+        return self._tokens.next()
 
     def _resume(self, offset: int) -> None:
         """Go on tokenizing at ``offset`` (after XML read by the constructor reader)."""
-        assert self._cur is None and self._peeked is None, "a token was read ahead"
+        assert not self._tokens.buffered(), "a token was read ahead"
         self.lexer.pos = offset
 
     def _at(self, kind: TokenType) -> bool:
-        return self.cur.type is kind
+        return self._tokens.at(kind)
 
     def _at_keyword(self, *words: str) -> bool:
-        return any(self.cur.is_keyword(w) for w in words)
+        return any(is_keyword(self.cur, w) for w in words)
 
     def _expect(self, kind: TokenType, what: str) -> Token:
-        if not self._at(kind):
-            self._error(f"expected {what}, got {self._describe(self.cur)}")
-        return self._advance()
+        return self._tokens.expect(kind, what)
 
     def _expect_keyword(self, word: str, what: str) -> Token:
         if not self._at_keyword(word):
-            self._error(f"expected {what}, got {self._describe(self.cur)}")
+            self._unexpected(what)
         return self._advance()
 
     def _expect_close(self, kind: TokenType, opener: Token) -> Token:
-        if not self._at(kind):
-            where = (f"col {opener.col}" if self.cur.line == opener.line
-                     else f"line {opener.line}, col {opener.col}")
-            self._error(f"expected {kind.value!r} to close {opener.text!r} at {where}, got "
-                        f"{self._describe(self.cur)}")
-        return self._advance()
+        return self._tokens.expect_close(kind, opener, str(kind.value))
 
     def _describe(self, token: Token) -> str:
-        if token.type is TokenType.EOF:
-            return "end of input"
-        source = self.text[token.start:token.end]
-        if len(source) > 30:
-            source = source[:27] + "..."
-        return f"string {source}" if token.type is TokenType.STRING else repr(source)
+        return self._tokens.describe(token)
+
+    def _fail(self, reason: str, offset: int) -> NoReturn:
+        self.lexer.fail(reason, offset)
 
     def _error(self, reason: str, token: Token | None = None) -> NoReturn:
-        token = token or self.cur
-        offset = token.start
-        if token.type is TokenType.EOF and self._prev is not None:
-            offset = self._prev.end  # "got end of input" right after the last token
-        self.lexer.fail(reason, offset)
+        self._tokens.error(reason, token)
+
+    def _unexpected(self, expected: str, token: Token | None = None) -> NoReturn:
+        self._tokens.unexpected(expected, token)
 
     def _build(self, token: Token, factory: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Call an AST constructor, reporting its ValueError/TypeError at ``token``."""
@@ -161,7 +153,7 @@ class _Parser:
 
     @staticmethod
     def _pos(token: Token) -> ast.Pos:
-        return (token.line, token.col)
+        return (token.line, token.column)
 
     # --- entry points ------------------------------------------------------------------------
 
@@ -183,9 +175,8 @@ class _Parser:
     def rule(self) -> ast.Rule:
         start = self._expect_keyword("rule", "a rule 'rule Name priority N: on ... do ...'")
         name = self.cur
-        if name.type is not TokenType.NAME or ":" in name.text:
-            self._error(f"expected a rule name such as R1 after 'rule', got "
-                        f"{self._describe(name)}")
+        if name.kind is not TokenType.NAME or ":" in name.text:
+            self._unexpected("a rule name such as R1 after 'rule'", name)
         self._advance()
         self._expect_keyword("priority", f"'priority N' after the rule name {name.text}: every "
                              "rule has its own priority (a larger number runs first)")
@@ -206,8 +197,7 @@ class _Parser:
                 break  # a ';' after the last action
             actions.append(self._action())
         if not (self._at(TokenType.EOF) or self._at_keyword("rule")):
-            self._error(f"expected ';' and another action, the next 'rule' or the end, got "
-                        f"{self._describe(self.cur)}")
+            self._unexpected("';' and another action, the next 'rule' or the end")
         return self._build(start, ast.Rule, name.text, priority, event, condition,
                            tuple(actions), pos=self._pos(start))
 
@@ -217,9 +207,8 @@ class _Parser:
             self._advance()
             sign = -1
         token = self.cur
-        if token.type is not TokenType.NUMBER or not token.text.isdigit():
-            self._error(f"expected an integer priority after 'priority', got "
-                        f"{self._describe(token)}")
+        if token.kind is not TokenType.NUMBER or not token.text.isdigit():
+            self._unexpected("an integer priority after 'priority'", token)
         self._advance()
         return sign * int(token.text)
 
@@ -237,23 +226,21 @@ class _Parser:
         if self._at_keyword("event"):
             self._advance()
             name = self.cur
-            if name.type is not TokenType.NAME or ":" in name.text:
-                self._error(f"expected the name of a composite event definition after EVENT, "
-                            f"got {self._describe(name)}")
+            if name.kind is not TokenType.NAME or ":" in name.text:
+                self._unexpected("the name of a composite event definition after EVENT", name)
             self._advance()
             return ast.NamedEvent(name.text, pos=self._pos(token))
-        self._error(f"expected INSERT e, DELETE e or EVENT Name after 'on', got "
-                    f"{self._describe(token)}")
+        self._unexpected("INSERT e, DELETE e or EVENT Name after 'on'", token)
 
     def _error_at(self, pos: ast.Pos | None, reason: str) -> NoReturn:
         line, col = pos if pos is not None else self._pos(self.cur)
-        raise RuleSyntaxError(reason, text=self.text, line=line, col=col, context=self.context)
+        raise RuleSyntaxError(reason, text=self.text, line=line, column=col, context=self.context)
 
     # --- conditions (section 2.2) ------------------------------------------------------------
 
     def _condition(self) -> ast.Condition:
         token = self.cur
-        if token.is_keyword("true"):
+        if is_keyword(token, "true"):
             self._advance()
             if self._at_keyword("and", "or"):
                 self._error("TRUE stands alone as a condition; leave it out of and/or")
@@ -264,12 +251,12 @@ class _Parser:
         """``operand (keyword operand)*`` for one keyword of ``table``: one node per chain."""
         first = operand()
         op = self.cur
-        word = op.text.lower() if op.type is TokenType.NAME else ""
+        word = op.text.lower() if op.kind is TokenType.NAME else ""
         cls = table.get(word)
         if cls is None:
             return first
         items = [first]
-        while self.cur.is_keyword(word):
+        while is_keyword(self.cur, word):
             self._advance()
             items.append(operand())
         return self._build(op, cls, tuple(items), pos=self._pos(op))
@@ -285,21 +272,21 @@ class _Parser:
     def _parse_not(self) -> ast.Formula:
         token = self.cur
         with self._nested(token.start):
-            if token.is_keyword("not") and self._peek().type is TokenType.LPAREN:
+            if is_keyword(token, "not") and self._peek().kind is TokenType.LPAREN:
                 self._advance()
                 opener = self._advance()
                 item = self._parse_or()
                 self._expect_close(TokenType.RPAREN, opener)
                 return self._build(token, ast.Not, item, pos=self._pos(token))
-            if token.type is TokenType.LPAREN:
+            if token.kind is TokenType.LPAREN:
                 self._advance()
                 inner = self._parse_or()
                 self._expect_close(TokenType.RPAREN, token)
                 return inner
-            if token.is_keyword("true"):
+            if is_keyword(token, "true"):
                 self._error("TRUE stands alone as a condition; leave it out of and/or/not")
             path = self._path(absolute=True, what="a condition")
-            if self.cur.type in COMPARISONS:
+            if self.cur.kind in COMPARISONS:
                 self._error(f"a condition is made of paths; compare inside a qualifier, as in "
                             f"$delta[@id='p1'] (section 2.2), not {self._describe(self.cur)} "
                             "after a path")
@@ -309,7 +296,7 @@ class _Parser:
 
     def _action(self) -> ast.Action:
         token = self.cur
-        if token.is_keyword("insert"):
+        if is_keyword(token, "insert"):
             self._advance()
             content = self._content()
             self._expect_keyword("below", "BELOW and the path of the nodes to insert below")
@@ -326,16 +313,16 @@ class _Parser:
                                         pos=self._pos(where))
             return self._build(below_token, ast.Insert, content, below, position,
                                pos=self._pos(token))
-        if token.is_keyword("delete"):
+        if is_keyword(token, "delete"):
             self._advance()
             target = self._path(absolute=True, what="DELETE")
             return ast.Delete(target, pos=self._pos(token))
-        self._error(f"expected an action, INSERT r BELOW e [BEFORE q | AFTER q] or DELETE e, "
-                    f"got {self._describe(token)}")
+        self._unexpected("an action, INSERT r BELOW e [BEFORE q | AFTER q] or DELETE e",
+                         token)
 
     def _content(self) -> ast.Content:
         token = self.cur
-        if token.type is TokenType.LT:
+        if token.kind is TokenType.LT:
             self._advance()
             with self._nested(token.start):
                 element, end = read_element(self.lexer, token.start, self._enclosed,
@@ -343,11 +330,11 @@ class _Parser:
             self._resume(end)
             return element
         self._refuse_flwr()
-        if not (token.type is TokenType.VAR or (token.type is TokenType.NAME
-                                                and self._peek().type is TokenType.LPAREN)):
-            self._error(f"expected a simple XQuery expression, a path such as $delta/.. or an "
-                        f"element constructor such as <store id='{{$delta/../@id}}'/> "
-                        f"(section 2.5), got {self._describe(token)}")
+        if not (token.kind is TokenType.VAR or (token.kind is TokenType.NAME
+                                                and self._peek().kind is TokenType.LPAREN)):
+            self._unexpected("a simple XQuery expression, a path such as $delta/.. or an "
+                             "element constructor such as <store id='{$delta/../@id}'/> "
+                             "(section 2.5)", token)
         return self._path(absolute=True, what="INSERT")
 
     def _enclosed(self, offset: int) -> tuple[ast.Path, int]:
@@ -362,9 +349,9 @@ class _Parser:
 
     def _position_test(self) -> ast.TrueCondition | ast.Qualifier:
         token = self.cur
-        if token.is_keyword("true"):
+        if is_keyword(token, "true"):
             after = self._peek()
-            if after.type in (TokenType.SEMI, TokenType.EOF) or after.is_keyword("rule"):
+            if after.kind in (TokenType.SEMI, TokenType.EOF) or is_keyword(after, "rule"):
                 self._advance()
                 return ast.TrueCondition(pos=self._pos(token))
         return self._parse_qor()
@@ -382,20 +369,20 @@ class _Parser:
     def _parse_compare(self) -> ast.Qualifier:
         token = self.cur
         with self._nested(token.start):
-            if token.type is TokenType.LPAREN:
+            if token.kind is TokenType.LPAREN:
                 self._advance()
                 inner = self._parse_qor()
                 self._expect_close(TokenType.RPAREN, token)
-                if self.cur.type in COMPARISONS:
+                if self.cur.kind in COMPARISONS:
                     self._error("a parenthesised qualifier is true or false and is not compared; "
                                 "compare paths, strings and numbers (section 2.4)")
                 return inner
-            if token.is_keyword("not") and self._peek().type is TokenType.LPAREN:
+            if is_keyword(token, "not") and self._peek().kind is TokenType.LPAREN:
                 self._error("not() is allowed in a rule's condition, not inside a qualifier "
                             "(section 2.4: a qualifier joins paths and comparisons with and, or)")
             left = self._operand()
             op = self.cur
-            if op.type not in COMPARISONS:
+            if op.kind not in COMPARISONS:
                 if not isinstance(left, ast.Path):
                     what = "a number alone is a position test" if isinstance(
                         left, ast.Number) else "a string alone is not a test"
@@ -404,19 +391,19 @@ class _Parser:
                 return left
             self._advance()
             right = self._operand()
-            if self.cur.type in COMPARISONS:
+            if self.cur.kind in COMPARISONS:
                 self._error("comparisons do not chain; join them with and")
-            return ast.Compare(left, COMPARISONS[op.type], right, pos=self._pos(op))
+            return ast.Compare(left, COMPARISONS[op.kind], right, pos=self._pos(op))
 
     def _operand(self) -> ast.Operand:
         token = self.cur
-        if token.type is TokenType.STRING:
+        if token.kind is TokenType.STRING:
             self._advance()
             return ast.Literal(token.text, pos=self._pos(token))
-        if token.type is TokenType.NUMBER:
+        if token.kind is TokenType.NUMBER:
             self._advance()
             return ast.Number(Decimal(token.text), pos=self._pos(token))
-        if token.type is TokenType.MINUS:
+        if token.kind is TokenType.MINUS:
             self._error("negative numbers and arithmetic are outside simple XPath (section 2.4)")
         return self._path(absolute=False, what="a qualifier")
 
@@ -434,8 +421,8 @@ class _Parser:
 
     def _refuse_flwr(self) -> None:
         token = self.cur
-        if (token.type is TokenType.NAME and token.text in _FLWR
-                and self._peek().type is TokenType.VAR):
+        if (token.kind is TokenType.NAME and token.text in _FLWR
+                and self._peek().kind is TokenType.VAR):
             self._error(f"'{token.text}' expressions (FLWR: for, let, where, return) are outside "
                         "simple XQuery, which keeps only the return part: write a path or an "
                         "element constructor (section 2.5)")
@@ -453,32 +440,32 @@ class _Parser:
         pos = self._pos(token)
         root: ast.Document | ast.Delta | None
         steps: list[ast.Step] = []
-        if token.type is TokenType.VAR:
+        if token.kind is TokenType.VAR:
             if token.text != "delta":
                 self._error(f"variable ${token.text} is outside simple XPath: the only variable "
                             "is $delta (section 2.4)")
             self._advance()
             root = ast.Delta(self._qualifiers(), pos=pos)
-        elif (token.type is TokenType.NAME and token.text == "document"
-              and self._peek().type is TokenType.LPAREN):
+        elif (token.kind is TokenType.NAME and token.text == "document"
+              and self._peek().kind is TokenType.LPAREN):
             root = self._document()
             if not self._at(TokenType.SLASH) and not self._at(TokenType.DSLASH):
-                assert self._prev is not None  # the ')' of document(...)
+                close = self._tokens.previous
+                assert close is not None  # the ')' of document(...)
                 self.lexer.fail(f"document({root.name!r}) is followed by / or // and a path, as in "
-                            f"document({root.name!r})/name (section 2.4)", self._prev.end)
+                                f"document({root.name!r})/name (section 2.4)", close.end)
         else:
             self._refuse_flwr()
-            if token.type in (TokenType.SLASH, TokenType.DSLASH):
+            if token.kind in (TokenType.SLASH, TokenType.DSLASH):
                 self._error(f"a path starts at document('name') or $delta; a leading "
                             f"{token.text} names no document (section 2.4)")
             if absolute:
-                if token.type is TokenType.NAME and self._peek().type is TokenType.LPAREN:
+                if token.kind is TokenType.NAME and self._peek().kind is TokenType.LPAREN:
                     self._refuse_function(token)
-                if token.type is TokenType.NAME and self._peek().type is TokenType.AXIS:
+                if token.kind is TokenType.NAME and self._peek().kind is TokenType.AXIS:
                     self._refuse_axis(token)
-                self._error(f"expected a simple XPath expression for {what}, starting with "
-                            f"document('name') or $delta (section 2.4), got "
-                            f"{self._describe(token)}")
+                self._unexpected(f"a simple XPath expression for {what}, starting with "
+            f"document('name') or $delta (section 2.4)", token)
             root = None
             steps.append(self._step(ast.Sep.CHILD))
         while self._at(TokenType.SLASH) or self._at(TokenType.DSLASH):
@@ -491,9 +478,9 @@ class _Parser:
         token = self._advance()
         opener = self._advance()
         name = self.cur
-        if name.type is not TokenType.STRING:
-            self._error(f"document() takes the name of a document in quotes, as in "
-                        f"document('s.xml'), got {self._describe(name)}")
+        if name.kind is not TokenType.STRING:
+            self._unexpected("the name of a document in quotes after document(, as in "
+                             "document('s.xml')", name)
         self._advance()
         if self._at(TokenType.COMMA):
             self._error("document() takes one argument, the document's name")
@@ -513,13 +500,13 @@ class _Parser:
 
     def _refuse_after_path(self) -> None:
         token = self.cur
-        if token.type is TokenType.PIPE:
+        if token.kind is TokenType.PIPE:
             self._error("the union | is outside simple XPath (section 2.4); write two rules, "
                         "or join qualifiers with or")
-        if token.type in _ARITHMETIC or token.is_keyword("div") or token.is_keyword("mod"):
+        if token.kind in _ARITHMETIC or is_keyword(token, "div") or is_keyword(token, "mod"):
             self._error(f"arithmetic ({self._describe(token)}) is outside simple XPath "
                         "(section 2.4)")
-        if token.type is TokenType.AXIS:
+        if token.kind is TokenType.AXIS:
             self._error(f"axes are outside simple XPath; {_AXES}")
 
     def _step(self, sep: ast.Sep) -> ast.Step:
@@ -527,36 +514,34 @@ class _Parser:
         pos = self._pos(token)
         kind: ast.StepKind
         name: str | None = None
-        if token.type is TokenType.DOT:
+        if token.kind is TokenType.DOT:
             kind = ast.StepKind.SELF
-        elif token.type is TokenType.DOTDOT:
+        elif token.kind is TokenType.DOTDOT:
             kind = ast.StepKind.PARENT
-        elif token.type is TokenType.STAR:
+        elif token.kind is TokenType.STAR:
             kind, name = ast.StepKind.ELEMENT, "*"
-        elif token.type is TokenType.AT:
+        elif token.kind is TokenType.AT:
             self._advance()
             kind = ast.StepKind.ATTRIBUTE
             attr = self.cur
-            if attr.type is TokenType.STAR:
+            if attr.kind is TokenType.STAR:
                 name = "*"
-            elif attr.type is TokenType.NAME and self._peek().type not in (
+            elif attr.kind is TokenType.NAME and self._peek().kind not in (
                     TokenType.LPAREN, TokenType.AXIS):
                 name = attr.text
             else:
-                self._error(f"expected an attribute name or * after '@', got "
-                            f"{self._describe(attr)}")
-        elif token.type is TokenType.NAME:
-            after = self._peek().type
+                self._unexpected("an attribute name or * after '@'", attr)
+        elif token.kind is TokenType.NAME:
+            after = self._peek().kind
             if after is TokenType.AXIS:
                 self._refuse_axis(token)
             if after is TokenType.LPAREN:
                 self._refuse_function(token)
             kind, name = ast.StepKind.ELEMENT, token.text
-        elif token.type is TokenType.VAR:
+        elif token.kind is TokenType.VAR:
             self._error(f"a variable starts a path; it cannot be a step after {sep.value}")
         else:
-            self._error(f"expected a step after {sep.value!r}: {_STEPS}, got "
-                        f"{self._describe(token)}")
+            self._unexpected(f"a step after {sep.value!r}: {_STEPS}", token)
         self._advance()
         return self._build(token, ast.Step, sep, kind, name, self._qualifiers(), pos=pos)
 
@@ -568,7 +553,7 @@ def _run(text: str, context: str, action: Callable[[_Parser], T]) -> T:
         return action(_Parser(text, context))
     except RecursionError:  # a backstop: MAX_DEPTH normally stops deep nesting first
         raise RuleSyntaxError("rule text nested too deeply; simplify it", text=text, line=1,
-                              col=1, context=context) from None
+                              column=1, context=context) from None
 
 
 def parse_rules(text: str, *, source: str = "") -> ast.RuleSet:
@@ -590,7 +575,7 @@ def parse_rules(text: str, *, source: str = "") -> ast.RuleSet:
     >>> try:
     ...     parse_rules("rule R1 priority 1: on INSERT document('s.xml')/a do DELETE $delta/c()")
     ... except RuleSyntaxError as exc:
-    ...     print(exc.line, exc.col, exc.reason.split(":")[0])
+    ...     print(exc.line, exc.column, exc.reason.split(":")[0])
     1 68 function c() is outside simple XPath
     """
     return _run(text, source, _Parser.rules)

@@ -16,15 +16,14 @@ from __future__ import annotations
 
 import enum
 import re
-from dataclasses import dataclass
 from typing import NoReturn
 
-from xmlevents.algebra import LineIndex  # one line index for every language of the project
+from xmlevents._foundation.names import NCNAME
+from xmlevents._foundation.text import LINE_BREAK, LineIndex, Token
 
 from ._errors import RuleSyntaxError
-from .ast import NCNAME
 
-__all__ = ["TokenType", "Token", "Lexer", "LineIndex", "tokenize"]
+__all__ = ["TokenType", "Token", "Lexer", "LineIndex", "tokenize", "is_keyword"]
 
 
 class TokenType(enum.Enum):
@@ -62,28 +61,13 @@ class TokenType(enum.Enum):
     EOF = "end of input"
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
-    """One token: ``line``/``col`` are 1-based, ``start``/``end`` offsets into the text.
-
-    ``text`` is the source slice, except for STRING tokens (the decoded value) and VAR
-    tokens (the name without ``$``).
-    """
-
-    type: TokenType
-    text: str
-    line: int
-    col: int
-    start: int
-    end: int
-
-    def is_keyword(self, word: str) -> bool:
-        """Whether this is the keyword ``word`` (keywords are case-insensitive)."""
-        return self.type is TokenType.NAME and self.text.lower() == word
+def is_keyword(token: Token, word: str) -> bool:
+    """Whether ``token`` is the keyword ``word`` (keywords are case-insensitive)."""
+    return token.kind is TokenType.NAME and token.text.lower() == word
 
 
 # The line breaks of str.splitlines, with "\r\n" as one, so lines agree with the snippet.
-_LINE_BREAK = re.compile("\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+_LINE_BREAK = LINE_BREAK
 _SPACE = re.compile(r"\s+")
 #: A QName; a ':' followed by another ':' is an axis, not a prefix.
 _QNAME = re.compile(f"{NCNAME}(?::(?!:){NCNAME})?")
@@ -108,7 +92,7 @@ class Lexer:
     def fail(self, reason: str, offset: int) -> NoReturn:
         """Raise a :class:`RuleSyntaxError` at ``offset``."""
         line, col = self.lines.at(offset)
-        raise RuleSyntaxError(reason, text=self.text, line=line, col=col, context=self.context)
+        raise RuleSyntaxError(reason, text=self.text, line=line, column=col, context=self.context)
 
     def make(self, kind: TokenType, value: str, start: int, end: int) -> Token:
         line, col = self.lines.at(start)
@@ -188,11 +172,11 @@ def tokenize(text: str) -> list[Token]:
     Raises:
         RuleSyntaxError: at an unexpected character or an unterminated string.
 
-    >>> [t.type.name for t in tokenize("$delta/../@id")]
+    >>> [t.kind.name for t in tokenize("$delta/../@id")]
     ['VAR', 'SLASH', 'DOTDOT', 'SLASH', 'AT', 'NAME', 'EOF']
     """
     lexer = Lexer(text)
     tokens = [lexer.token()]
-    while tokens[-1].type is not TokenType.EOF:
+    while tokens[-1].kind is not TokenType.EOF:
         tokens.append(lexer.token())
     return tokens

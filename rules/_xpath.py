@@ -100,7 +100,7 @@ class _Translator:
             line, col = step.pos if step.pos is not None else (None, None)
             known = ", ".join(sorted(self.namespaces)) or "none"
             raise RuleError(f"namespace prefix {prefix!r} of {name} is not bound (bound: "
-                            f"{known}); pass namespaces={{{prefix!r}: uri}}", line=line, col=col)
+                            f"{known}); pass namespaces={{{prefix!r}: uri}}", line=line, column=col)
         return name
 
     def qualifiers(self, qualifiers: tuple[ast.Qualifier, ...]) -> str:
@@ -382,7 +382,7 @@ def _clark(name: str, namespaces: Mapping[str, str], where: ast.Node) -> tuple[s
     if prefix not in namespaces:
         line, col = where.pos if where.pos is not None else (None, None)
         raise RuleError(f"namespace prefix {prefix!r} of {name} is not bound; pass "
-                        f"namespaces={{{prefix!r}: uri}}", line=line, col=col)
+                        f"namespaces={{{prefix!r}: uri}}", line=line, column=col)
     return f"{{{namespaces[prefix]}}}{local}", prefix
 
 

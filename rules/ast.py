@@ -62,6 +62,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from xmlevents._foundation import names as _names
 from xmlevents.algebra import ArgumentTypeError, InvalidArgumentError, UnknownNameError
 
 from ._errors import RuleError
@@ -124,14 +125,10 @@ __all__ = [
 
 Pos = tuple[int, int]
 
-# XML 1.0 (fifth edition) NameStartChar and NameChar, without ':' (an NCName).
-_START = ("A-Z_a-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u02ff\u0370-\u037d\u037f-\u1fff"
-          "\u200c-\u200d\u2070-\u218f\u2c00-\u2fef\u3001-\ud7ff\uf900-\ufdcf\ufdf0-\ufffd"
-          "\U00010000-\U000effff")
-#: An XML NCName (a name without a prefix), as a regular expression.
-NCNAME = f"[{_START}][{_START}\\-.0-9\u00b7\u0300-\u036f\u203f-\u2040]*"
-#: A QName: ``prefix:local`` or ``local``.
-QNAME = f"(?:{NCNAME}:)?{NCNAME}"
+#: An XML NCName (a name without a prefix), as a regular expression; a QName:
+#: ``prefix:local`` or ``local``. XML 1.0 fifth edition names, the foundation's (issue 28).
+NCNAME = _names.NCNAME
+QNAME = _names.QNAME
 _NCNAME_RE = re.compile(NCNAME)
 _QNAME_RE = re.compile(QNAME)
 
@@ -808,7 +805,7 @@ class RuleSet(Node):
         for rule in rules:
             _check_type("RuleSet", rule, Rule, "a Rule")
             line, col = rule.pos if rule.pos is not None else (None, None)
-            where = {"rule": rule.name, "text": self.text, "line": line, "col": col,
+            where = {"rule": rule.name, "text": self.text, "line": line, "column": col,
                      "context": self.source}
             if rule.name in names:
                 raise RuleError(f"a second rule named {rule.name}{_at(names[rule.name])}; "

@@ -90,7 +90,7 @@ def _problem_of(exc: XmlEventsError) -> Problem:
     extra: dict[str, Any] = {}
     if isinstance(exc, PositionedError):
         if exc.line is not None:
-            extra = {"line": exc.line, "column": exc.col}
+            extra = {"line": exc.line, "column": exc.column}
         detail = exc.reason
     else:
         detail = str(exc)

@@ -197,7 +197,7 @@ class _Source:
 
     def fail(self, reason: str, el: etree._Element) -> MarkupError:
         line, col = self.pos(el)
-        return MarkupError(reason, text=self.text, line=line, col=col)
+        return MarkupError(reason, text=self.text, line=line, column=col)
 
 
 def _decode(data: bytes, encoding: str | None) -> str:
@@ -224,9 +224,9 @@ def _load(markup: str | bytes) -> tuple[etree._Element, _Source]:
         parser = _parser(None)
     else:
         raise MarkupError(f"markup is a str or bytes, got {type(markup).__name__}",
-                          line=None, col=None)
+                          line=None, column=None)
     if len(data) > _MAX_BYTES:
-        raise MarkupError(f"the markup is over {_MAX_BYTES:,} bytes", line=None, col=None)
+        raise MarkupError(f"the markup is over {_MAX_BYTES:,} bytes", line=None, column=None)
     try:
         tree = etree.fromstring(data, parser).getroottree()
     except etree.XMLSyntaxError as exc:
@@ -241,9 +241,9 @@ def _load(markup: str | bytes) -> tuple[etree._Element, _Source]:
             reason = ("nested deeper than 256 elements (about 85 nested expressions), the "
                       "parser's limit")
         raise MarkupError(f"not well-formed XML: {reason}", text=_OTHER_BREAKS.sub(" ", shown),
-                          line=line, col=max(col or 1, 1)) from None
+                          line=line, column=max(col or 1, 1)) from None
     except ValueError as exc:  # pragma: no cover - lxml's refusals before parsing
-        raise MarkupError(f"not well-formed XML: {exc}", line=None, col=None) from None
+        raise MarkupError(f"not well-formed XML: {exc}", line=None, column=None) from None
     if isinstance(markup, bytes):
         shown = _decode(data, tree.docinfo.encoding)
     source = _Source(shown)
@@ -252,7 +252,7 @@ def _load(markup: str | bytes) -> tuple[etree._Element, _Source]:
         line = shown.count("\n", 0, at) + 1 if at >= 0 else 1
         col = at - (shown.rfind("\n", 0, at) + 1) + 1 if at >= 0 else 1
         raise MarkupError("a DOCTYPE is not accepted in markup (no entities, no DTD)",
-                          text=source.text, line=line, col=col)
+                          text=source.text, line=line, column=col)
     root = tree.getroot()
     source.locate(root)
     return root, source
@@ -596,7 +596,7 @@ def parse_markup(text: str | bytes) -> Registration:
 def _check_text(value: str, what: str) -> str:
     if not _XML_TEXT.fullmatch(value):
         raise MarkupError(f"{what} {value!r} has characters XML cannot carry; use the text "
-                          "form or JSON", line=None, col=None)
+                          "form or JSON", line=None, column=None)
     return value
 
 
@@ -644,7 +644,7 @@ def to_markup(registration: Registration) -> str:
             given = sorted(set(node.binds) & set(inputs))
             if given:
                 raise MarkupError(f"variable {given[0]} is an output of an opaque expression "
-                                  "and is given a value", line=None, col=None)
+                                  "and is given a value", line=None, column=None)
     unmentioned = [name for name in inputs if name not in expression.variables]
     root: etree._Element | None = None
     # (expression, the <solve> to write it in); iterative over the tree

@@ -76,7 +76,7 @@ class _Parser:
 
     def fail(self, reason: str, offset: int | None = None) -> ExpressionTextError:
         line, col = self.pos(offset)
-        return ExpressionTextError(reason, text=self.text, line=line, col=col)
+        return ExpressionTextError(reason, text=self.text, line=line, column=col)
 
     def describe(self) -> str:
         self.skip()
@@ -277,7 +277,7 @@ class _Parser:
             if p.name in seen:
                 line, col = p.pos or self.pos(at)
                 raise ExpressionTextError(f"parameter {p.name} is given twice", text=self.text,
-                                          line=line, col=col)
+                                          line=line, column=col)
             seen.add(p.name)
         return Atomic(etype, tuple(params), pos=pos)
 
@@ -345,10 +345,10 @@ def parse_expression(text: str) -> Expression:
     """
     if not isinstance(text, str):
         raise ExpressionTextError(f"expected the expression's text, got {type(text).__name__}",
-                                  line=None, col=None)
+                                  line=None, column=None)
     if len(text) > _MAX_TEXT:
         raise ExpressionTextError(f"the expression is over {_MAX_TEXT:,} characters",
-                                  line=None, col=None)
+                                  line=None, column=None)
     bad = re.search("[\ud800-\udfff]", text)
     if bad is not None:
         p = _Parser(text)

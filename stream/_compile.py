@@ -141,7 +141,7 @@ class _Compiler:
                     f"[{p}] on the {s.axis} axis is not supported: it would compare positions "
                     "along the axis, which is not a condition on siblings; [1] and [last()] "
                     "are supported on child steps",
-                    text=self.text, line=1, col=p.col or s.col, context="query")
+                    text=self.text, line=1, column=p.col or s.col, context="query")
             sib = land([self.test(s.test),
                         *(self.pred(q, s, j) for j, q in enumerate(s.predicates[:k]))])
             return neg(self.following(sib) if p.last else self.prevs(sib))
@@ -230,7 +230,7 @@ def compile_path(path: LocationPath, text: str = "") -> CompiledGrammar:
     if not path.steps or (all(s.axis in ("self", "descendant-or-self")
                              and s.test.kind == "node" for s in path.steps) and path.absolute):
         raise UnsupportedQueryError("the query selects the document node, not an element",
-                                    text=text, line=1, col=1, context="query")
+                                    text=text, line=1, column=1, context="query")
     c = _Compiler(text)
     phi = c.select(path)
     grammar = CompiledGrammar(phi, tuple(c.tests), tuple(c.bits), text)
@@ -243,7 +243,7 @@ def compile_path(path: LocationPath, text: str = "") -> CompiledGrammar:
             f"(through parent, ancestor, preceding-sibling, absolute paths in predicates or "
             f"positions); more than {MAX_DECIDED} are refused, as each element may have to "
             "try every combination of them; split the query",
-            text=text, line=1, col=1, context="query")
+            text=text, line=1, column=1, context="query")
     return grammar
 
 

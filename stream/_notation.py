@@ -152,4 +152,4 @@ def parse_grammar(text: str, namespaces: Mapping[str, str] | None = None) -> Exp
 
 def _fail(text: str, lines: LineIndex, offset: int, reason: str) -> NoReturn:
     line, col = lines.at(min(offset, max(len(text) - 1, 0)) if text else 0)
-    raise QuerySyntaxError(reason, text=text, line=line, col=col, context="grammar")
+    raise QuerySyntaxError(reason, text=text, line=line, column=col, context="grammar")

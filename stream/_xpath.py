@@ -184,7 +184,7 @@ class _Parser:
     def fail(self, pos: int, reason: str, *, syntax: bool = False) -> NoReturn:
         line, col = self.lines.at(pos)
         cls = QuerySyntaxError if syntax else UnsupportedQueryError
-        raise cls(reason, text=self.text, line=line, col=col, context="query")
+        raise cls(reason, text=self.text, line=line, column=col, context="query")
 
     def col(self, pos: int) -> int:
         return self.lines.at(pos)[1]
@@ -402,11 +402,11 @@ def parse_xpath(text: str, namespaces: Mapping[str, str] | None = None) -> Locat
     >>> try:
     ...     parse_xpath("//a[@id]")
     ... except UnsupportedQueryError as exc:
-    ...     print(exc.col, exc.reason[:28])
+    ...     print(exc.column, exc.reason[:28])
     5 attributes are not supported
     """
     if not text.strip():
-        raise QuerySyntaxError("the query is empty", text=text, line=1, col=1, context="query")
+        raise QuerySyntaxError("the query is empty", text=text, line=1, column=1, context="query")
     return _Parser(text, namespaces).parse()
 
 

@@ -102,7 +102,7 @@ def test_multiplicity_of_a_single_step_needs_at() -> None:
     """[1,*] ins(quantity) has no step left to derive from: give one with at=."""
     with pytest.raises(DefinitionError, match="single step") as info:
         DefinitionSet.parse("Eq := [1,*] ins(quantity)")
-    assert (info.value.line, info.value.col, info.value.definition) == (1, 7, "Eq")
+    assert (info.value.line, info.value.column, info.value.definition) == (1, 7, "Eq")
     ds = DefinitionSet.parse("Eq := [1,*] ins(quantity) with at=item")
     assert operators(ds, "Eq")[0].pt == P("item")
 
@@ -145,7 +145,7 @@ def test_unknown_name_says_where() -> None:
     with pytest.raises(DefinitionError) as info:
         DefinitionSet.parse(text)
     exc = info.value
-    assert (exc.definition, exc.node, exc.line, exc.col) == ("Eb", "Nope(b)", 3, 3)
+    assert (exc.definition, exc.node, exc.line, exc.column) == ("Eb", "Nope(b)", 3, 3)
     assert "unknown definition 'Nope' (defined: Ea)" in str(exc)
     assert isinstance(exc, ValueError) and isinstance(exc, XmlEventsError)
 
@@ -178,7 +178,7 @@ def test_wildcard_cycle() -> None:
     """%(item) in a definition whose own events occur at item depends on itself."""
     with pytest.raises(DefinitionError, match="W -> W") as info:
         DefinitionSet.parse("W := %(item) | ins(item/price)")
-    assert info.value.node == "%(item)" and info.value.col == 6
+    assert info.value.node == "%(item)" and info.value.column == 6
 
 
 def test_wildcard_dependencies() -> None:
@@ -235,11 +235,11 @@ def test_an_error_about_a_modifier_points_at_the_modifier() -> None:
     text = "E := (ins(/a/b) & ins(/a/c)) with context=recent, at=/x"
     with pytest.raises(DefinitionError) as info:
         DefinitionSet.parse(text)
-    assert (info.value.line, info.value.col) == (1, text.index("at=") + 1)
+    assert (info.value.line, info.value.column) == (1, text.index("at=") + 1)
     text = 'E := (ins(a) ; ins(a/b)) with when="count(("'
     with pytest.raises(DefinitionError) as info:
         EventGraph(text)
-    assert (info.value.line, info.value.col) == (1, text.index("when") + 1)
+    assert (info.value.line, info.value.column) == (1, text.index("when") + 1)
     # parsed text keeps where each modifier was; values built in Python have none (the
     # caret then goes under the operator, as before), and positions never change equality
     parsed = parse('(ins(a) ; ins(a/b)) with when="x"')

@@ -414,7 +414,7 @@ def test_condition_that_does_not_compile_is_rejected_with_the_definition_name():
                    "with when=\"price > 0\"", documents=Values())
     err = info.value
     assert err.definition == "Eh" and "does not compile" in str(err)
-    assert "expected 'all NAME ...'" in str(err) and (err.line, err.col) == (2, 51)  # when=
+    assert "expected 'all NAME ...'" in str(err) and (err.line, err.column) == (2, 51)  # when=
 
 
 @pytest.mark.parametrize("text, words", [

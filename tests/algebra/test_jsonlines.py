@@ -73,5 +73,5 @@ def test_definitions_with_a_lone_surrogate_are_refused_and_the_error_can_be_writ
 
     with pytest.raises(ExpressionSyntaxError) as info:
         parse_definitions(text)
-    assert info.value.col == col and "surrogate" in str(info.value)
+    assert info.value.column == col and "surrogate" in str(info.value)
     str(info.value).encode("utf-8")  # the snippet shows U+FFFD in its place

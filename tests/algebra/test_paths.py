@@ -389,7 +389,7 @@ def test_path_syntax_errors_point_at_column(text, col):
     """Malformed path types raise PathSyntaxError with the 1-based column of the offence."""
     with pytest.raises(PathSyntaxError) as info:
         P(text)
-    assert info.value.col == col
+    assert info.value.column == col
     assert f"col {col}" in str(info.value)
 
 

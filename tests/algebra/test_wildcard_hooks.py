@@ -100,7 +100,7 @@ def test_derivations_that_would_drop_events_are_refused(definition: str, col: in
                                                         says: str) -> None:
     with pytest.raises(DefinitionError) as info:
         DefinitionSet.parse(definition)
-    assert info.value.col == col
+    assert info.value.column == col
     assert says in str(info.value)
 
 

@@ -226,7 +226,7 @@ def test_paths_without_wildcard_report_none(pt: PathType) -> None:
 def test_wildcard_forms_that_are_not_steps(text: str, col: int, reason: str) -> None:
     with pytest.raises(PathSyntaxError) as info:
         P(text)
-    assert info.value.col == col
+    assert info.value.column == col
     assert reason in info.value.reason
 
 
@@ -240,7 +240,7 @@ def test_a_path_instance_names_concrete_nodes() -> None:
         PathInstance.of("/order/*", ["o1", "i1"])
     with pytest.raises(PathSyntaxError) as info:
         PathInstance.parse("/order[o1]/*[i1]/price[p1]")
-    assert info.value.col == 12  # under the *
+    assert info.value.column == 12  # under the *
     assert "* is not a step of a path instance" in info.value.reason
 
 
@@ -272,7 +272,7 @@ def test_star_in_references_multiplicity_and_at() -> None:
 def test_namespaced_wildcard_in_an_expression_points_at_the_step() -> None:
     with pytest.raises(xmlevents.algebra.ExpressionSyntaxError) as info:
         parse("ins(order/p:*)")
-    assert info.value.col == 11
+    assert info.value.column == 11
     assert "p:* (any element of one namespace) is not a step" in str(info.value)
 
 

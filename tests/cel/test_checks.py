@@ -23,13 +23,13 @@ from xmlevents.cel import CELQueryError, bound, compile_query, parse_formula, pa
 def test_checks_name_the_variable(query: str, words: str, col: int) -> None:
     with pytest.raises(CELQueryError, match=words) as caught:
         compile_query(query)
-    assert (caught.value.line, caught.value.col) == (1, col)
+    assert (caught.value.line, caught.value.column) == (1, col)
 
 
 def test_lines_are_counted() -> None:
     with pytest.raises(CELQueryError) as caught:
         compile_query("SELECT *\nFROM S\nWHERE T AS x ;\n  T AS x")
-    assert (caught.value.line, caught.value.col) == (3, 7)
+    assert (caught.value.line, caught.value.column) == (3, 7)
 
 
 def test_well_formed_and_safe_queries_pass() -> None:
@@ -54,7 +54,7 @@ def test_unknown_attributes_and_types_with_a_schema() -> None:
                   schema)
     with pytest.raises(CELQueryError, match="unknown attribute hum of x") as caught:
         compile_query("SELECT * WHERE T AS x ; H AS y FILTER x[hum > 40]", schema)
-    assert caught.value.col == 39
+    assert caught.value.column == 39
     with pytest.raises(CELQueryError, match="unknown event type X"):
         compile_query("SELECT * WHERE T AS x ; X", schema)
     # a variable on two types: the attribute of either is accepted

@@ -81,7 +81,7 @@ def test_syntax_errors_have_lines_and_columns(query: str, line: int, col: int,
                                               words: str) -> None:
     with pytest.raises(CELSyntaxError, match=words) as caught:
         parse_query(query)
-    assert (caught.value.line, caught.value.col) == (line, col), caught.value
+    assert (caught.value.line, caught.value.column) == (line, col), caught.value
 
 
 @st.composite

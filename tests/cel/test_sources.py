@@ -68,7 +68,7 @@ def test_schema_and_csv() -> None:
 def test_schema_errors(text: str, line: int, col: int) -> None:
     with pytest.raises(CELSyntaxError) as caught:
         parse_schema(text)
-    assert (caught.value.line, caught.value.col) == (line, col), caught.value
+    assert (caught.value.line, caught.value.column) == (line, col), caught.value
 
 
 PRIMITIVE = [

@@ -89,14 +89,14 @@ def test_an_element_is_never_updated_in_a_definition() -> None:
     with pytest.raises(DefinitionError) as info:
         d.define("Y := ins(item) ; upd(item/price)")
     err = info.value
-    assert (err.line, err.col) == (1, 18)  # the caret under the leaf
+    assert (err.line, err.column) == (1, 18)  # the caret under the leaf
     assert "an element is never updated in a watched document, only its text and its " \
            "attributes: write upd(item/price/text())" in str(err)
     assert d.monitor.definitions is None  # nothing was defined
     # Inside an alias, the caret is in the alias's own text.
     with pytest.raises(DefinitionError) as info:
         d.define("A := upd(item/price)\nZ := ins(item) ; A")
-    assert (info.value.definition, info.value.line, info.value.col) == ("A", 1, 6)
+    assert (info.value.definition, info.value.line, info.value.column) == ("A", 1, 6)
 
 
 def test_the_paper_s_element_update_is_still_taken_by_a_plain_graph() -> None:

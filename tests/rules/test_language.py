@@ -231,7 +231,7 @@ def test_numbers_are_decimals() -> None:
 def test_tokens_carry_positions() -> None:
     """Tokens know their type, text, line and column; strings are decoded."""
     tokens = tokenize("$delta\n  [@id != 'a''b']")
-    assert [(t.type, t.text, t.line, t.col) for t in tokens] == [
+    assert [(t.kind, t.text, t.line, t.column) for t in tokens] == [
         (TokenType.VAR, "delta", 1, 1), (TokenType.LBRACK, "[", 2, 3),
         (TokenType.AT, "@", 2, 4), (TokenType.NAME, "id", 2, 5), (TokenType.NE, "!=", 2, 8),
         (TokenType.STRING, "a'b", 2, 11), (TokenType.RBRACK, "]", 2, 17),
@@ -329,7 +329,7 @@ REFUSED: list[tuple[str, str, str, int, int, list[str]]] = [
     ("an unexpected character", "$delta[. ! 'x']", "DELETE $delta", 3, 13,
      ["the comparison is written !="]),
     ("an unclosed qualifier", "$delta[a", "DELETE $delta", 4, 1,
-     ["expected ']' to close '[' at line 3, col 10"]),
+     ["unexpected 'do': expected ']' to close '[' (opened at line 3, col 10)"]),
 ]
 
 
@@ -339,7 +339,7 @@ def test_outside_the_fragment_is_refused_with_line_and_column(
         title: str, condition: str, action: str, line: int, col: int, words: list[str]) -> None:
     """Each construct outside the grammar is refused where it starts, saying what is allowed."""
     exc = rule_error(condition, action)
-    assert (exc.line, exc.col) == (line, col), str(exc)
+    assert (exc.line, exc.column) == (line, col), str(exc)
     for word in words:
         assert word in exc.reason, exc.reason
     assert str(exc).startswith(f"line {line}, col {col}: r.rules: ")
@@ -351,7 +351,7 @@ def test_the_event_cannot_use_delta() -> None:
     with pytest.raises(RuleSyntaxError) as caught:
         parse_rules("rule R priority 1:\non INSERT document('a')/b[@id=$delta/@id]\n"
                     "do DELETE $delta")
-    assert (caught.value.line, caught.value.col) == (2, 31)
+    assert (caught.value.line, caught.value.column) == (2, 31)
     assert "the event defines $delta" in caught.value.reason
     with pytest.raises(RuleSyntaxError, match="the event defines"):
         parse_rules("rule R priority 1: on INSERT $delta/a do DELETE $delta")
@@ -376,7 +376,7 @@ def test_malformed_rules_are_refused_with_line_and_column(text: str, line: int, 
     """The rule frame (rule, priority, on, if, do, ;) is checked token by token."""
     with pytest.raises(RuleSyntaxError) as caught:
         parse_rules(text)
-    assert (caught.value.line, caught.value.col) == (line, col), str(caught.value)
+    assert (caught.value.line, caught.value.column) == (line, col), str(caught.value)
     assert words in caught.value.reason
 
 
@@ -388,7 +388,7 @@ def test_duplicate_names_and_priorities_are_refused() -> None:
     with pytest.raises(RuleError) as caught:
         parse_rules(text.format(name="A", priority=3), source="x.rules")
     exc = caught.value
-    assert (exc.line, exc.col, exc.rule) == (3, 1, "A")
+    assert (exc.line, exc.column, exc.rule) == (3, 1, "A")
     assert "a second rule named A (line 1)" in exc.reason
     assert str(exc).startswith("line 3, col 1: x.rules: ")
     with pytest.raises(RuleError, match=r"rule C has priority 2, as rule B \(line 2\) has"):

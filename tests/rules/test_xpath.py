@@ -264,7 +264,7 @@ def test_namespaces(docs: dict[str, Any]) -> None:
     with pytest.raises(RuleError) as caught:
         compile_path(ast.Path(ast.Document("n.xml"), (ast.Step(
             ast.Sep.CHILD, ast.StepKind.ELEMENT, "z:a", pos=(1, 15)),)))
-    assert (caught.value.line, caught.value.col) == (1, 15)
+    assert (caught.value.line, caught.value.column) == (1, 15)
     assert "prefix 'z' of z:a is not bound" in caught.value.reason
     with pytest.raises(RuleError, match="prefix 'q'"):
         compile_content(ast.Element("q:a"))

@@ -43,7 +43,7 @@ def test_document_types_are_checked_at_registration() -> None:
     engine = Engine()
     with pytest.raises(ExpressionTextError, match="bad document event type") as caught:
         engine.register("ins(/order//)(id=I)")
-    assert caught.value.col == 5
+    assert caught.value.column == 5
     with pytest.raises(RegistrationError, match="bad document event type"):
         engine.register(Atomic("ins(/order//)"))
     assert len(engine) == 0

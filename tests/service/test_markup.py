@@ -478,7 +478,7 @@ def test_bad_markup(markup: str, reason: str, line: int, col: int) -> None:
     with pytest.raises(MarkupError) as caught:
         parse_markup(markup)
     assert reason in caught.value.reason
-    assert (caught.value.line, caught.value.col) == (line, col), str(caught.value)
+    assert (caught.value.line, caught.value.column) == (line, col), str(caught.value)
 
 
 def test_a_billion_laughs_is_refused_without_expanding() -> None:
@@ -533,7 +533,7 @@ def test_damaged_markup_fails_only_with_markup_error(e: Expression, data: st.Dat
     try:
         parse_markup(damaged)
     except MarkupError as exc:
-        assert exc.line is not None and exc.col is not None and exc.line >= 1 and exc.col >= 1
+        assert exc.line is not None and exc.column is not None and exc.line >= 1 and exc.column >= 1
         assert exc.line <= damaged.count("\n") + 1
 
 

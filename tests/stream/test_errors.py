@@ -209,7 +209,7 @@ def test_query_outside_the_subset_is_refused_with_column_before_reading(
     """An unsupported query names its column and reason, and the input is never read."""
     with pytest.raises(UnsupportedQueryError) as info:
         matches(query, _Untouchable())
-    assert info.value.col == col
+    assert info.value.column == col
     assert reason in str(info.value)
 
 
@@ -219,7 +219,7 @@ def test_query_syntax_errors_name_the_column(query: str, col: int) -> None:
     """Malformed queries are syntax errors with a column (unbound prefixes included)."""
     with pytest.raises((QuerySyntaxError, UnsupportedQueryError)) as info:
         Query(query)
-    assert info.value.col == col
+    assert info.value.column == col
 
 
 @pytest.mark.parametrize("text, reason", [
