@@ -1,4 +1,5 @@
-"""Examples are tests: every module's doctests, and every example in the README and the docs.
+"""Examples are tests: every example in the README and the docs (the modules' doctests run in
+tests/test_doctests.py, the one collector).
 
 The README and the pages under ``docs/`` are checked the same way:
 
@@ -13,40 +14,17 @@ The README and the pages under ``docs/`` are checked the same way:
 """
 
 import contextlib
-import doctest
 import importlib
 import importlib.util
 import io
 import os
 import pathlib
-import pkgutil
 import re
 import subprocess
 import sys
 from typing import Any
 
 import pytest
-
-
-def _modules() -> list[str]:
-    import xmlevents.cel
-    import xmlevents.rules
-    import xmlevents.service
-
-    names = ["xmlevents", "xmlevents._cli"]
-    for package in (xmlevents.algebra, xmlevents.dom, xmlevents.rules, xmlevents.service,
-                    xmlevents.cel):
-        for info in pkgutil.iter_modules(package.__path__, package.__name__ + "."):
-            names.append(info.name)
-    return sorted(names)
-
-
-@pytest.mark.parametrize("name", _modules())
-def test_doctests(name: str) -> None:
-    """The examples in the module's docstrings print what they claim."""
-    module = importlib.import_module(name)
-    result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE, verbose=False)
-    assert result.failed == 0, f"{result.failed} doctest(s) failed in {name}"
 
 
 def test_algebra_imports_no_outside_packages() -> None:

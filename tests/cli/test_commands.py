@@ -6,9 +6,7 @@ outputs are checked before any work, and an unusable environment is one line and
 from __future__ import annotations
 
 import argparse
-import doctest
 import gzip
-import importlib
 import io
 import json
 import os
@@ -111,15 +109,6 @@ def test_ctrl_c_is_130_without_a_traceback() -> None:
             proc.kill()
     assert proc.returncode == INTERRUPTED
     assert "Traceback" not in err
-
-
-@pytest.mark.parametrize("name", sorted(
-    f"xmlevents._cli.{m}" for m in ["_common", "_main", *_main.COMMANDS.values()]))
-def test_doctests(name: str) -> None:
-    """The examples in the command line's docstrings print what they claim."""
-    result = doctest.testmod(importlib.import_module(name),
-                             optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.failed == 0
 
 
 # --- one status for one kind of mistake ----------------------------------------------------
