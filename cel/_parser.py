@@ -38,9 +38,10 @@ from __future__ import annotations
 
 import re
 
+from xmlevents._foundation.text import LineIndex, Token, opened_at, unclosed, unexpected
 from xmlevents._foundation.time import UNITS as _TIME_UNITS
 from xmlevents._foundation.time import Duration
-from xmlevents.algebra import LineIndex, PathType, XmlEventsError
+from xmlevents.algebra import PathType, XmlEventsError
 
 from ._errors import CELSyntaxError
 from ._predicates import (
@@ -103,31 +104,28 @@ _UNITS = {word: _TIME_UNITS[unit] for words, unit in (
 _MAX_DEPTH = 150
 
 
-class _Token:
-    __slots__ = ("end", "kind", "start", "text")
-
-    def __init__(self, kind: str, text: str, start: int, end: int) -> None:
-        self.kind, self.text, self.start, self.end = kind, text, start, end
-
-    @property
-    def word(self) -> str:
-        return self.text.upper() if self.kind == "name" else ""
+def _word(token: Token) -> str:
+    """A name token's text in upper case (keywords are case-insensitive), else ""."""
+    return token.text.upper() if token.kind == "name" else ""
 
 
 class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
         self.lines = LineIndex(text)
-        self.tokens: list[_Token] = []
+        self.tokens: list[Token] = []
         i = 0
         while i < len(text):
             m = _TOKEN.match(text, i)
             if m is None:
                 raise self.fail(f"unexpected character {text[i]!r}", i)
             if m.lastgroup != "space":
-                self.tokens.append(_Token(str(m.lastgroup), m.group(), m.start(), m.end()))
+                line, column = self.lines.at(m.start())
+                self.tokens.append(Token(str(m.lastgroup), m.group(), line, column, m.start(),
+                                         m.end()))
             i = m.end()
-        self.tokens.append(_Token("eof", "", len(text), len(text)))
+        line, column = self.lines.at(len(text))
+        self.tokens.append(Token("eof", "", line, column, len(text), len(text)))
         self.k = 0
         self.depth = 0
 
@@ -139,25 +137,25 @@ class _Parser:
         return CELSyntaxError(reason, text=self.text, line=line, column=col)
 
     @property
-    def tok(self) -> _Token:
+    def tok(self) -> Token:
         return self.tokens[self.k]
 
-    def pos(self, tok: _Token | None = None) -> tuple[int, int]:
+    def pos(self, tok: Token | None = None) -> tuple[int, int]:
         return self.lines.at((tok or self.tok).start)
 
     def describe(self) -> str:
         t = self.tok
-        return "the end of the query" if t.kind == "eof" else repr(t.text)
+        return "end of input" if t.kind == "eof" else repr(t.text)
 
     def keyword(self, *words: str) -> bool:
-        if self.tok.word in words:
+        if _word(self.tok) in words:
             self.k += 1
             return True
         return False
 
     def expect_keyword(self, word: str, why: str = "") -> None:
         if not self.keyword(word):
-            raise self.fail(f"expected {word}{why}, got {self.describe()}")
+            raise self.unexpected(f"{word}{why}")
 
     def op(self, *ops: str) -> str | None:
         t = self.tok
@@ -168,12 +166,30 @@ class _Parser:
 
     def expect_op(self, op: str, what: str) -> None:
         if self.op(op) is None:
-            raise self.fail(f"expected {what}, got {self.describe()}")
+            raise self.unexpected(what)
+
+    def unexpected(self, expected: str) -> CELSyntaxError:
+        """``unexpected X: expected EXPECTED`` at the current token (issue 28's one wording)."""
+        t = self.tok
+        at = self.tokens[self.k - 1].end if t.kind == "eof" and self.k else t.start
+        return self.fail(unexpected(self.describe(), expected), at)
+
+    def close(self, op: str, opener: Token) -> None:
+        """The ``op`` that closes ``opener``; the input ending first is an unclosed bracket."""
+        if self.op(op) is not None:
+            return
+        t = self.tok
+        at = self.tokens[self.k - 1].end if t.kind == "eof" and self.k else t.start
+        line = self.lines.at(at)[0]
+        if t.kind == "eof":
+            raise self.fail(unclosed(opener, op, line), at)
+        raise self.fail(unexpected(self.describe(), f"{op!r} to close {opener.text!r} (opened "
+                                   f"at {opened_at(opener, line)})"), at)
 
     def name(self, what: str) -> str:
         t = self.tok
-        if t.kind != "name" or t.word in _KEYWORDS:
-            raise self.fail(f"expected {what}, got {self.describe()}")
+        if t.kind != "name" or _word(t) in _KEYWORDS:
+            raise self.unexpected(f"{what}")
         self.k += 1
         if t.text.startswith("`"):
             return t.text[1:-1].replace("``", "`")
@@ -182,7 +198,7 @@ class _Parser:
     def integer(self, what: str) -> int:
         t = self.tok
         if t.kind != "number" or not t.text.isdigit():
-            raise self.fail(f"expected {what} (a whole number), got {self.describe()}")
+            raise self.unexpected(f"{what} (a whole number)")
         self.k += 1
         return int(t.text)
 
@@ -196,11 +212,11 @@ class _Parser:
     def query(self) -> Query:
         self.expect_keyword("SELECT", " (a query is SELECT ... WHERE ...)")
         strategy = Strategy.ALL
-        if self.tok.word in _STRATEGIES and not (
+        if _word(self.tok) in _STRATEGIES and not (
                 self.tokens[self.k + 1].kind == "op"
                 and self.tokens[self.k + 1].text in (",", ">", "[")) \
-                and self.tokens[self.k + 1].word != "FROM":
-            strategy = _STRATEGIES[self.tok.word]
+                and _word(self.tokens[self.k + 1]) != "FROM":
+            strategy = _STRATEGIES[_word(self.tok)]
             self.k += 1
         variables: tuple[str, ...] | None
         if self.op("*"):
@@ -231,17 +247,15 @@ class _Parser:
         consume = None
         if self.keyword("CONSUME"):
             self.expect_keyword("BY")
-            if self.tok.word not in ("ANY", "PARTITION", "NONE"):
-                raise self.fail(f"expected ANY, PARTITION or NONE after CONSUME BY, got "
-                                f"{self.describe()}")
-            consume = self.tok.word
+            if _word(self.tok) not in ("ANY", "PARTITION", "NONE"):
+                raise self.unexpected("ANY, PARTITION or NONE after CONSUME BY")
+            consume = _word(self.tok)
             self.k += 1
         limit = None
         if self.keyword("LIMIT"):
             limit = self.integer("how many complex events")
         if self.tok.kind != "eof":
-            raise self.fail(f"expected PARTITION BY, WITHIN, CONSUME BY, LIMIT or the end, "
-                            f"got {self.describe()}")
+            raise self.unexpected("PARTITION BY, WITHIN, CONSUME BY, LIMIT or the end")
         return Query(strategy, variables, tuple(streams), formula, tuple(partition), within,
                      consume, limit)
 
@@ -267,13 +281,13 @@ class _Parser:
         return tuple(keys)
 
     def partition_key(self) -> str:
-        if self.tok.word == "PROJECT" and self.tokens[self.k + 1].text == "(":
+        if _word(self.tok) == "PROJECT" and self.tokens[self.k + 1].text == "(":
             self.k += 2
             attr = self.name("the attribute holding a path instance (ids)")
             self.expect_op(",", "',' and a quoted path type")
             t = self.tok
             if t.kind != "string":
-                raise self.fail(f"expected a quoted path type, got {self.describe()}")
+                raise self.unexpected("a quoted path type")
             self.k += 1
             pt = t.text[1:-1].replace("''", "'")
             try:
@@ -287,8 +301,7 @@ class _Parser:
     def window(self) -> Window:
         t = self.tok
         if t.kind != "number":
-            raise self.fail(f"expected a window (n EVENTS, n SECONDS, n [attr]), got "
-                            f"{self.describe()}")
+            raise self.unexpected("a window (n EVENTS, n SECONDS, n [attr])")
         self.k += 1
         size = float(t.text)
         if size <= 0:
@@ -297,14 +310,14 @@ class _Parser:
             if not t.text.isdigit():
                 raise self.fail("a window of events is a whole number", t.start)
             return Window("events", size)
-        unit = self.tok.word
+        unit = _word(self.tok)
         if unit in _UNITS:
             # CORE: [n HOURS] [n MINUTES] [n SECONDS], in that order, added up exactly in
             # whole milliseconds (a Duration: the one time model, docs/semantics.md "Time")
             total = 0
             last = 1 << 62
             while True:
-                factor = _UNITS[self.tok.word]
+                factor = _UNITS[_word(self.tok)]
                 if factor >= last:
                     raise self.fail("a duration is written hours, then minutes, then seconds")
                 last = factor
@@ -314,10 +327,10 @@ class _Parser:
                 except XmlEventsError:
                     raise self.fail(f"{t.text} {unit}: a duration is a whole number of "
                                     "milliseconds", t.start) from None
-                if self.tok.kind == "number" and self.tokens[self.k + 1].word in _UNITS:
+                if self.tok.kind == "number" and _word(self.tokens[self.k + 1]) in _UNITS:
                     t = self.tok
                     size = float(t.text)
-                    unit = self.tokens[self.k + 1].word
+                    unit = _word(self.tokens[self.k + 1])
                     self.k += 1
                     continue
                 return Window("seconds", Duration(total).seconds)
@@ -327,8 +340,8 @@ class _Parser:
             attr = self.name("the attribute the window measures")
             self.expect_op("]", "']'")
             return Window("attribute", size, attr)
-        raise self.fail(f"expected EVENTS, SECONDS, MINUTES, HOURS or [attr] after the "
-                        f"window's size, got {self.describe()}")
+        raise self.unexpected("EVENTS, SECONDS, MINUTES, HOURS or [attr] after the "
+            "window's size")
 
     # --- formulas -------------------------------------------------------------------------
 
@@ -370,7 +383,7 @@ class _Parser:
                 f = Plus(f, pos=start)
             elif self.op(":+"):
                 f = ContiguousPlus(f, pos=start)
-            elif self.tok.word == "AS":
+            elif _word(self.tok) == "AS":
                 at = self.tok.start
                 self.k += 1
                 var = self.name("a variable name after AS")
@@ -383,12 +396,14 @@ class _Parser:
                 return f
 
     def primary(self) -> Formula:
-        if self.op("("):
+        if self.tok.text == "(" and self.tok.kind == "op":
+            opener = self.tokens[self.k]
+            self.k += 1
             f = self.formula()
-            self.expect_op(")", "')'")
+            self.close(")", opener)
             return f
         t = self.tok
-        if t.word in ("NOT", "UNLESS") or (t.kind == "op" and t.text == "!"):
+        if _word(t) in ("NOT", "UNLESS") or (t.kind == "op" and t.text == "!"):
             raise self.fail(f"{t.text.upper()} (negation) is not supported: CEL has no "
                             "negation (seed 003, section 3), and the automata and their "
                             "guarantees are built without it")
@@ -415,9 +430,11 @@ class _Parser:
         return p
 
     def filter_atom(self) -> Predicate:
-        if self.op("("):
+        if self.tok.text == "(" and self.tok.kind == "op":
+            opener = self.tokens[self.k]
+            self.k += 1
             p = self.filter()
-            self.expect_op(")", "')'")
+            self.close(")", opener)
             return p
         pos = self.pos()
         var = self.name("a filtered variable, as in x[temp > 40]")
@@ -471,8 +488,7 @@ class _Parser:
         if self.keyword("MATCHES"):
             t = self.tok
             if t.kind != "string":
-                raise self.fail(f"expected a quoted path type after MATCHES, got "
-                                f"{self.describe()}")
+                raise self.unexpected("a quoted path type after MATCHES")
             self.k += 1
             try:
                 return PathMatches(left, t.text[1:-1].replace("''", "'"))
@@ -484,8 +500,7 @@ class _Parser:
                 raise self.fail("regular expressions in << >> are not read: write the "
                                 "expression as a quoted string, LIKE '...'")
             if t.kind != "string":
-                raise self.fail(f"expected a quoted regular expression after LIKE, got "
-                                f"{self.describe()}")
+                raise self.unexpected("a quoted regular expression after LIKE")
             self.k += 1
             try:
                 return Like(left, t.text[1:-1].replace("''", "'"))
@@ -493,8 +508,7 @@ class _Parser:
                 raise self.fail(f"bad regular expression: {exc}", t.start) from None
         op = self.op("<=", ">=", "==", "!=", "<>", "<", ">", "=")
         if op is None:
-            raise self.fail(f"expected a comparison (<, <=, >, >=, =, !=), IN or LIKE, got "
-                            f"{self.describe()}")
+            raise self.unexpected("a comparison (<, <=, >, >=, =, !=), IN or LIKE")
         op = {"==": "=", "<>": "!="}.get(op, op)
         return Compare(op, left, self.expr())
 
@@ -538,10 +552,10 @@ class _Parser:
         if t.kind == "string":
             self.k += 1
             return t.text[1:-1].replace("''", "'")
-        if t.word in ("TRUE", "FALSE"):
+        if _word(t) in ("TRUE", "FALSE"):
             self.k += 1
-            return t.word == "TRUE"
-        raise self.fail(f"expected a value, got {self.describe()}")
+            return _word(t) == "TRUE"
+        raise self.unexpected("a value")
 
     def expr(self) -> Expr:
         self.deeper()
@@ -562,12 +576,14 @@ class _Parser:
             return Neg(self.unary())
         if self.op("+"):
             return self.unary()
-        if self.op("("):
+        if self.tok.text == "(" and self.tok.kind == "op":
+            opener = self.tokens[self.k]
+            self.k += 1
             e = self.expr()
-            self.expect_op(")", "')'")
+            self.close(")", opener)
             return e
         t = self.tok
-        if t.kind in ("number", "string") or t.word in ("TRUE", "FALSE"):
+        if t.kind in ("number", "string") or _word(t) in ("TRUE", "FALSE"):
             return Const(self.literal())
         name = self.name("an attribute, a number or a 'string'")
         if self.op("."):
@@ -599,6 +615,5 @@ def parse_formula(text: str) -> Formula:
     p = _Parser(_check(text))
     f = p.formula()
     if p.tok.kind != "eof":
-        raise p.fail(f"expected ';', ':', OR, FILTER, '+', AS or the end, got "
-                     f"{p.describe()}")
+        raise p.unexpected("';', ':', OR, FILTER, '+', AS or the end")
     return f

@@ -20,7 +20,7 @@ import re
 from collections.abc import Mapping
 from typing import NoReturn
 
-from xmlevents.algebra import LineIndex
+from xmlevents._foundation.text import LineIndex
 
 from ._errors import QuerySyntaxError
 from ._grammar import ExplicitGrammar, ExplicitRule

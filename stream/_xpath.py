@@ -18,7 +18,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from xmlevents.algebra import LineIndex
+from xmlevents._foundation.names import NCNAME
+from xmlevents._foundation.text import Cursor, LineIndex, Token, unexpected
 
 from ._errors import QuerySyntaxError, UnsupportedQueryError
 
@@ -148,19 +149,12 @@ _TOKEN = re.compile(r"""
   | (?P<ddot>\.\.)
   | (?P<number>\d+(?:\.\d*)?|\.\d+)
   | (?P<dot>\.)
-  | (?P<clark>\{[^}]*\}(?:[^\W\d][\w.\-]*|\*))
-  | (?P<name>[^\W\d][\w.\-]*(?::(?:[^\W\d][\w.\-]*|\*))?)
+  | (?P<clark>\{[^}]*\}(?:NCNAME|\*))
+  | (?P<name>NCNAME(?::(?:NCNAME|\*))?)
   | (?P<punct>\*|\[|\]|\(|\)|=|@|\||,)
   | (?P<string>"[^"]*"|'[^']*')
   | (?P<op>!=|<=|>=|[<>+\-$])
-""", re.X)
-
-
-@dataclass(frozen=True, slots=True)
-class _Tok:
-    kind: str
-    text: str
-    pos: int
+""".replace("NCNAME", NCNAME), re.X)  # XML names (issue 28): query '//a·b' reads a·b
 
 
 class _Parser:
@@ -168,17 +162,19 @@ class _Parser:
         self.text = text
         self.ns = dict(namespaces or {})
         self.lines = LineIndex(text)
-        self.toks: list[_Tok] = []
+        toks: list[Token] = []
         pos = 0
         while pos < len(text):
             m = _TOKEN.match(text, pos)
             if m is None:
-                self.fail(pos, f"unexpected {text[pos]!r}", syntax=True)
+                self.fail(pos, unexpected(repr(text[pos])), syntax=True)
             if m.lastgroup != "ws":
-                self.toks.append(_Tok(m.lastgroup or "", m.group(), pos))
+                line, column = self.lines.at(pos)
+                toks.append(Token(m.lastgroup or "", m.group(), line, column, pos, m.end()))
             pos = m.end()
-        self.toks.append(_Tok("end", "", len(text)))
-        self.i = 0
+        line, column = self.lines.at(len(text))
+        toks.append(Token("end", "", line, column, len(text), len(text)))
+        self.tokens = Cursor(iter(toks).__next__, text, self._syntax_error, eof="end")
 
     # helpers
     def fail(self, pos: int, reason: str, *, syntax: bool = False) -> NoReturn:
@@ -186,45 +182,48 @@ class _Parser:
         cls = QuerySyntaxError if syntax else UnsupportedQueryError
         raise cls(reason, text=self.text, line=line, column=col, context="query")
 
+    def _syntax_error(self, reason: str, pos: int) -> NoReturn:
+        self.fail(pos, reason, syntax=True)
+
     def col(self, pos: int) -> int:
         return self.lines.at(pos)[1]
 
     @property
-    def tok(self) -> _Tok:
-        return self.toks[self.i]
+    def tok(self) -> Token:
+        return self.tokens.peek()
 
-    def peek(self, k: int = 1) -> _Tok:
-        return self.toks[min(self.i + k, len(self.toks) - 1)]
+    def peek(self, k: int = 1) -> Token:
+        return self.tokens.peek(k)
 
-    def take(self) -> _Tok:
-        t = self.toks[self.i]
-        self.i += 1
-        return t
+    def take(self) -> Token:
+        return self.tokens.next()
 
-    def expect(self, text: str) -> _Tok:
+    def expect(self, text: str, opener: Token | None = None) -> Token:
+        """The token ``text`` (which closes ``opener``, if given)."""
         if self.tok.text != text and (self.tok.kind in ("op", "string", "number")
                                       or self.tok.text in ("=", "@", "|")):
             self.refuse_token(self.tok)
         if self.tok.text != text:
-            found = repr(self.tok.text) if self.tok.text else "the end of the query"
-            self.fail(self.tok.pos, f"expected {text!r}, found {found}", syntax=True)
+            if opener is not None:
+                self.tokens.expect_close("punct", opener, text, text)
+            self.tokens.unexpected(repr(text))
         return self.take()
 
-    def refuse_token(self, t: _Tok) -> NoReturn:
+    def refuse_token(self, t: Token) -> NoReturn:
         if t.kind == "end":
-            self.fail(t.pos, "unexpected end of the query", syntax=True)
+            self.tokens.unexpected()
         if t.text == "@":
-            self.fail(t.pos, "attributes are not supported: the query model is the tree of "
+            self.fail(t.start, "attributes are not supported: the query model is the tree of "
                              "elements (seed 004, section 2); select elements")
         if t.kind == "string":
-            self.fail(t.pos, "string literals are not supported: Core XPath compares no "
+            self.fail(t.start, "string literals are not supported: Core XPath compares no "
                              "data values (seed 004, section 1)")
         if t.text == "|":
-            self.fail(t.pos, "unions ('|') are not supported: run one query per path")
+            self.fail(t.start, "unions ('|') are not supported: run one query per path")
         if t.kind in ("op", "number") or t.text == "=":
-            self.fail(t.pos, f"{t.text!r}: arithmetic and comparisons are not supported; a "
+            self.fail(t.start, f"{t.text!r}: arithmetic and comparisons are not supported; a "
                              "predicate is a path, and, or, not(...), [1] or [last()]")
-        self.fail(t.pos, f"unexpected {t.text!r}", syntax=True)
+        self.tokens.unexpected(token=t)
 
     # grammar
     def parse(self) -> LocationPath:
@@ -234,7 +233,7 @@ class _Parser:
         return path
 
     def path(self) -> LocationPath:
-        start = self.tok.pos
+        start = self.tok.start
         steps: list[Step] = []
         absolute = False
         if self.tok.kind == "slash":
@@ -245,12 +244,12 @@ class _Parser:
         elif self.tok.kind == "dslash":
             absolute = True
             t = self.take()
-            steps.append(Step("descendant-or-self", NodeTest("node"), (), self.col(t.pos)))
+            steps.append(Step("descendant-or-self", NodeTest("node"), (), self.col(t.start)))
         steps.append(self.step())
         while self.tok.kind in ("slash", "dslash"):
             t = self.take()
             if t.kind == "dslash":
-                steps.append(Step("descendant-or-self", NodeTest("node"), (), self.col(t.pos)))
+                steps.append(Step("descendant-or-self", NodeTest("node"), (), self.col(t.start)))
             steps.append(self.step())
         return LocationPath(absolute, tuple(steps), self.col(start))
 
@@ -260,7 +259,7 @@ class _Parser:
 
     def step(self) -> Step:
         t = self.tok
-        col = self.col(t.pos)
+        col = self.col(t.start)
         if t.kind == "dot":
             self.take()
             return Step("self", NodeTest("node"), (), col)
@@ -272,21 +271,21 @@ class _Parser:
             axis = t.text
             if axis not in AXES:
                 if axis in ("following", "preceding"):
-                    self.fail(t.pos, f"the {axis} axis is not supported; use "
+                    self.fail(t.start, f"the {axis} axis is not supported; use "
                                      f"ancestor-or-self::*/{axis}-sibling::*/"
                                      "descendant-or-self::*")
                 if axis in ("attribute", "namespace"):
-                    self.fail(t.pos, f"the {axis} axis is not supported: the query model is "
+                    self.fail(t.start, f"the {axis} axis is not supported: the query model is "
                                      "the tree of elements")
-                self.fail(t.pos, f"unknown axis {axis!r}", syntax=True)
+                self.fail(t.start, f"unknown axis {axis!r}", syntax=True)
             self.take()
             self.take()
         test = self.node_test()
         preds = []
         while self.tok.text == "[":
-            self.take()
+            opener = self.take()
             preds.append(self.predicate())
-            self.expect("]")
+            self.expect("]", opener)
         return Step(axis, test, tuple(preds), col)
 
     def node_test(self) -> NodeTest:
@@ -302,9 +301,9 @@ class _Parser:
         if t.kind == "name":
             if self.peek().text == "(":
                 if t.text == "node":
-                    self.fail(t.pos, "node() is not supported: text nodes are not modelled; "
+                    self.fail(t.start, "node() is not supported: text nodes are not modelled; "
                                      "use * for elements")
-                self.fail(t.pos, f"{t.text}() is not supported as a step: the query model is "
+                self.fail(t.start, f"{t.text}() is not supported as a step: the query model is "
                                  "the tree of elements")
             self.take()
             prefix, colon, local = t.text.partition(":")
@@ -312,7 +311,7 @@ class _Parser:
                 return NodeTest("name", t.text)
             uri = self.ns.get(prefix)
             if uri is None:
-                self.fail(t.pos, f"prefix {prefix!r} is not bound: pass namespaces="
+                self.fail(t.start, f"prefix {prefix!r} is not bound: pass namespaces="
                                  f"{{{prefix!r}: URI}}")
             return NodeTest("ns", uri) if local == "*" else NodeTest("name", f"{{{uri}}}{local}")
         self.refuse_token(t)
@@ -322,10 +321,10 @@ class _Parser:
         if t.kind == "number":
             self.take()
             if t.text != "1":
-                self.fail(t.pos, f"position [{t.text}] is not supported: only [1] and "
+                self.fail(t.start, f"position [{t.text}] is not supported: only [1] and "
                                  "[last()] (a position n would need counting up to n "
                                  "siblings; not implemented)")
-            return Position(False, self.col(t.pos))
+            return Position(False, self.col(t.start))
         if t.text in ("last", "position") and self.peek().text == "(":
             return self.position()
         return self.or_expr()
@@ -335,20 +334,20 @@ class _Parser:
         self.expect("(")
         self.expect(")")
         if t.text == "last":
-            return Position(True, self.col(t.pos))
+            return Position(True, self.col(t.start))
         if self.tok.text != "=":
-            self.fail(t.pos, "position() only as position()=1 or position()=last()")
+            self.fail(t.start, "position() only as position()=1 or position()=last()")
         self.take()
         v = self.tok
         if v.text == "1":
             self.take()
-            return Position(False, self.col(t.pos))
+            return Position(False, self.col(t.start))
         if v.text == "last" and self.peek().text == "(":
             self.take()
             self.expect("(")
             self.expect(")")
-            return Position(True, self.col(t.pos))
-        self.fail(v.pos, "position() only as position()=1 or position()=last()")
+            return Position(True, self.col(t.start))
+        self.fail(v.start, "position() only as position()=1 or position()=last()")
 
     def or_expr(self) -> Pred:
         left = self.and_expr()
@@ -369,21 +368,21 @@ class _Parser:
         if t.text == "(":
             self.take()
             inner = self.or_expr()
-            self.expect(")")
+            self.expect(")", t)
             return inner
         if t.kind == "name" and self.peek().text == "(":
             if t.text == "not":
                 self.take()
-                self.take()
+                opener = self.take()
                 inner = self.or_expr()
-                self.expect(")")
+                self.expect(")", opener)
                 return Not(inner)
             if t.text in ("last", "position"):
-                self.fail(t.pos, f"{t.text}() only as a whole predicate: [1], [last()], "
+                self.fail(t.start, f"{t.text}() only as a whole predicate: [1], [last()], "
                                  "[position()=1] or [position()=last()]")
             if t.text in ("true", "false"):
-                self.fail(t.pos, f"{t.text}() is not supported; write a path or not(...)")
-            self.fail(t.pos, f"function {t.text}() is not supported: Core XPath predicates "
+                self.fail(t.start, f"{t.text}() is not supported; write a path or not(...)")
+            self.fail(t.start, f"function {t.text}() is not supported: Core XPath predicates "
                              "are paths with and, or and not(...)")
         if t.kind in ("slash", "dslash") or self._step_starts():
             return PathPred(self.path())
