@@ -12,4 +12,9 @@ package pays only for what it uses:
 - :mod:`~xmlevents._foundation.xml` — the one hardened XML parser policy (lxml is imported
   there; the algebra never imports it).
 - :mod:`~xmlevents._foundation.time` — the one time model: ``Duration`` and event time.
+- :mod:`~xmlevents._foundation.rows` — the columns of the JSON lines and the replay's tables.
+- :mod:`~xmlevents._foundation.subscriptions` — receivers checked when subscribed, and what
+  they raise collected (the graph's and the watched documents').
+- :mod:`~xmlevents._foundation.tables` — tables keyed by an enum, complete by construction
+  (contexts, modes, strategies, feeders: issue 28's "fail closed").
 """
