@@ -174,7 +174,8 @@ class _Parser:
             node = self._parse_modifier(node)
             while self._accept(TokenType.COMMA):
                 node = self._parse_modifier(node)
-            if self._tokens.current.kind is TokenType.NAME and self._tokens.current.text in ast.Modifiers.KEYS:
+            cur = self._tokens.current
+            if cur.kind is TokenType.NAME and cur.text in ast.Modifiers.KEYS:
                 self._tokens.unexpected("',' between modifiers")
         return node
 
@@ -200,7 +201,8 @@ class _Parser:
                 self._error(f"within={number.text}: a window holds at least one tick or "
                             "millisecond", number)
             value = int(number.text)
-            if self._at(TokenType.NAME) and self._tokens.current.column == number.column + len(number.text):
+            if (self._at(TokenType.NAME)
+                    and self._tokens.current.column == number.column + len(number.text)):
                 unit = self._advance()  # 30s: a duration
                 if unit.text not in ast.UNITS:
                     self._error(f"unknown unit {unit.text!r} in within={number.text}"
@@ -222,7 +224,7 @@ class _Parser:
         """``operand (op operand)*`` for the operators in ``table``; one chain is one node."""
         first = operand()
         op = self._tokens.current
-        cls = table.get(op.kind)
+        cls = table.get(op.kind)  # type: ignore[call-overload]  # kinds are TokenTypes here
         if cls is None:
             return first
         children = [first]
@@ -230,7 +232,8 @@ class _Parser:
         while self._tokens.current.kind is kind:
             self._advance()
             children.append(operand())
-        return self._build(op, cls, tuple(children), pos=(op.line, op.column))
+        node: ast.Expr = self._build(op, cls, tuple(children), pos=(op.line, op.column))
+        return node
 
     def _parse_disj(self) -> ast.Expr:
         return self._parse_chain(self._parse_conj, DISJUNCTION)
