@@ -262,14 +262,16 @@ class PrimitiveEvent:
         ...                          default_id="1", default_ts=1).to_dict()
         {'id': '1', 'ts': 1, 'op': 'ins', 'path': '/order', 'ids': ['o1']}
         """
-        if cls is PrimitiveEvent:
-            return _event(d, line, default_id, default_ts, None)  # type: ignore[return-value]  # no ``keep``: never a bare tick
+        if cls is PrimitiveEvent:  # the one validator (EventReader._read), over one object
+            return next(EventReader((d,), "", None, decoded=True, line=line,
+                                    default_id=default_id, default_ts=default_ts))
         return cls._checked_from_dict(d, line, default_id, default_ts)
 
     @classmethod
     def _checked_from_dict(cls, d: Any, line: int | None, default_id: str | None,
                            default_ts: int | None, source: str = "") -> PrimitiveEvent:
-        """The second stage of :func:`_event`: every field checked in turn, and the first that
+        """The second stage of the one validator (:meth:`EventReader._read`): every field
+        checked in turn, and the first that
         is wrong worded (naming ``line`` and ``source``); also builds what the first stage
         leaves to it (an integer id, an index, a kind, a move, a path not parsed before)."""
         def fail(reason: str) -> EventFormatError:
@@ -401,87 +403,9 @@ def start_time(e: Event) -> float | None:
 _ABSOLUTE = Kind.ABSOLUTE
 
 
-#: ``default_id`` of :func:`_event` meaning "the default tick, as text" (made only if needed).
+#: The reader's defaults (:class:`EventReader`): the line number as the tick, and as text as
+#: the id (made only if needed).
 _TICK: Any = object()
-
-
-def _event(d: Any, line: int | None, default_id: str | None, default_ts: int | None,
-           keep: Keep | None, source: str = "") -> PrimitiveEvent | int:
-    """The one event-line validator (issue 28): the event of a decoded line or of a dict.
-
-    ``default_id`` and ``default_ts`` fill a missing ``id`` and ``ts`` (the reader passes
-    :data:`_TICK` and the line number: the id is then the line number as text). A
-    well-formed event that ``keep`` refuses is not built: its tick is returned instead.
-
-    Two stages, one function: a common, well-formed object is accepted in one pass and its
-    event assembled through the slot setters (a detect run spends most of its time here);
-    anything else (an unusual field, a wrong one) goes to :meth:`PrimitiveEvent.
-    _checked_from_dict`, which checks field by field and alone words the errors. The first
-    stage only accepts what the second would: tests/algebra/test_events.py compares them.
-
-    Raises:
-        EventFormatError: naming the field, its value, ``line`` and ``source``.
-    """
-    if type(d) is dict and d.keys() <= _FAST_KEYS:
-        try:
-            op = _CONCRETE_OPS[d["op"]]
-            pt = _PARSED[d["path"]]
-            pids = d["ids"]
-            "".join(pids)  # the cheapest test that ids hold only strings
-        except (KeyError, TypeError):  # missing, unknown, unhashable, not strings: 2nd stage
-            pass
-        else:
-            get = d.get
-            optional = len(d) - 3  # fields besides op, path and ids
-            ident = get("id", _MISSING)
-            if ident is _MISSING:
-                ident = str(default_ts) if default_id is _TICK else default_id
-            else:
-                optional -= 1
-            ts = get("ts", _MISSING)
-            if ts is _MISSING:
-                ts = default_ts
-            else:
-                optional -= 1
-            if (type(pids) is not list or pt.kind is not _ABSOLUTE
-                    or len(pids) != len(pt.steps) or type(ts) is not int
-                    or type(ident) is not str):
-                pass
-            elif optional and (
-                    ((value := get("value")) is not None and type(value) is not str)
-                    or ((old := get("old")) is not None and type(old) is not str)
-                    or ((doc := get("doc")) is not None and type(doc) is not str)
-                    or ((time := get("time")) is not None and not is_time(time))):
-                pass  # doc, value, old or time of the wrong type
-            elif keep is not None and not keep(op, pt):
-                return ts  # an int: checked above
-            else:
-                if not optional:
-                    doc = value = old = time = None
-                # trusted_path_instance and trusted_primitive, inline: two calls a line less
-                # (2% of ``xmlevents detect``'s time).
-                pi = _new(PathInstance)
-                _set_pi_pt(pi, pt)
-                tids = tuple(pids)
-                _set_pi_ids(pi, tids if len(tids) <= SHARE_DEPTH else _shared(tids))
-                event = _new(PrimitiveEvent)
-                _set_e_id(event, ident)
-                _set_e_ts(event, ts)
-                _set_e_op(event, op)
-                _set_e_pi(event, pi)
-                _set_e_doc(event, doc)
-                _set_e_value(event, value)
-                _set_e_old(event, old)
-                _set_e_index(event, None)
-                _set_e_time(event, time)
-                _set_e_moved(event, False)
-                return event
-    if default_id is _TICK:
-        default_id = str(default_ts)
-    checked = PrimitiveEvent._checked_from_dict(d, line, default_id, default_ts, source)
-    if keep is not None and not keep(checked.op, checked.pi.pt):
-        return checked.ts
-    return checked
 
 
 # ``EVENT_LINE.row``, loaded when an event is first written: the rows module (the columns of
@@ -650,8 +574,10 @@ class EventReader(Iterator[PrimitiveEvent]):
     (kept or not), None before the first; ``line`` the line of the last event it yielded (to
     name the line of an event its consumer refuses), None before the first."""
 
-    def __init__(self, lines: Iterable[str | bytes], source: str,
-                 keep: Keep | None, check_ids: bool = False) -> None:
+    def __init__(self, lines: Iterable[Any], source: str,
+                 keep: Keep | None, check_ids: bool = False, *, decoded: bool = False,
+                 line: int | None = None, default_id: str | None = _TICK,
+                 default_ts: int | None = _TICK) -> None:
         self.source = source
         self.last_ts: int | None = None
         self.line: int | None = None
@@ -661,7 +587,7 @@ class EventReader(Iterator[PrimitiveEvent]):
         # (bench_engine.py); kept as text so that the set is made without a str() each.
         self._ids: list[str] | None = [] if check_ids else None
         self._blank: list[int] = []
-        self._events = self._read(lines, keep)
+        self._events = self._read(lines, keep, decoded, line, default_id, default_ts)
 
     def __iter__(self) -> Iterator[PrimitiveEvent]:
         return self._events  # the generator itself: no extra call an event
@@ -698,43 +624,126 @@ class EventReader(Iterator[PrimitiveEvent]):
             line += 1
         return line
 
-    def _read(self, lines: Iterable[str | bytes], keep: Keep | None
+    def _read(self, lines: Iterable[Any], keep: Keep | None, decoded: bool,
+              at: int | None, default_id: str | None, default_ts: int | None
               ) -> Iterator[PrimitiveEvent]:
+        """The one event-line validator (issue 28: it was written three times): the events of
+        the lines (or, ``decoded``, of objects: :meth:`PrimitiveEvent.from_dict`, with its
+        ``at`` line and defaults; the reader's are the line number, :data:`_TICK`).
+
+        Two stages in one loop, no call between them (a call a line cost detect 3%): a
+        common, well-formed object is accepted in one pass and its event assembled through
+        the slot setters; anything else (an unusual field, a wrong one) goes to
+        :meth:`PrimitiveEvent._checked_from_dict`, which checks field by field and alone
+        words the errors. The first stage only accepts what the second would:
+        tests/algebra/test_events.py compares them. A well-formed event that ``keep``
+        refuses is not built, but its tick counts and its id is kept (``check_ids``).
+        """
         source = self.source
         ids = self._ids
         add_id = None if ids is None else ids.append
         last_ts: int | None = None
         scan = SCAN
-        validate = _event
         line: str
         for number, raw in enumerate(lines, start=1):
-            line = _decode(raw, number, source) if type(raw) is bytes else raw  # type: ignore[assignment]  # lines of str or bytes
-            # The C scanner alone, not json.loads: it halves the cost of decoding a line.
-            # Anything it does not take whole (blank lines, leading space, bad JSON, an
-            # integer too long) goes to the bounded decoder, which words the error; so does
-            # a line with a surrogate escape, which it refuses if unpaired (issue 16).
-            try:
-                obj, end = scan(line, 0)
-                n = len(line)
-                whole = (end == n or (end == n - 1 and line[end] == "\n")
-                         or not line[end:].strip(JSON_SPACE)) and ("\\u" not in line or (
-                             "\\ud" not in line and "\\uD" not in line))
-            except (StopIteration, ValueError, RecursionError):
-                whole = False
-            if not whole:
-                if is_blank(line):
-                    self._blank.append(number)
-                    continue
-                obj = _loads(line, number, source)
-            event: Any = validate(obj, number, _TICK, number, keep, source)
-            ts = event if type(event) is int else event.ts
+            if decoded:
+                obj = raw
+            else:
+                line = _decode(raw, number, source) if type(raw) is bytes else raw
+                # The C scanner alone, not json.loads: it halves the cost of decoding a
+                # line. Anything it does not take whole (blank lines, leading space, bad
+                # JSON, a constant, an integer too long) goes to the bounded decoder, which
+                # words the error; so does a line with a surrogate escape, which it refuses
+                # if unpaired (issue 16).
+                try:
+                    obj, end = scan(line, 0)
+                    n = len(line)
+                    whole = (end == n or (end == n - 1 and line[end] == "\n")
+                             or not line[end:].strip(JSON_SPACE)) and ("\\u" not in line or (
+                                 "\\ud" not in line and "\\uD" not in line))
+                except (StopIteration, ValueError, RecursionError):
+                    whole = False
+                if not whole:
+                    if is_blank(line):
+                        self._blank.append(number)
+                        continue
+                    obj = _loads(line, number, source)
+            # The first stage.
+            event: Any = None
+            d = obj
+            if type(d) is dict and d.keys() <= _FAST_KEYS:
+                try:
+                    op = _CONCRETE_OPS[d["op"]]
+                    pt = _PARSED[d["path"]]
+                    pids = d["ids"]
+                    "".join(pids)  # the cheapest test that ids hold only strings
+                except (KeyError, TypeError):  # missing, unknown, unhashable, not strings
+                    pass
+                else:
+                    get = d.get
+                    optional = len(d) - 3  # fields besides op, path and ids
+                    ident = get("id", _MISSING)
+                    if ident is _MISSING:
+                        ident = str(number) if default_id is _TICK else default_id
+                    else:
+                        optional -= 1
+                    ts = get("ts", _MISSING)
+                    if ts is _MISSING:
+                        ts = number if default_ts is _TICK else default_ts
+                    else:
+                        optional -= 1
+                    if (type(pids) is not list or pt.kind is not _ABSOLUTE
+                            or len(pids) != len(pt.steps) or type(ts) is not int
+                            or type(ident) is not str):
+                        pass
+                    elif optional and (
+                            ((value := get("value")) is not None and type(value) is not str)
+                            or ((old := get("old")) is not None and type(old) is not str)
+                            or ((doc := get("doc")) is not None and type(doc) is not str)
+                            or ((time := get("time")) is not None and not is_time(time))):
+                        pass  # doc, value, old or time of the wrong type
+                    elif keep is not None and not keep(op, pt):
+                        event = ts
+                        if add_id is not None:
+                            add_id(ident)
+                    else:
+                        if add_id is not None:
+                            add_id(ident)
+                        if not optional:
+                            doc = value = old = time = None
+                        # trusted_path_instance and trusted_primitive, inline: two calls a
+                        # line less (2% of ``xmlevents detect``'s time).
+                        pi = _new(PathInstance)
+                        _set_pi_pt(pi, pt)
+                        tids = tuple(pids)
+                        _set_pi_ids(pi, tids if len(tids) <= SHARE_DEPTH else _shared(tids))
+                        event = _new(PrimitiveEvent)
+                        _set_e_id(event, ident)
+                        _set_e_ts(event, ts)
+                        _set_e_op(event, op)
+                        _set_e_pi(event, pi)
+                        _set_e_doc(event, doc)
+                        _set_e_value(event, value)
+                        _set_e_old(event, old)
+                        _set_e_index(event, None)
+                        _set_e_time(event, time)
+                        _set_e_moved(event, False)
+            if event is None:  # the second stage
+                event = PrimitiveEvent._checked_from_dict(
+                    obj, number if at is None and not decoded else at,
+                    str(number) if default_id is _TICK else default_id,
+                    number if default_ts is _TICK else default_ts, source)
+                if add_id is not None:
+                    add_id(event.id)
+                if keep is not None and not keep(event.op, event.pi.pt):
+                    event = event.ts
+                ts = event if type(event) is int else event.ts
+            # (else the first stage set ``ts``: the event's, or the tick of one not kept)
             if last_ts is not None and ts <= last_ts:
                 raise EventFormatError(f"ts={ts} does not come after the previous event's "
                                        f"ts={last_ts}; ticks must increase", line=number,
                                        source=source)
             self.last_ts = last_ts = ts
-            if add_id is not None:  # the id the event has, or would have had if built
-                add_id(event.id if type(event) is not int else str(obj.get("id", number)))
             if type(event) is not int:
                 self.line = number
                 yield event
