@@ -25,13 +25,12 @@ defined here once, for both evaluators:
 from __future__ import annotations
 
 import functools
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeGuard
 
-from xmlevents._foundation.time import UNITS, Duration, in_ms, is_time
+from xmlevents._foundation.time import UNITS, Duration
 
 if TYPE_CHECKING:
     from .ast import Window
@@ -66,13 +65,15 @@ def measure(window: Window, event: Event) -> int | float | None:
     milliseconds, or its attribute's number as it is (an ``int`` stays one); None where it
     has none, or a NaN or an infinity (it can then be in no complex event that fits, in
     either evaluator alike)."""
+    # is_time and in_ms, inline (a measure an event, on the automaton's path): an int, or a
+    # float that is finite (x - x is NaN for NaN and the infinities)
     if window.kind == "seconds":
         time = event.time
-        return in_ms(time) if is_time(time) else None
+        kind = type(time)
+        return time * 1000 if kind is int or (kind is float and time - time == 0) else None
     value = event.attrs.get(window.attribute or "")
-    if not is_number(value) or (type(value) is float and not math.isfinite(value)):
-        return None
-    return value
+    kind = type(value)
+    return value if kind is int or (kind is float and value - value == 0) else None
 
 
 @functools.lru_cache(maxsize=256)
