@@ -348,7 +348,7 @@ class KeyedDiffer(Differ):  # type: ignore[misc]  # xmldiff has no type informat
         same = self._identical
         for rnode in breadth_first(self.right, same):
             rparent = rnode.getparent()
-            ltarget = self._r2lmap.get(id(rparent))
+            ltarget: Any = self._r2lmap.get(id(rparent))  # None: the roots
             if id(rnode) not in self._r2lmap:  # insert
                 pos = self.find_pos(rnode)
                 if rnode.tag is etree.Comment:
