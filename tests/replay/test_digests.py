@@ -19,8 +19,7 @@ from xmldiff import utils
 from xmldiff.diff import Differ
 
 from tests.replay.test_script import CASES
-from xmlevents.replay import DiffOptions, Move, SetText, edit_script, parse_version
-from xmlevents.replay import _script
+from xmlevents.replay import DiffOptions, Move, SetText, _script, edit_script, parse_version
 from xmlevents.replay._digests import (
     Forms,
     breadth_first,
