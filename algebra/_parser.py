@@ -37,6 +37,9 @@ EVENT_OPS = {"ins": Op.INS, "upd": Op.UPD, "del": Op.DEL, "new": Op.NEW, "gone":
 _ALLOWED = {"mode": ast.Mode, "context": ast.Context}
 _EOF = TokenType.EOF
 _ENDS = frozenset({TokenType.EOF, TokenType.NEWLINE})
+_LPAREN = TokenType.LPAREN
+_RPAREN = TokenType.RPAREN
+_COMMA = TokenType.COMMA
 
 
 class _Cursor(Cursor):
@@ -62,14 +65,32 @@ class _Parser:
         self._tokens = _Cursor(scan(text, context=context).__next__, text, self._fail,
                                eof=_EOF, ends=_ENDS)
         self._depth = 0
-        # The cursor's methods bound once, and its current token read as an attribute: the
-        # parser asks for them several times a token (190,000 tokens in 10,000 definitions).
+        # The cursor's next() bound once and its state read as attributes: the parser asks
+        # for them several times a token (263,000 tokens in 10,000 definitions), and a call
+        # costs more than the test it makes. _at, _accept and _expect below are the cursor's,
+        # for this language's kinds (enum members, compared by identity).
         self._advance = self._tokens.next
-        self._at = self._tokens.at
-        self._accept = self._tokens.accept
-        self._expect = self._tokens.expect
+        self._opened = self._tokens.opened
 
     # --- token helpers -----------------------------------------------------------------------
+
+    def _at(self, kind: TokenType, text: str | None = None) -> bool:
+        cur = self._tokens.current
+        return cur.kind is kind and (text is None or cur.text == text)
+
+    def _accept(self, kind: TokenType) -> Token | None:
+        return self._advance() if self._tokens.current.kind is kind else None
+
+    def _expect(self, kind: TokenType, what: str) -> Token:
+        if self._tokens.current.kind is not kind:
+            self._tokens.unexpected(what)
+        return self._advance()
+
+    def _open(self, opener: Token) -> Token:
+        """``opener`` (consumed) opens a bracket: the end of input before its closer is
+        ``unclosed`` (Cursor.open)."""
+        self._opened.append((opener, ")" if opener.kind is _LPAREN else "]"))
+        return opener
 
     def _expect_close(self, kind: TokenType, opener: Token) -> Token:
         return self._tokens.expect_close(kind, opener, str(kind.value))
@@ -136,10 +157,16 @@ class _Parser:
 
     def definitions(self) -> tuple[ast.Definition, ...]:
         definitions = []
-        self._accept(TokenType.NEWLINE)
-        while not self._at(TokenType.EOF):
-            definitions.append(self._parse_definition())
-            if not self._accept(TokenType.NEWLINE) and not self._at(TokenType.EOF):
+        tokens, advance, parse = self._tokens, self._advance, self._parse_definition
+        newline = TokenType.NEWLINE
+        if tokens.current.kind is newline:
+            advance()
+        while tokens.current.kind is not _EOF:
+            definitions.append(parse())
+            kind = tokens.current.kind
+            if kind is newline:
+                advance()
+            elif kind is not _EOF:
                 self._fail_trailing("definition")
         return tuple(definitions)
 
@@ -223,14 +250,16 @@ class _Parser:
                      table: Mapping[TokenType, type[ast.Operator]]) -> ast.Expr:
         """``operand (op operand)*`` for the operators in ``table``; one chain is one node."""
         first = operand()
-        op = self._tokens.current
+        tokens = self._tokens
+        op = tokens.current
         cls = table.get(op.kind)  # type: ignore[call-overload]  # kinds are TokenTypes here
         if cls is None:
             return first
         children = [first]
         kind = op.kind
-        while self._tokens.current.kind is kind:
-            self._advance()
+        advance = self._advance
+        while tokens.current.kind is kind:
+            advance()
             children.append(operand())
         node: ast.Expr = self._build(op, cls, tuple(children), pos=(op.line, op.column))
         return node
@@ -251,9 +280,9 @@ class _Parser:
             if self._depth > MAX_DEPTH:
                 self._error(f"expression nested more than {MAX_DEPTH} levels deep; split it into "
                             "several definitions")
-            if not self._at(TokenType.LBRACK):
+            if self._tokens.current.kind is not TokenType.LBRACK:
                 return self._parse_primary()
-            opener = self._advance()
+            opener = self._open(self._advance())
             low = self._number(self._expect(TokenType.NUMBER, "a lower bound l >= 0 in [l,u]"))
             self._expect(TokenType.COMMA, "',' between the bounds of [l,u]")
             high_token = self._tokens.current
@@ -268,8 +297,8 @@ class _Parser:
 
     def _parse_primary(self) -> ast.Expr:
         token = self._tokens.current
-        if token.kind is TokenType.LPAREN:
-            self._advance()
+        if token.kind is _LPAREN:
+            self._open(self._advance())
             node = self._parse_expr()
             self._expect_close(TokenType.RPAREN, token)
             return node
@@ -281,20 +310,22 @@ class _Parser:
     def _parse_function(self) -> ast.Operator:
         keyword = self._advance()
         pos = (keyword.line, keyword.column)
-        opener = self._expect(TokenType.LPAREN, f"'(' after {keyword.text!r}")
+        opener = self._open(self._expect(_LPAREN, f"'(' after {keyword.text!r}"))
         if keyword.text == "any":
             n_token = self._expect(TokenType.NUMBER, "the count n of any(n, E1, ..., Em)")
             if not self._at(TokenType.COMMA):
                 self._tokens.unexpected("',' and an operand after n in any(n, E1, ..., Em)")
             args = []
-            while self._accept(TokenType.COMMA):
+            while self._accept(_COMMA):
                 args.append(self._parse_arg())
-            self._expect_close(TokenType.RPAREN, opener)
+            self._expect_close(_RPAREN, opener)
             return self._build(n_token, ast.AnyOf, self._number(n_token), tuple(args), pos=pos)
-        args = [self._parse_arg()]
-        while self._accept(TokenType.COMMA):
-            args.append(self._parse_arg())
-        close = self._expect_close(TokenType.RPAREN, opener)
+        tokens, advance, parse = self._tokens, self._advance, self._parse_arg
+        args = [parse()]
+        while tokens.current.kind is _COMMA:
+            advance()
+            args.append(parse())
+        close = self._expect_close(_RPAREN, opener)
         cls = ast.Not if keyword.text == "not" else FUNCTIONS[keyword.text]
         return self._build(close, cls, tuple(args), pos=pos)
 
@@ -313,19 +344,22 @@ class _Parser:
         return CompositeEventType(leaf.name, leaf.path)
 
     def _parse_event_type(self, require_path: bool) -> ast.Primitive | ast.Ref:
-        token = self._tokens.current
+        tokens = self._tokens
+        token = tokens.current
+        kind = token.kind
         pos = (token.line, token.column)
-        if token.kind is TokenType.STAR or (token.kind is TokenType.NAME
-                                            and token.text in EVENT_OPS):
+        if kind is TokenType.NAME and token.text in EVENT_OPS:
             self._advance()
-            op = Op.ANY if token.kind is TokenType.STAR else EVENT_OPS[token.text]
-            return ast.Primitive(op, self._parse_path_arg(token), pos=pos)
-        if token.kind is TokenType.PERCENT:
+            return ast.Primitive(EVENT_OPS[token.text], self._parse_path_arg(token), pos=pos)
+        if kind is TokenType.STAR:
+            self._advance()
+            return ast.Primitive(Op.ANY, self._parse_path_arg(token), pos=pos)
+        if kind is TokenType.PERCENT:
             self._advance()
             return ast.Ref(None, self._parse_path_arg(token), pos=pos)
-        if token.kind is TokenType.NAME and token.text not in ast.KEYWORDS:
+        if kind is TokenType.NAME and token.text not in ast.KEYWORDS:
             self._advance()
-            if self._at(TokenType.LPAREN) or require_path:
+            if tokens.current.kind is _LPAREN or require_path:
                 return ast.Ref(token.text, self._parse_path_arg(token), pos=pos)
             return ast.Ref(token.text, None, pos=pos)
         found = self._describe(token)
@@ -338,9 +372,20 @@ class _Parser:
                                 found=found)
 
     def _parse_path_arg(self, keyword: Token) -> PathType:
-        opener = self._expect(TokenType.LPAREN, f"'(' and a path type after {keyword.text!r}")
+        # Cursor.expect, .open and .expect_close inlined: one in three tokens passes here.
+        tokens = self._tokens
+        opener = tokens.current
+        if opener.kind is not _LPAREN:
+            tokens.unexpected(f"'(' and a path type after {keyword.text!r}")
+        self._advance()
+        opened = self._opened
+        opened.append((opener, ")"))
         path = self._parse_path()
-        self._expect_close(TokenType.RPAREN, opener)
+        if tokens.current.kind is not _RPAREN:
+            self._expect_close(_RPAREN, opener)
+        else:
+            opened.pop()
+            self._advance()
         return path
 
     def _parse_path(self) -> PathType:
