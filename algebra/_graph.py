@@ -52,7 +52,7 @@ from ._multiplicity import WATCH, MultNode
 from ._operator import SEMANTICS, OperatorNode, TreeOptions
 from ._paths import WILDCARD, Axis, PathInstance, PathType, Step
 from ._sharing import SharedView, Sharing
-from ._tree import EventTree, Leaf
+from ._tree import EventTree, Feeder, Leaf
 from ._window import Bounds, Expired, Windows
 
 __all__ = ["EventGraph"]
@@ -158,7 +158,9 @@ class EventGraph:
         self._by_step: dict[object, list[Leaf]] = defaultdict(list)
         self._dispatch: dict[tuple[object, PathType], list[Leaf]] = {}
         self._observing: list[EventTree] = []
-        self._solo: EventTree | None = None
+        self._solo: Callable[[Leaf | None, PrimitiveEvent, int], list[CompositeEvent]] | None = (
+            None)
+        self._solo_watches = False
         self._droppable: dict[tuple[int, bool], list[OperatorNode]] = {}
         self._timed = False
         self._wire()
@@ -329,8 +331,9 @@ class EventGraph:
         #: The graph's only tree when it takes the fast paths (direct, or a walk with one
         #: watcher): ``feed`` then has no tree to choose and no heap of trees to keep.
         only = self.trees[0] if len(self.trees) == 1 else None
-        self._solo = only if only is not None and (
-            only.direct or only.watcher is not None) else None
+        self._solo = only.take if only is not None and only.feeder is not Feeder.PROCESS else None
+        #: Whether the solo tree sees events no leaf takes (a watcher's, EventTree.walk).
+        self._solo_watches = only is not None and only.feeder is Feeder.WALK
         self._timed = any(n.duration is not None for t in self.trees for n in t.operators)
 
     # --- nodes that no longer exist ---------------------------------------------------------
@@ -549,39 +552,12 @@ class EventGraph:
         solo = self._solo
         if solo is not None and len(leaves) < 2:
             # The graph's only tree takes the fast paths (see _wire): no tree to choose, no
-            # other tree to give its composites to, no shared subtree.
-            watcher = solo.watcher
-            if watcher is not None:  # EventTree.walk
-                if leaves:
-                    raised = solo.walk(leaves[0], event, ts)
-                elif watcher.termination.held:
-                    # The watcher alone sees the event (walk's first case, inline: most of
-                    # them pass inside what it holds and let nothing go).
-                    solo.tick = ts
-                    raised = watcher.termination.observe(event, ts)
-                    if raised:
-                        raised = solo.up(watcher, raised, ts)
-                else:
-                    raised = []
-            elif leaves:
-                # The direct path of a tree of fast-path nodes (EventTree.direct): the event
-                # goes straight up its leaf's chain, each node taking one arrival and giving
-                # at most one composite to its parent — what process() does, in the same
-                # order, without pending lists or a walk over every node. Inline: a call
-                # would cost what it saves (EventTree.chain is the same, for graphs of
-                # several trees).
-                leaf = leaves[0]
-                node: Any = leaf.parent
-                child = leaf.index
-                x: Event = event
-                solo.tick = ts
-                raised = []
-                while (c := node.push(child, x, ts)) is not None:
-                    parent = node.parent
-                    if parent is None:
-                        raised = [c]
-                        break
-                    child, node, x = node.index, parent, c
+            # other tree to give its composites to, no shared subtree. ``solo`` is its
+            # feeder (EventTree.take: chain or walk, chosen once from _tree.FEEDERS).
+            if leaves:
+                raised = solo(leaves[0], event, ts)
+            elif self._solo_watches:  # the watcher alone sees the event (EventTree.walk)
+                raised = solo(None, event, ts)
             else:
                 raised = []  # most events of a document concern no definition
             if windows.dropped:
@@ -616,16 +592,10 @@ class EventGraph:
             elif len(leaves) == 1 and leaves[0].tree.position == dirty[0]:
                 tree = leaves[0].tree
         if tree is not None:
-            if tree.direct and leaves:
-                raised = tree.chain(leaves[0], event, ts)  # the direct path (see above)
-            elif tree.watcher is not None:
-                # A tree of fast-path nodes with one watcher (EventTree.walk).
-                raised = tree.walk(leaves[0] if leaves else None, event, ts)
-            else:
-                if leaves:
-                    leaf = leaves[0]
-                    leaf.parent.pending.append((leaf.index, event))
-                raised = tree.process(ts, event)
+            # Its feeder (_tree.FEEDERS): up the leaf's chain, the walk of a tree with one
+            # watcher, or the general process(). (A direct tree has no observers: it is here
+            # only with a leaf.)
+            raised = tree.take(leaves[0] if leaves else None, event, ts)
             dirty = []
             if tree.core is not None:
                 # A shared subtree: what it raised goes to the trees sharing it.

@@ -13,9 +13,13 @@ References:
 
 from __future__ import annotations
 
+import enum
 import warnings
 from collections.abc import Callable
+from types import MethodType
 from typing import TYPE_CHECKING, Any
+
+from xmlevents._foundation.tables import complete
 
 from . import ast
 from ._contexts import Before
@@ -36,7 +40,7 @@ from ._window import Bounds
 if TYPE_CHECKING:
     from ._sharing import Core
 
-__all__ = ["Leaf", "EventTree", "PUSHES"]
+__all__ = ["Leaf", "EventTree", "PUSHES", "Feeder", "FEEDERS"]
 
 #: The nodes with ``push`` (see the fast paths of ``_operator`` and ``_multiplicity``).
 PUSHES = DIRECT | {NonLocalConj, EarliestMult}
@@ -76,6 +80,7 @@ class EventTree:
         "core",
         "definition",
         "direct",
+        "feeder",
         "feeds",
         "leaves",
         "name",
@@ -84,6 +89,7 @@ class EventTree:
         "position",
         "report",
         "root",
+        "take",
         "tick",
         "trace",
         "watcher",
@@ -125,6 +131,7 @@ class EventTree:
             self.observers[0] if pushes and len(self.observers) == 1 else None)
         if self.watcher is not None:
             self._plan(self.watcher)
+        self._choose_feeder()
         #: Whether other trees take its root's composites (set by the graph's wiring).
         self.feeds = True
         # Their terminations' dicts of held events (each keeps its dict for its lifetime).
@@ -160,11 +167,30 @@ class EventTree:
         """The tree is traced from now on: it takes the general path."""
         self.direct = False
         self.watcher = None
+        self._choose_feeder()
+
+    def _choose_feeder(self) -> None:
+        #: How the tree takes an event that one leaf (or, with a watcher, none) takes: chosen
+        #: once from :data:`FEEDERS` (issue 28), so ``EventGraph.feed`` calls :attr:`take`
+        #: without asking which kind of tree this is.
+        self.feeder = (Feeder.DIRECT if self.direct
+                       else Feeder.WALK if self.watcher is not None else Feeder.PROCESS)
+        #: ``FEEDERS[self.feeder]``, bound to this tree: ``take(leaf, event, tick)``.
+        self.take: Callable[[Leaf | None, PrimitiveEvent, int], list[CompositeEvent]] = (
+            MethodType(FEEDERS[self.feeder], self))
+
+    def process_leaf(self, leaf: Leaf | None, event: PrimitiveEvent, tick: int
+                     ) -> list[CompositeEvent]:
+        """process() when ``leaf`` alone (or none) takes ``event``: the general path."""
+        if leaf is not None:
+            leaf.parent.pending.append((leaf.index, event))
+        return self.process(tick, event)
 
     def chain(self, leaf: Leaf, event: PrimitiveEvent, tick: int) -> list[CompositeEvent]:
         """process() for a :attr:`direct` tree when ``leaf`` alone takes ``event``: up the
         leaf's chain of nodes, each taking one arrival and giving at most one composite to
-        its parent (``EventGraph.feed`` has the same inline for a graph of one tree)."""
+        its parent — what process() does, in the same order, without pending lists or a walk
+        over every node. The one definition of the direct path (``Feeder.DIRECT``)."""
         self.tick = tick
         node: Any = leaf.parent
         child = leaf.index
@@ -219,8 +245,11 @@ class EventTree:
         (None: no leaf does, and the watcher holds potential events). See above."""
         self.tick = tick
         watcher: Any = self.watcher
-        if leaf is None:
-            return self.up(watcher, watcher.termination.observe(event, tick), tick)
+        if leaf is None:  # the watcher alone sees the event: most pass inside what it holds
+            if not watcher.termination.held:
+                return []
+            xs = watcher.termination.observe(event, tick)
+            return self.up(watcher, xs, tick) if xs else xs
         meet: Any
         meet, leaf_first = leaf.plan
         node: Any = leaf.parent
@@ -375,3 +404,22 @@ class EventTree:
 
 def _raise_error(exc: ConditionError) -> None:
     warnings.warn(str(exc), RuntimeWarning, stacklevel=2)
+
+
+class Feeder(enum.Enum):
+    """How a tree takes a primitive event that one leaf (or none) takes (issue 28)."""
+
+    #: Every node a fast path that never holds: up the leaf's chain (:meth:`EventTree.chain`).
+    DIRECT = "direct"
+    #: Fast paths and one watcher: up two chains (:meth:`EventTree.walk`).
+    WALK = "walk"
+    #: The general evaluation, every node in post-order (:meth:`EventTree.process_leaf`).
+    PROCESS = "process"
+
+
+#: The feeders, by kind; complete when the module is imported.
+FEEDERS: dict[Feeder, Callable[..., list[CompositeEvent]]] = complete(Feeder, {
+    Feeder.DIRECT: EventTree.chain,
+    Feeder.WALK: EventTree.walk,
+    Feeder.PROCESS: EventTree.process_leaf,
+}, "how each kind of tree takes an event")

@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 
 from xmlevents._foundation.tables import complete
-from xmlevents.algebra import Context, Group, Mode, select_any, select_seq
+from xmlevents.algebra import Context, EventGraph, Group, Mode, select_any, select_seq
 from xmlevents.algebra._contexts import ANY, NOT, SEQ, select_not
 from xmlevents.algebra._operator import _TERMINATION
+from xmlevents.algebra._tree import FEEDERS, Feeder
 from xmlevents.cel import Strategy
 from xmlevents.cel._cea import NATIVE
 from xmlevents.cel._reference import SELECTIONS, select
@@ -23,8 +24,8 @@ from xmlevents.cel._reference import SELECTIONS, select
 
 @pytest.mark.parametrize(("table", "members"), [
     (ANY, Context), (SEQ, Context), (NOT, Context), (_TERMINATION, Mode),
-    (SELECTIONS, Strategy), (NATIVE, Strategy),
-], ids=["any", "seq", "not", "termination", "selections", "native"])
+    (SELECTIONS, Strategy), (NATIVE, Strategy), (FEEDERS, Feeder),
+], ids=["any", "seq", "not", "termination", "selections", "native", "feeders"])
 def test_every_member_has_an_entry(table: dict[Any, Any], members: type[enum.Enum]) -> None:
     assert set(table) == set(members)
 
@@ -86,3 +87,20 @@ def test_a_strategy_without_a_selection_raises_instead_of_being_all() -> None:
     with pytest.raises(KeyError):
         select(strategies.FIRST, [frozenset({1, 2})])  # type: ignore[arg-type]  # on purpose
     assert select(Strategy.STRICT, [frozenset({1, 3}), frozenset({2, 3})]) == [frozenset({2, 3})]
+
+
+@pytest.mark.parametrize(("definition", "feeder"), [
+    ("E := ins(item) ; (ins(item/price) & ins(item/quantity))", Feeder.DIRECT),
+    ("E := ins(item) ; ((ins(item/price) & [1,*] ins(item/quantity)) with mode=non-local)",
+     Feeder.WALK),
+    ("E := ins(item) ; (ins(item/price) & ins(item/quantity)) with context=recent",
+     Feeder.PROCESS),
+], ids=["direct", "walk", "process"])
+def test_a_tree_takes_events_by_its_feeder_from_the_table(definition: str, feeder: Feeder
+                                                          ) -> None:
+    """Each tree's feeder is chosen once, from FEEDERS; a traced tree takes the general one."""
+    tree = EventGraph(definition, context="chronicle", hierarchical=True).tree("E")
+    assert tree.feeder is feeder
+    assert tree.take.__func__ is FEEDERS[feeder]  # type: ignore[attr-defined]  # a bound method
+    tree.traced()
+    assert tree.feeder is Feeder.PROCESS and tree.take.__func__ is FEEDERS[Feeder.PROCESS]  # type: ignore[attr-defined]
