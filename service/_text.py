@@ -27,8 +27,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from typing import NoReturn
 
-from xmlevents.algebra import LineIndex, XmlEventsError, parse_event_type
+from xmlevents._foundation.names import NCNAME
+from xmlevents._foundation.text import Cursor, LineIndex, Token, unclosed
+from xmlevents.algebra import XmlEventsError, parse_event_type
 
 from ._errors import ExpressionTextError
 from .ast import (
@@ -39,7 +42,6 @@ from .ast import (
     Opaque,
     Or,
     Param,
-    Pos,
     Seq,
     Term,
     Value,
@@ -51,95 +53,64 @@ __all__ = ["parse_expression", "to_text"]
 
 _DOC_OPS = frozenset({"ins", "upd", "del", "new", "gone"})
 _OPERATORS = ("OR", "SEQ", "ANY", "ALL", "OPAQUE")
-_TOKEN = re.compile(r"""
-    (?P<space>[ \t\r\n]+)
-  | (?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)
+# Spaces and '#' comments (to the end of the line) between tokens.
+_SPACE = re.compile(r"(?:[ \t\r\n]+|#[^\n]*)*")
+# A name is an XML name (the foundation's NCName, issue 28): an event type may be a composite
+# type of the algebra's definitions, whose names are NCNames, and parameters and variables are
+# the markup's attribute values (<parameter name=...>, <Variable name=...>) under the same rule.
+# The tokens of kind "(", ")", ",", ";" and "=" are their own kinds; any other character is a
+# token of kind "char", which the parser names in its error.
+_TOKEN = re.compile(rf"""
+    (?P<name>{NCNAME})
   | (?P<number>-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)
   | (?P<string>["'])
   | (?P<punct>[(),;=])
 """, re.VERBOSE)
+_EOF = "eof"
 _MAX_DEPTH = 100
 _MAX_TEXT = 1_000_000
 
 
-class _Parser:
-    def __init__(self, text: str) -> None:
+class _Lexer:
+    """The tokens of one text, read one at a time from :attr:`pos` (the parser reads a
+    document event type's path between two tokens: ``ins(/order/item)``)."""
+
+    def __init__(self, text: str, fail: Callable[[str, int], NoReturn]) -> None:
         self.text = text
+        self.pos = 0
         self.lines = LineIndex(text)
-        self.i = 0
-        self.depth = 0
+        self.fail = fail
 
-    # --- errors and positions -----------------------------------------------------------
-
-    def pos(self, offset: int | None = None) -> tuple[int, int]:
-        return self.lines.at(self.i if offset is None else offset)
-
-    def fail(self, reason: str, offset: int | None = None) -> ExpressionTextError:
-        line, col = self.pos(offset)
-        return ExpressionTextError(reason, text=self.text, line=line, column=col)
-
-    def describe(self) -> str:
-        self.skip()
-        if self.i >= len(self.text):
-            return "the end of the text"
-        m = _TOKEN.match(self.text, self.i)
-        if m is None or m.lastgroup == "space":
-            return repr(self.text[self.i])
-        if m.lastgroup == "string":
-            return "a string"
-        return repr(m.group())
-
-    # --- tokens ---------------------------------------------------------------------------
-
-    def skip(self) -> None:
+    def token(self) -> Token:
         text = self.text
-        while self.i < len(text):
-            if text[self.i] in " \t\r\n":
-                self.i += 1
-            elif text[self.i] == "#":  # a comment, to the end of the line
-                end = text.find("\n", self.i)
-                self.i = len(text) if end < 0 else end
+        start = _SPACE.match(text, self.pos).end()  # type: ignore[union-attr]  # matches ""
+        if start >= len(text):
+            kind, value, end = _EOF, "", len(text)
+        else:
+            m = _TOKEN.match(text, start)
+            if m is None:
+                kind, value, end = "char", text[start], start + 1
+            elif m.lastgroup == "string":
+                kind = "string"
+                value, end = self._string(start)
             else:
-                return
+                end = m.end()
+                value = m.group()
+                kind = value if m.lastgroup == "punct" else str(m.lastgroup)
+        self.pos = end
+        line, column = self.lines.at(start)
+        return Token(kind, value, line, column, start, end)
 
-    def peek(self, punct: str) -> bool:
-        self.skip()
-        return self.text.startswith(punct, self.i)
-
-    def take(self, punct: str) -> bool:
-        if self.peek(punct):
-            self.i += len(punct)
-            return True
-        return False
-
-    def expect(self, punct: str, what: str) -> None:
-        if not self.take(punct):
-            raise self.fail(f"expected {what}, got {self.describe()}")
-
-    def name(self, what: str) -> tuple[str, int]:
-        self.skip()
-        m = _TOKEN.match(self.text, self.i)
-        if m is None or m.lastgroup != "name":
-            raise self.fail(f"expected {what}, got {self.describe()}")
-        self.i = m.end()
-        return m.group(), m.start()
-
-    def string(self, what: str) -> str:
-        self.skip()
+    def _string(self, start: int) -> tuple[str, int]:
+        """The value of the string opening at ``start`` (JSON, or single-quoted with ``\\'``)
+        and the offset after it."""
         text = self.text
-        if self.i >= len(text) or text[self.i] not in "\"'":
-            raise self.fail(f"expected {what} (a quoted string), got {self.describe()}")
-        return self._string()
-
-    def _string(self) -> str:
-        text, start = self.text, self.i
         if text[start] == '"':
             try:
                 value, end = json.JSONDecoder().raw_decode(text, start)
             except json.JSONDecodeError as exc:
-                raise self.fail(f"bad string: {exc.msg}", exc.pos) from None
-            self.i = end
-            return str(value)
+                self.fail(f"bad string: {exc.msg}", exc.pos)
+            return str(value), end
         out: list[str] = []
         i = start + 1
         while i < len(text):
@@ -148,190 +119,223 @@ class _Parser:
                 out.append(text[i + 1])
                 i += 2
             elif ch == "'":
-                self.i = i + 1
-                return "".join(out)
+                return "".join(out), i + 1
             else:
                 out.append(ch)
                 i += 1
-        raise self.fail("a string is not closed", start)
+        self.fail("a string is not closed", start)
+
+
+class _Cursor(Cursor):
+    """The shared cursor, naming a string literal as the algebra's and the rules' do."""
+
+    __slots__ = ()
+
+    def describe(self, token: Token) -> str:
+        if token.kind == "string":
+            return f"string {self.text[token.start:token.end]}"
+        return super().describe(token)
+
+
+class _Parser:
+    """Parses one text on the shared cursor (issue 28: its tokens, and the one wording of
+    ``unexpected``/``unclosed``); lazy, so that a path is read between two tokens."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.lexer = _Lexer(text, self.fail)
+        self.tokens = _Cursor(self.lexer.token, text, self.fail, eof=_EOF, lazy=True)
+        self.depth = 0
+
+    # --- errors -----------------------------------------------------------------------------
+
+    def fail(self, reason: str, offset: int) -> NoReturn:
+        line, column = self.lexer.lines.at(offset)
+        raise ExpressionTextError(reason, text=self.text, line=line, column=column)
+
+    def close(self, opener: Token, what: str = "',' or ')'") -> None:
+        """The ``)`` that closes ``opener``, where a ``,`` could also come (``what``)."""
+        if self.tokens.accept_close(")", opener) is None:
+            self.tokens.unexpected(what)
+
+    def name(self, what: str) -> Token:
+        return self.tokens.expect("name", what)
+
+    def string(self, what: str) -> str:
+        return self.tokens.expect("string", f"{what} (a quoted string)").text
 
     # --- grammar ------------------------------------------------------------------------
 
     def parse(self) -> Expression:
         e = self.expr()
-        self.skip()
-        if self.i < len(self.text):
-            raise self.fail(f"expected ';' or the end of the text, got {self.describe()}")
+        if not self.tokens.at(_EOF):
+            self.tokens.unexpected("';' or end of input")
         return e
 
     def expr(self) -> Expression:
         self.depth += 1
+        first = self.tokens.peek()
         if self.depth > _MAX_DEPTH:
-            raise self.fail(f"expression nested deeper than {_MAX_DEPTH} levels")
-        self.skip()
-        start = self.pos()
+            self.tokens.error(f"expression nested deeper than {_MAX_DEPTH} levels")
+        start = (first.line, first.column)
         e = self.primary()
-        while self.take(";"):
+        while self.tokens.accept(";"):
             e = Seq(e, self.primary(), pos=start)
         self.depth -= 1
         return e
 
-    def list_of(self, parse: Callable[[], Expression]) -> list[Expression]:
-        items = [parse()]
-        while self.take(","):
-            items.append(parse())
-        self.expect(")", "',' or ')'")
+    def list_of(self, opener: Token) -> list[Expression]:
+        items = [self.expr()]
+        while self.tokens.accept(","):
+            items.append(self.expr())
+        self.close(opener)
         return items
 
     def primary(self) -> Expression:
-        self.skip()
-        if self.take("("):
+        tokens = self.tokens
+        paren = tokens.accept("(")
+        if paren is not None:
+            tokens.open(paren, ")")
             e = self.expr()
-            self.expect(")", "')'")
+            tokens.expect_close(")", paren, ")")
             return e
-        at = self.i
-        word, _ = self.name("an expression: OR(...), SEQ(...), ANY(n, ...), ALL(...), "
-                            "OPAQUE(...) or an event type")
-        pos = self.pos(at)
-        if word in _OPERATORS:
-            self.expect("(", f"'(' after {word}")
-            return self.operator(word, pos, at)
-        if word.upper() in _OPERATORS and self.peek("("):
-            raise self.fail(f"operators are written in upper case: {word.upper()}(...), "
-                            f"not {word}(...)", at)
-        return self.atomic(word, pos, at)
+        word = self.name("an expression: OR(...), SEQ(...), ANY(n, ...), ALL(...), "
+                         "OPAQUE(...) or an event type")
+        if word.text in _OPERATORS:
+            opener = tokens.open(tokens.expect("(", f"'(' after {word.text}"), ")")
+            return self.operator(word, opener)
+        if word.text.upper() in _OPERATORS and tokens.at("("):
+            tokens.error(f"operators are written in upper case: {word.text.upper()}(...), "
+                         f"not {word.text}(...)", word)
+        return self.atomic(word)
 
-    def operator(self, word: str, pos: Pos, at: int) -> Expression:
-        if word == "OPAQUE":
+    def operator(self, word: Token, opener: Token) -> Expression:
+        pos = (word.line, word.column)
+        if word.text == "OPAQUE":
             language = self.string("the language's URI")
-            self.expect(",", "',' and the expression's text")
+            self.tokens.expect(",", "',' and the expression's text")
             text = self.string("the expression's text")
             binds: list[str] = []
-            while self.take(","):
-                binds.append(self.name("an output variable")[0])
-            self.expect(")", "',' or ')'")
+            while self.tokens.accept(","):
+                binds.append(self.name("an output variable").text)
+            self.close(opener)
             try:
                 return Opaque(language, text, tuple(binds), pos=pos)
             except XmlEventsError as exc:
-                raise self.fail(str(exc), at) from None
+                self.tokens.error(str(exc), word)
         n: int | None = None
-        if word == "ANY" or (word == "ALL" and self._number_next()):
+        if word.text == "ANY" or (word.text == "ALL" and self.tokens.at("number")):
             n = self.count()
-            self.expect(",", f"',' and the operands of {word}")
-        items = self.list_of(self.expr)
-        if word == "OR":
-            if len(items) < 2:
-                raise self.fail("OR needs at least 2 operands", at)
+            self.tokens.expect(",", f"',' and the operands of {word.text}")
+        items = self.list_of(opener)
+        if word.text in ("OR", "SEQ") and len(items) < 2:
+            self.tokens.error(f"{word.text} needs at least 2 operands", word)
+        if word.text == "OR":
             return Or(tuple(items), pos=pos)
-        if word == "SEQ":
-            if len(items) < 2:
-                raise self.fail("SEQ needs at least 2 operands", at)
+        if word.text == "SEQ":
             e = items[0]
             for right in items[1:]:
                 e = Seq(e, right, pos=pos)
             return e
         return Any(len(items) if n is None else n, tuple(items), pos=pos)
 
-    def _number_next(self) -> bool:
-        self.skip()
-        m = _TOKEN.match(self.text, self.i)
-        return m is not None and m.lastgroup == "number"
-
     def count(self) -> int:
         """ANY's ``n`` (ALL's optional one): a positive integer."""
-        self.skip()
-        m = _TOKEN.match(self.text, self.i)
-        if m is None or m.lastgroup != "number":
-            raise self.fail(f"expected how many operands must occur (ANY(n, E1, ..., Em)), "
-                            f"got {self.describe()}")
-        if not re.fullmatch(r"-?[0-9]+", m.group()):
-            raise self.fail(f"ANY's n must be an integer, got {m.group()}")
-        n = int(m.group())
+        token = self.tokens.expect("number", "how many operands must occur "
+                                   "(ANY(n, E1, ..., Em))")
+        # Messages about the value, not the token: "got" the value.
+        if not re.fullmatch(r"-?[0-9]+", token.text):
+            self.tokens.error(f"ANY's n must be an integer, got {token.text}", token)
+        n = int(token.text)
         if n < 1:
-            raise self.fail(f"ANY's n must be at least 1, got {n}")
-        self.i = m.end()
+            self.tokens.error(f"ANY's n must be at least 1, got {n}", token)
         return n
 
-    def atomic(self, word: str, pos: Pos, at: int) -> Expression:
-        etype = word
-        if word in _DOC_OPS and self.peek("("):
-            inner = self._balanced()
-            if inner is not None and "=" not in inner[0]:
-                etype = f"{word}({inner[0]})"
+    def atomic(self, word: Token) -> Expression:
+        tokens = self.tokens
+        etype = word.text
+        if word.text in _DOC_OPS and tokens.at("("):
+            paren: Token | None = tokens.next()
+            assert paren is not None and not tokens.buffered()
+            inner = self._balanced(paren.start)
+            if inner is None:  # no ')' anywhere after it
+                end = len(self.text.rstrip())
+                self.fail(unclosed(paren, ")", self.lexer.lines.at(end)[0]), end)
+            if "=" not in inner[0]:
+                etype = f"{word.text}({inner[0]})"
                 try:
                     parse_event_type(etype)
                 except XmlEventsError as exc:
                     reason = getattr(exc, "reason", str(exc))
-                    raise self.fail(f"bad document event type {etype}: {reason}",
-                                    inner[1]) from None
-                self.i = inner[2]
+                    self.fail(f"bad document event type {etype}: {reason}", inner[1])
+                self.lexer.pos = inner[2]  # the path is read: go on after its ')'
+                paren = tokens.accept("(")
+        else:
+            paren = tokens.accept("(")
         params: list[Param] = []
-        if self.take("(") and not self.take(")"):
-            while True:
-                params.append(self.param())
-                if self.take(")"):
-                    break
-                self.expect(",", "',' or ')' after a parameter")
+        if paren is not None:
+            tokens.open(paren, ")")
+            if tokens.accept_close(")", paren) is None:
+                while True:
+                    params.append(self.param())
+                    if tokens.accept_close(")", paren):
+                        break
+                    tokens.expect(",", "',' or ')' after a parameter")
         seen: set[str] = set()
         for p in params:
             if p.name in seen:
-                line, col = p.pos or self.pos(at)
+                line, col = p.pos or (word.line, word.column)
                 raise ExpressionTextError(f"parameter {p.name} is given twice", text=self.text,
                                           line=line, column=col)
             seen.add(p.name)
-        return Atomic(etype, tuple(params), pos=pos)
+        return Atomic(etype, tuple(params), pos=(word.line, word.column))
 
-    def _balanced(self) -> tuple[str, int, int] | None:
-        """The text inside the parenthesis opening here, its offset and the offset after its
-        closing one (paths contain ``text()``); None if it is not closed."""
-        start = self.i + 1
+    def _balanced(self, start: int) -> tuple[str, int, int] | None:
+        """The text inside the parenthesis opening at ``start``, its offset and the offset
+        after its closing one (paths contain ``text()``); None if it is not closed."""
         depth = 0
-        for j in range(self.i, len(self.text)):
-            ch = self.text[j]
+        text = self.text
+        for j in range(start, len(text)):
+            ch = text[j]
             if ch == "(":
                 depth += 1
             elif ch == ")":
                 depth -= 1
                 if depth == 0:
-                    return self.text[start:j], start, j + 1
+                    return text[start + 1:j], start + 1, j + 1
         return None
 
     def param(self) -> Param:
-        name, at = self.name("a parameter name (name=Variable or name=\"value\")")
-        pos = self.pos(at)
-        if not self.take("="):
-            raise self.fail(
-                f"expected '=' after parameter {name}: parameters are named "
-                f"({name}=Variable or {name}=\"value\"), got {self.describe()}")
-        return Param(name, self.term(), pos=pos)
+        name = self.name("a parameter name (name=Variable or name=\"value\")")
+        if not self.tokens.accept("="):
+            self.tokens.unexpected(
+                f"'=' after parameter {name.text}: parameters are named ({name.text}=Variable "
+                f"or {name.text}=\"value\")")
+        term = self.term()
+        try:
+            return Param(name.text, term, pos=(name.line, name.column))
+        except XmlEventsError as exc:
+            self.tokens.error(str(exc), name)
 
     def term(self) -> Term:
-        self.skip()
-        at = self.i
-        pos = self.pos()
-        if self.i < len(self.text) and self.text[self.i] in "\"'":
-            value = self._string()
-            try:
-                return Literal(value, pos=pos)
-            except XmlEventsError as exc:
-                raise self.fail(str(exc), at) from None
-        m = _TOKEN.match(self.text, self.i)
-        if m is not None and m.lastgroup == "number":
-            self.i = m.end()
-            number: Value = json.loads(m.group())
-            if isinstance(number, float) and number != number:  # pragma: no cover - json
-                raise self.fail("not a number", at)
-            return Literal(number, pos=pos)
-        if m is not None and m.lastgroup == "name":
-            self.i = m.end()
-            word = m.group()
-            if word in ("true", "false"):
-                return Literal(word == "true", pos=pos)
-            try:
-                return Var(word, pos=pos)
-            except XmlEventsError as exc:
-                raise self.fail(str(exc), at) from None
-        raise self.fail(f"expected a variable or a value, got {self.describe()}")
+        token = self.tokens.peek()
+        pos = (token.line, token.column)
+        try:
+            if token.kind == "string":
+                self.tokens.next()
+                return Literal(token.text, pos=pos)
+            if token.kind == "number":
+                self.tokens.next()
+                number: Value = json.loads(token.text)
+                return Literal(number, pos=pos)
+            if token.kind == "name":
+                self.tokens.next()
+                if token.text in ("true", "false"):
+                    return Literal(token.text == "true", pos=pos)
+                return Var(token.text, pos=pos)
+        except XmlEventsError as exc:
+            self.tokens.error(str(exc), token)
+        self.tokens.unexpected("a variable or a value")
 
 
 def parse_expression(text: str) -> Expression:
@@ -342,6 +346,11 @@ def parse_expression(text: str) -> Expression:
 
     >>> print(parse_expression('newCD(title=T, artist="U2") ; newMusicDVD(title=T)'))
     SEQ(newCD(title=T, artist="U2"), newMusicDVD(title=T))
+    >>> try:
+    ...     parse_expression("SEQ(newCD(title=T), ")
+    ... except ExpressionTextError as exc:
+    ...     print(exc.reason)
+    unclosed '(' (opened at col 4): expected ')' before end of input
     """
     if not isinstance(text, str):
         raise ExpressionTextError(f"expected the expression's text, got {type(text).__name__}",
@@ -351,8 +360,7 @@ def parse_expression(text: str) -> Expression:
                                   line=None, column=None)
     bad = re.search("[\ud800-\udfff]", text)
     if bad is not None:
-        p = _Parser(text)
-        raise p.fail("a lone surrogate is not a character", bad.start())
+        _Parser(text).fail("a lone surrogate is not a character", bad.start())
     return _Parser(text).parse()
 
 

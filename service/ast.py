@@ -38,6 +38,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
+from xmlevents._foundation.names import NCNAME
 from xmlevents.algebra import ArgumentTypeError, InvalidArgumentError
 
 __all__ = [
@@ -69,7 +70,10 @@ Pos = tuple[int, int] | None
 #: their value and old value where they have one.
 DOCUMENT_PARAMS = ("id", "path", "doc", "value", "old")
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
+# Event types, parameters and variables are XML names (issue 28: the foundation's NCName, the
+# text form's name token): a type may be a composite type of the algebra, whose names are
+# NCNames, and the markup writes them all as attribute values (<parameter name=...>).
+_NAME = re.compile(f"{NCNAME}\\Z")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _KEYWORDS = frozenset({"OR", "SEQ", "ANY", "ALL", "OPAQUE"})
 
@@ -101,8 +105,8 @@ def _check_name(name: object, what: str) -> str:
         raise ArgumentTypeError(f"{what} must be a string, got {type(name).__name__}")
     if not _NAME.match(name) or name in _KEYWORDS:
         raise InvalidArgumentError(
-            f"{what} {name!r} is not a name (a letter or _, then letters, digits, _ . -; "
-            f"not one of {', '.join(sorted(_KEYWORDS))})")
+            f"{what} {name!r} is not a name (an XML name without a colon: a letter or _, then "
+            f"letters, digits, _ . - or \u00b7; not one of {', '.join(sorted(_KEYWORDS))})")
     return name
 
 
