@@ -60,6 +60,7 @@ _STEPS = "a step is a name, *, @name, @*, . or .., joined by / or // (simple XPa
 _AXES = ("simple XPath has the child, parent, self and descendant-or-self axes only, written "
          "/name, .., . and // (section 2.4)")
 _FLWR = frozenset({"for", "let", "some", "every"})
+_CLOSERS = {TokenType.LPAREN: ")", TokenType.LBRACK: "]", TokenType.LBRACE: "}"}
 _ARITHMETIC = {TokenType.PLUS: "+", TokenType.MINUS: "-", TokenType.STAR: "*"}
 
 
@@ -116,6 +117,10 @@ class _Parser:
         if not self._at_keyword(word):
             self._unexpected(what)
         return self._advance()
+
+    def _open(self, opener: Token) -> Token:
+        """``opener`` (consumed) opens a bracket: the input ending inside it is unclosed."""
+        return self._tokens.open(opener, _CLOSERS[opener.kind])
 
     def _expect_close(self, kind: TokenType, opener: Token) -> Token:
         return self._tokens.expect_close(kind, opener, str(kind.value))
@@ -274,12 +279,12 @@ class _Parser:
         with self._nested(token.start):
             if is_keyword(token, "not") and self._peek().kind is TokenType.LPAREN:
                 self._advance()
-                opener = self._advance()
+                opener = self._open(self._advance())
                 item = self._parse_or()
                 self._expect_close(TokenType.RPAREN, opener)
                 return self._build(token, ast.Not, item, pos=self._pos(token))
             if token.kind is TokenType.LPAREN:
-                self._advance()
+                self._open(self._advance())
                 inner = self._parse_or()
                 self._expect_close(TokenType.RPAREN, token)
                 return inner
@@ -340,7 +345,7 @@ class _Parser:
     def _enclosed(self, offset: int) -> tuple[ast.Path, int]:
         """The simple XPath of an enclosed expression ``{e}`` whose ``{`` ends at ``offset``."""
         self._resume(offset)
-        opener = self.lexer.make(TokenType.LBRACE, "{", offset - 1, offset)
+        opener = self._open(self.lexer.make(TokenType.LBRACE, "{", offset - 1, offset))
         if self._at(TokenType.RBRACE):
             self._error("an enclosed expression {e} holds a path, as in {$delta/../@id}")
         path = self._path(absolute=True, what="an enclosed expression")
@@ -370,7 +375,7 @@ class _Parser:
         token = self.cur
         with self._nested(token.start):
             if token.kind is TokenType.LPAREN:
-                self._advance()
+                self._open(self._advance())
                 inner = self._parse_qor()
                 self._expect_close(TokenType.RPAREN, token)
                 if self.cur.kind in COMPARISONS:
@@ -410,7 +415,7 @@ class _Parser:
     def _qualifiers(self) -> tuple[ast.Qualifier, ...]:
         found = []
         while self._at(TokenType.LBRACK):
-            opener = self._advance()
+            opener = self._open(self._advance())
             if self._at(TokenType.RBRACK):
                 self._error("an empty qualifier []; write a path or a comparison inside")
             found.append(self._parse_qor())
@@ -476,7 +481,7 @@ class _Parser:
 
     def _document(self) -> ast.Document:
         token = self._advance()
-        opener = self._advance()
+        opener = self._open(self._advance())
         name = self.cur
         if name.kind is not TokenType.STRING:
             self._unexpected("the name of a document in quotes after document(, as in "

@@ -203,11 +203,15 @@ class _Parser:
         if self.tok.text != text and (self.tok.kind in ("op", "string", "number")
                                       or self.tok.text in ("=", "@", "|")):
             self.refuse_token(self.tok)
+        if opener is not None:
+            return self.tokens.expect_close("punct", opener, text, text)
         if self.tok.text != text:
-            if opener is not None:
-                self.tokens.expect_close("punct", opener, text, text)
             self.tokens.unexpected(repr(text))
         return self.take()
+
+    def open(self, token: Token) -> Token:
+        """``token`` (consumed) opens a bracket: the input ending inside it is unclosed."""
+        return self.tokens.open(token, ")" if token.text == "(" else "]")
 
     def refuse_token(self, t: Token) -> NoReturn:
         if t.kind == "end":
@@ -283,7 +287,7 @@ class _Parser:
         test = self.node_test()
         preds = []
         while self.tok.text == "[":
-            opener = self.take()
+            opener = self.open(self.take())
             preds.append(self.predicate())
             self.expect("]", opener)
         return Step(axis, test, tuple(preds), col)
@@ -331,8 +335,7 @@ class _Parser:
 
     def position(self) -> Position:
         t = self.take()
-        self.expect("(")
-        self.expect(")")
+        self.expect(")", self.open(self.expect("(")))
         if t.text == "last":
             return Position(True, self.col(t.start))
         if self.tok.text != "=":
@@ -344,8 +347,7 @@ class _Parser:
             return Position(False, self.col(t.start))
         if v.text == "last" and self.peek().text == "(":
             self.take()
-            self.expect("(")
-            self.expect(")")
+            self.expect(")", self.open(self.expect("(")))
             return Position(True, self.col(t.start))
         self.fail(v.start, "position() only as position()=1 or position()=last()")
 
@@ -366,14 +368,14 @@ class _Parser:
     def unary(self) -> Pred:
         t = self.tok
         if t.text == "(":
-            self.take()
+            self.open(self.take())
             inner = self.or_expr()
             self.expect(")", t)
             return inner
         if t.kind == "name" and self.peek().text == "(":
             if t.text == "not":
                 self.take()
-                opener = self.take()
+                opener = self.open(self.take())
                 inner = self.or_expr()
                 self.expect(")", opener)
                 return Not(inner)
