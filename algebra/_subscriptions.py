@@ -19,6 +19,8 @@ from __future__ import annotations
 import difflib
 import re
 
+from xmlevents._foundation.names import NCNAME
+
 from ._definitions import DefinitionSet, may_match
 from ._documents import Documents, impossible
 from ._errors import InvalidArgumentError, UnknownNameError
@@ -28,7 +30,8 @@ from ._paths import Kind
 __all__ = ["subscription_type", "check_subscription", "unknown_name"]
 
 _OPS = tuple(op.value for op in Op if op is not Op.ANY)
-_NAME = re.compile(r"[^\W\d][\w.\-]*\Z")
+# A definition's bare name: an XML name, as the parser reads one (issue 28: \w refused a·b).
+_NAME = re.compile(f"{NCNAME}\\Z")
 
 
 def subscription_type(event_type: str | EventType) -> str | EventType:

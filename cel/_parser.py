@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import re
 
+from xmlevents._foundation.names import ASCII_NAME_CHAR, ASCII_NAME_START
 from xmlevents._foundation.text import LineIndex, Token, opened_at, unclosed, unexpected
 from xmlevents._foundation.time import UNITS as _TIME_UNITS
 from xmlevents._foundation.time import Duration
@@ -80,12 +81,17 @@ from .ast import (
 
 __all__ = ["parse_query", "parse_formula"]
 
-_TOKEN = re.compile(r"""
+# Names are CORE's identifiers, not XML names, by design (issue 28): CEQL's grammar
+# (CEQL_QUERY.g4's IDENTIFIER) takes ASCII letters, digits and '_', and '-', '.' are its
+# operators (x.temp, a - b); any other name is written in backquotes. The foundation's ASCII
+# part of an XML name. XML paths (MATCHES, PROJECT) are quoted and read as the algebra's path
+# types, whose steps are XML names.
+_TOKEN = re.compile(rf"""
     (?P<space>\s+|--[^\n]*|/\*.*?(?:\*/|\Z))
   | (?P<number>\d+\.\d+(?:[eE]-?\d+)?|\.\d+(?:[eE]-?\d+)?|\d+(?:[eE]-?\d+)?)
-  | (?P<name>[A-Za-z_][A-Za-z_0-9]*|`(?:[^`]|``)*`)
+  | (?P<name>[{ASCII_NAME_START}][{ASCII_NAME_CHAR}]*|`(?:[^`]|``)*`)
   | (?P<string>'(?:[^']|'')*')
-  | (?P<op><<|>>|<=|>=|==|!=|<>|:\+|\.\.|[-<>=+*/%;:,()\[\]{}.>!])
+  | (?P<op><<|>>|<=|>=|==|!=|<>|:\+|\.\.|[-<>=+*/%;:,()\[\]{{}}.>!])
 """, re.VERBOSE | re.DOTALL)
 
 _KEYWORDS = {"SELECT", "FROM", "WHERE", "PARTITION", "BY", "WITHIN", "CONSUME", "LIMIT",
@@ -102,6 +108,21 @@ _UNITS = {word: _TIME_UNITS[unit] for words, unit in (
     (("SECOND", "SECONDS"), "s"), (("MINUTE", "MINUTES"), "m"), (("HOUR", "HOURS"), "h"))
     for word in words}
 _MAX_DEPTH = 150
+_CLOSERS = {"(": ")", "[": "]", "{": "}"}
+
+
+def _innermost_open(tokens: list[Token]) -> Token | None:
+    """The innermost bracket ``tokens`` (those read) leave open: where the input ending
+    inside it is an unclosed bracket, whatever was expected there (issue 28)."""
+    stack: list[Token] = []
+    closers = set(_CLOSERS.values())
+    for t in tokens:
+        if t.kind == "op":
+            if t.text in _CLOSERS:
+                stack.append(t)
+            elif t.text in closers and stack:
+                stack.pop()
+    return stack[-1] if stack else None
 
 
 def _word(token: Token) -> str:
@@ -118,7 +139,9 @@ class _Parser:
         while i < len(text):
             m = _TOKEN.match(text, i)
             if m is None:
-                raise self.fail(f"unexpected character {text[i]!r}", i)
+                hint = (": a name outside ASCII letters, digits and _ is written in "
+                        "backquotes, as in `caf\u00e9`" if text[i].isalpha() else "")
+                raise self.fail(f"unexpected character {text[i]!r}{hint}", i)
             if m.lastgroup != "space":
                 line, column = self.lines.at(m.start())
                 self.tokens.append(Token(str(m.lastgroup), m.group(), line, column, m.start(),
@@ -139,6 +162,11 @@ class _Parser:
     @property
     def tok(self) -> Token:
         return self.tokens[self.k]
+
+    def ahead(self, n: int) -> Token:
+        """The ``n``-th token after the current one (the end of input past the end: ``x IN {``
+        at the end read past the list)."""
+        return self.tokens[min(self.k + n, len(self.tokens) - 1)]
 
     def pos(self, tok: Token | None = None) -> tuple[int, int]:
         return self.lines.at((tok or self.tok).start)
@@ -169,9 +197,15 @@ class _Parser:
             raise self.unexpected(what)
 
     def unexpected(self, expected: str) -> CELSyntaxError:
-        """``unexpected X: expected EXPECTED`` at the current token (issue 28's one wording)."""
+        """``unexpected X: expected EXPECTED`` at the current token (issue 28's one wording);
+        the end of input inside a bracket is ``unclosed`` instead."""
         t = self.tok
         at = self.tokens[self.k - 1].end if t.kind == "eof" and self.k else t.start
+        if t.kind == "eof":
+            opener = _innermost_open(self.tokens[:self.k])
+            if opener is not None:
+                return self.fail(unclosed(opener, _CLOSERS[opener.text], self.lines.at(at)[0]),
+                                 at)
         return self.fail(unexpected(self.describe(), expected), at)
 
     def close(self, op: str, opener: Token) -> None:
@@ -213,9 +247,9 @@ class _Parser:
         self.expect_keyword("SELECT", " (a query is SELECT ... WHERE ...)")
         strategy = Strategy.ALL
         if _word(self.tok) in _STRATEGIES and not (
-                self.tokens[self.k + 1].kind == "op"
-                and self.tokens[self.k + 1].text in (",", ">", "[")) \
-                and _word(self.tokens[self.k + 1]) != "FROM":
+                self.ahead(1).kind == "op"
+                and self.ahead(1).text in (",", ">", "[")) \
+                and _word(self.ahead(1)) != "FROM":
             strategy = _STRATEGIES[_word(self.tok)]
             self.k += 1
         variables: tuple[str, ...] | None
@@ -281,7 +315,7 @@ class _Parser:
         return tuple(keys)
 
     def partition_key(self) -> str:
-        if _word(self.tok) == "PROJECT" and self.tokens[self.k + 1].text == "(":
+        if _word(self.tok) == "PROJECT" and self.ahead(1).text == "(":
             self.k += 2
             attr = self.name("the attribute holding a path instance (ids)")
             self.expect_op(",", "',' and a quoted path type")
@@ -327,10 +361,10 @@ class _Parser:
                 except XmlEventsError:
                     raise self.fail(f"{t.text} {unit}: a duration is a whole number of "
                                     "milliseconds", t.start) from None
-                if self.tok.kind == "number" and _word(self.tokens[self.k + 1]) in _UNITS:
+                if self.tok.kind == "number" and _word(self.ahead(1)) in _UNITS:
                     t = self.tok
                     size = float(t.text)
-                    unit = _word(self.tokens[self.k + 1])
+                    unit = _word(self.ahead(1))
                     self.k += 1
                     continue
                 return Window("seconds", Duration(total).seconds)
@@ -515,7 +549,7 @@ class _Parser:
     def in_values(self, left: Expr, negated: bool) -> Condition:
         """``{v, ...}`` or a range ``{a..b}``, ``{a..}``, ``{..b}`` (inclusive)."""
         if self.tokens[self.k].text == "{" and (
-                self.tokens[self.k + 1].text == ".." or self.tokens[self.k + 2].text == ".."):
+                self.ahead(1).text == ".." or self.ahead(2).text == ".."):
             self.k += 1
             low = high = None
             if self.op("..") is None:

@@ -33,6 +33,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from xmlevents._foundation.names import ASCII_NAME_CHAR, ASCII_NAME_START
+
 from ._events import Event, Value, is_number
 
 __all__ = [
@@ -56,7 +58,9 @@ __all__ = [
 ]
 
 _MISSING = object()
-_PLAIN = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+# An attribute printed without backquotes: a CORE identifier (ASCII by design, as the
+# parser's names: cel/_parser.py), the foundation's ASCII part of an XML name.
+_PLAIN = re.compile(f"[{ASCII_NAME_START}][{ASCII_NAME_CHAR}]*")
 
 
 class Expr:
