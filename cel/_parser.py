@@ -582,7 +582,7 @@ class _Parser:
             n = float(t.text) if any(c in t.text for c in ".eE") else int(t.text)
             return -n if negative else n
         if negative:
-            raise self.fail("expected a number after '-'")
+            raise self.unexpected("a number after '-'")
         if t.kind == "string":
             self.k += 1
             return t.text[1:-1].replace("''", "'")

@@ -25,6 +25,8 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import NoReturn
 
+from xmlevents._foundation.text import unexpected
+
 from . import ast
 from ._tokens import Lexer
 
@@ -97,7 +99,7 @@ class _Reader:
             m = _QNAME.match(text, j)
             if m is None or j == i:
                 found = repr(text[j]) if j < len(text) else "end of input"
-                self.fail(f"expected an attribute name, '>' or '/>' in <{name}>, got {found}", j)
+                self.fail(unexpected(found, f"an attribute name, '>' or '/>' in <{name}>"), j)
             attr = m.group()
             if attr == "xmlns" or attr.startswith("xmlns:"):
                 self.fail(f"namespace declarations are outside simple XQuery; bind the prefix "
@@ -199,7 +201,7 @@ class _Reader:
                 m = _QNAME.match(text, i + 2)
                 if m is None or m.group() != name:
                     found = m.group() if m is not None else ""
-                    self.fail(f"expected </{name}> to close <{name}>, got </{found}", i)
+                    self.fail(unexpected(f"'</{found}'", f"</{name}> to close <{name}>"), i)
                 j = _SPACE.match(text, m.end()).end()  # type: ignore[union-attr]  # matches ""
                 if not text.startswith(">", j):
                     self.fail(f"expected '>' to end </{name}", j)

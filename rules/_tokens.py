@@ -19,7 +19,7 @@ import re
 from typing import NoReturn
 
 from xmlevents._foundation.names import NCNAME
-from xmlevents._foundation.text import LINE_BREAK, LineIndex, Token
+from xmlevents._foundation.text import LINE_BREAK, LineIndex, Token, unexpected
 
 from ._errors import RuleSyntaxError
 
@@ -123,7 +123,9 @@ class Lexer:
         elif ch == "$":
             m = _QNAME.match(text, start + 1)
             if m is None:
-                self.fail("expected a variable name after '$', as in $delta", start)
+                found = repr(text[start + 1]) if start + 1 < len(text) else "end of input"
+                self.fail(unexpected(found, "a variable name after '$', as in $delta"),
+                          start + 1)
             self.pos = m.end()
             return self.make(TokenType.VAR, m.group(), start, m.end())
         elif (m := _NUMBER.match(text, start)) is not None:
