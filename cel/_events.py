@@ -69,11 +69,13 @@ def measure(window: Window, event: Event) -> int | float | None:
     # float that is finite (x - x is NaN for NaN and the infinities)
     if window.kind == "seconds":
         time = event.time
-        kind = type(time)
-        return time * 1000 if kind is int or (kind is float and time - time == 0) else None
+        if type(time) is int:
+            return time * 1000
+        return time * 1000 if type(time) is float and time - time == 0 else None
     value = event.attrs.get(window.attribute or "")
-    kind = type(value)
-    return value if kind is int or (kind is float and value - value == 0) else None
+    if type(value) is int:
+        return value
+    return value if type(value) is float and value - value == 0 else None
 
 
 @functools.lru_cache(maxsize=256)

@@ -47,10 +47,16 @@ from xmldiff import actions, utils
 from xmldiff.diff import Differ
 
 from ._digests import Forms, breadth_first, identical_children, post_order, reverse_post_order
+from ._errors import EditScriptError
 from ._keys import Key, KeyNote, KeyValue
 
 __all__ = ["KeyedDiffer", "key_values", "key_owners", "key_notes", "prematch",
            "readable_path"]
+
+class _NamespaceChanged(EditScriptError, ValueError):
+    """A prefix bound to another URI in the new version, which xmldiff's diff phase cannot
+    express (never escapes :func:`~._script.edit_script`, which falls back to ``sync``)."""
+
 
 #: An element's identity under a key: its key's element name and its key value.
 Identity = tuple[str, KeyValue]
@@ -336,8 +342,10 @@ class KeyedDiffer(Differ):  # type: ignore[misc]  # xmldiff has no type informat
             if k not in lnsmap:
                 yield actions.InsertNamespace(k, v)
             elif lnsmap[k] != v:
-                raise RuntimeError(
-                    "Sorry, we do not support changing the URI of namespaces in xmldiff")
+                # xmldiff's own refusal (a RuntimeError there); edit_script catches it and
+                # lets sync make the whole script.
+                raise _NamespaceChanged(f"the namespace URI of prefix {k!r} changes: "
+                                        "xmldiff cannot diff that")
         for k, v in lnsmap.items():
             if k is not None and not utils.RESERVED_NS.match(k):
                 etree.register_namespace(k, v)
