@@ -8,9 +8,10 @@ import pytest
 
 from xmlevents._foundation.errors import PositionedError
 from xmlevents._foundation.text import Cursor, LineIndex, Token, snippet
-from xmlevents.algebra import parse, parse_definitions
+from xmlevents.algebra import EventGraph, parse, parse_definitions, subscription_type
 from xmlevents.cel import parse_query
 from xmlevents.rules import parse_rules
+from xmlevents.service import parse_expression
 from xmlevents.stream import parse_xpath
 
 
@@ -60,6 +61,40 @@ def test_unclosed_and_unexpected_wording() -> None:
     assert caught.value.reason == "unexpected 'f': expected '('"
 
 
+def test_lookahead_then_next_keeps_the_mode() -> None:
+    """Tokens read ahead (peek(k)) come first; then an eager cursor pulls again, a lazy one
+    leaves the token after them unread."""
+    c = _cursor(list(_TOKENS))
+    assert c.peek(2).text == "a"
+    assert [c.next().text for _ in range(3)] == ["f", "(", "a"] and c.current.kind == "eof"
+    c = _cursor(list(_TOKENS), lazy=True)
+    assert c.peek(1).text == "("
+    assert c.next().text == "f" and c.next().text == "(" and not c.buffered()
+    assert c.next().text == "a" and c.peek().kind == "eof"
+
+
+def test_end_of_input_inside_an_opened_bracket_is_unclosed() -> None:
+    """Whatever was expected, the input ending inside a bracket a parser opened is
+    ``unclosed``; once the bracket is closed it is ``unexpected`` again."""
+    c = _cursor(list(_TOKENS))
+    c.next()
+    opener = c.open(c.next(), ")")
+    c.next()
+    with pytest.raises(PositionedError) as caught:
+        c.expect("name", "an argument")
+    assert caught.value.reason.startswith("unclosed '(' (opened at col 2)")
+    tokens = [*_TOKENS[:3], Token(")", ")", 1, 4, 3, 4), Token("eof", "", 1, 5, 4, 4)]
+    c = Cursor(iter(tokens).__next__, "f(a)", _fail, eof="eof")
+    c.next()
+    opener = c.open(c.next(), ")")
+    c.next()
+    c.expect_close(")", opener, ")")
+    assert not c.opened
+    with pytest.raises(PositionedError) as caught:
+        c.expect("name", "an argument")
+    assert caught.value.reason == "unexpected end of input: expected an argument"
+
+
 def test_line_index_and_snippet() -> None:
     """Lines end where str.splitlines ends them; the caret sits under the column."""
     assert LineIndex("a\r\nb\x0bc").at(5) == (3, 1)
@@ -74,6 +109,27 @@ _UNCLOSED = [
      "'[' (opened at col 44)"),
     ("cel", lambda: parse_query("SELECT * WHERE (A"), "'(' (opened at col 16)"),
     ("stream", lambda: parse_xpath("//a[b"), "'[' (opened at col 4)"),
+    ("service", lambda: parse_expression("SEQ(a, b"), "'(' (opened at col 4)"),
+]
+# The input ending right after the opener (issue 28: it read "unexpected end of input" in
+# every language but CEL's ')' while the same bracket one token later read "unclosed").
+_RIGHT_AFTER = [
+    ("algebra", lambda: parse_definitions("E := ins("), "'(' (opened at col 9)"),
+    ("algebra [", lambda: parse("[1,"), "'[' (opened at col 1)"),
+    ("algebra any", lambda: parse("any(2,"), "'(' (opened at col 4)"),
+    ("rules", lambda: parse_rules("rule R priority 1 on INSERT document('d')/a["),
+     "'[' (opened at col 44)"),
+    ("rules document", lambda: parse_rules("rule R priority 1 on INSERT document("),
+     "'(' (opened at col 37)"),
+    ("cel", lambda: parse_query("SELECT * WHERE ("), "'(' (opened at col 16)"),
+    ("cel filter", lambda: parse_query("SELECT * WHERE A FILTER A["), "'[' (opened at col 26)"),
+    ("cel set", lambda: parse_query("SELECT * WHERE A FILTER A[x IN {"),
+     "'{' (opened at col 32)"),
+    ("stream", lambda: parse_xpath("//a["), "'[' (opened at col 4)"),
+    ("stream last", lambda: parse_xpath("//a[last("), "'(' (opened at col 9)"),
+    ("service", lambda: parse_expression("SEQ("), "'(' (opened at col 4)"),
+    ("service params", lambda: parse_expression("a(x="), "'(' (opened at col 2)"),
+    ("service path", lambda: parse_expression("ins(/order/item"), "'(' (opened at col 4)"),
 ]
 _UNEXPECTED = [
     ("algebra", lambda: parse("ins(a b)"), "unexpected 'b': expected ')' to close '('"),
@@ -82,6 +138,7 @@ _UNEXPECTED = [
     ("cel", lambda: parse_query("SELECT * WHERE (A B"),
      "unexpected 'B': expected ')' to close '('"),
     ("stream", lambda: parse_xpath("//a[b c]"), "unexpected 'c': expected ']' to close '['"),
+    ("service", lambda: parse_expression("(a b)"), "unexpected 'b': expected ')' to close '('"),
 ]
 
 
@@ -95,6 +152,17 @@ def test_every_language_says_unclosed_alike(language: str, run: object, opener: 
     assert caught.value.reason.endswith(" before end of input")
 
 
+@pytest.mark.parametrize(("language", "run", "opener"), _RIGHT_AFTER,
+                         ids=[u[0] for u in _RIGHT_AFTER])
+def test_every_language_says_unclosed_right_after_the_opener(language: str, run: object,
+                                                             opener: str) -> None:
+    """One wording for one situation: nothing after the opener is still an unclosed bracket."""
+    with pytest.raises(PositionedError) as caught:
+        run()  # type: ignore[operator]
+    assert caught.value.reason.startswith(f"unclosed {opener}: expected "), caught.value
+    assert caught.value.reason.endswith(" before end of input")
+
+
 @pytest.mark.parametrize(("language", "run", "reason"), _UNEXPECTED,
                          ids=[u[0] for u in _UNEXPECTED])
 def test_every_language_says_unexpected_alike(language: str, run: object, reason: str) -> None:
@@ -102,3 +170,60 @@ def test_every_language_says_unexpected_alike(language: str, run: object, reason
     with pytest.raises(PositionedError) as caught:
         run()  # type: ignore[operator]
     assert caught.value.reason.startswith(reason), caught.value
+
+
+# "expected X, got Y" about a token, left outside the cursors, now in the one wording.
+_WORDED = [
+    ("rules $", lambda: parse_rules("rule R priority 1 on INSERT document('d')/a do DELETE $"),
+     "unexpected end of input: expected a variable name after '$'"),
+    ("rules end tag", lambda: parse_rules("rule R priority 1 on INSERT document('d')/a do "
+                                          "INSERT <a><b></a></b> BELOW $delta"),
+     "unexpected '</a': expected </b> to close <b>"),
+    ("rules attribute", lambda: parse_rules("rule R priority 1 on INSERT document('d')/a do "
+                                            "INSERT <a =/> BELOW $delta"),
+     "unexpected '=': expected an attribute name"),
+    ("cel -", lambda: parse_query("SELECT * WHERE A FILTER A[x IN {-a}]"),
+     "unexpected 'a': expected a number after '-'"),
+    ("service", lambda: parse_expression("a(x=X y=Y)"),
+     "unexpected 'y': expected ',' or ')' after a parameter"),
+    ("service end", lambda: parse_expression("a ; "), "unexpected end of input: expected an "
+     "expression"),
+]
+
+
+@pytest.mark.parametrize(("case", "run", "reason"), _WORDED, ids=[w[0] for w in _WORDED])
+def test_token_messages_outside_the_cursors(case: str, run: object, reason: str) -> None:
+    """The scanners' and the constructors' messages about a token say unexpected ...: expected."""
+    with pytest.raises(PositionedError) as caught:
+        run()  # type: ignore[operator]
+    assert caught.value.reason.startswith(reason), caught.value
+
+
+# --- names (issue 28: one XML name pattern; identifiers ASCII where the language says so) ----
+
+def test_service_names_are_xml_names() -> None:
+    """An event type, a parameter and a variable may be any NCName, as an algebra
+    definition's name is (the service took only ASCII); a colon or a keyword is refused."""
+    e = parse_expression("Gr\u00f6\u00dfe(x\u00b7y=V\u00e9) ; ins(/a)(id=I)")
+    assert str(e) == "SEQ(Gr\u00f6\u00dfe(x\u00b7y=V\u00e9), ins(/a)(id=I))"
+    assert parse_expression(str(e)) == e
+    for bad in ("a(p:q=X)", "a(x=\u00b7V)", "a(OR=X)"):
+        with pytest.raises(PositionedError):
+            parse_expression(bad)
+
+
+def test_a_subscription_names_an_xml_named_definition() -> None:
+    """subscribe('a\u00b7b') is the definition a\u00b7b (its bare name was matched with \\w,
+    which refused the middle dot, and read as an event type missing its path)."""
+    assert subscription_type("a\u00b7b") == "a\u00b7b"
+    graph = EventGraph(parse_definitions("a\u00b7b := ins(x/a) ; ins(x/b)"))
+    graph.subscribe("a\u00b7b", lambda event: None)
+
+
+def test_cel_names_stay_ascii_identifiers() -> None:
+    """CEQL's names are CORE's ASCII identifiers by design; another letter is told to use
+    backquotes, and a backquoted attribute prints back in them."""
+    with pytest.raises(PositionedError, match="written in backquotes"):
+        parse_query("SELECT * WHERE A FILTER A[caf\u00e9 > 1]")
+    q = parse_query("SELECT * WHERE A FILTER A[`caf\u00e9` > 1]")
+    assert "`caf\u00e9`" in str(q) and parse_query(str(q)) == q
