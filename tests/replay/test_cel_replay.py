@@ -233,7 +233,7 @@ def test_a_query_the_replay_cannot_run_is_refused_before_any_work(
     assert says in str(exc) and "query 1: " in str(exc)  # the second of the two
     assert getattr(exc, "line", None) == line
     if col is not None:
-        assert getattr(exc, "col", None) == col
+        assert getattr(exc, "column", None) == col
     with pytest.raises(error):
         check_queries([query])
 
@@ -334,7 +334,7 @@ def test_cli_cel_with_definitions_and_a_query_file(tmp_path: Path,
 @pytest.mark.parametrize(("query", "says"), [
     ("SELECT * FROM S WHERE ins AS x ; upd AS y FILTER y[value = x.value]",
      "line 1, col 23: the filter y[value = x.value] is not unary"),
-    ("SELECT * FROM S\nWHERE ins AS x ; (upd", "line 2, col 22: expected ')'"),
+    ("SELECT * FROM S\nWHERE ins AS x ; (upd", "line 2, col 22: unclosed '(' (opened at col 18)"),
     ("@missing.ceql", "cannot read the query file 'missing.ceql'"),
 ])
 def test_cli_refuses_a_bad_query_before_spark_with_status_1(
