@@ -8,7 +8,7 @@ denotational semantics with the selection strategies, windows and partitions
 project's primitive events), and the automaton evaluator (:func:`evaluate`, :func:`count`).
 """
 
-from ._cea import Evaluation, compile_cea, count, evaluate
+from ._cea import Evaluation, check_automaton, compile_cea, count, evaluate
 from ._checks import bound, check_attributes, check_formula, defined
 from ._errors import CELQueryError, CELSyntaxError, StreamError
 from ._events import Event, Value, fits, partition_key
@@ -48,7 +48,7 @@ __all__ = [
     "bound", "defined", "to_lp", "is_lp", "is_unary_query", "fits", "partition_key",
     "reference", "select", "read_jsonl", "read_csv", "read_primitive", "parse_schema",
     "Schema", "PRIMITIVE_SCHEMA", "primitive_event", "evaluate", "count", "Evaluation",
-    "compile_cea",
+    "compile_cea", "check_automaton",
     "CELSyntaxError", "CELQueryError", "StreamError",
 ]
 

@@ -77,8 +77,8 @@ from .ast import (
     Window,
 )
 
-__all__ = ["Leaf", "CEA", "compile_cea", "Runs", "OrderedRuns", "WindowCounter", "Evaluation",
-           "evaluate", "count"]
+__all__ = ["Leaf", "CEA", "compile_cea", "check_automaton", "Runs", "OrderedRuns",
+           "WindowCounter", "Evaluation", "evaluate", "count"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,24 +122,54 @@ def _conjuncts(p: Predicate) -> list[Predicate]:
     return _conjuncts(p.left) + _conjuncts(p.right) if isinstance(p, FilterAnd) else [p]
 
 
+def _refusal(c: Predicate, inner: Formula) -> str | None:
+    """Why the automaton cannot place ``c``, a conjunct of a filter on ``inner``, or None.
+
+    The one place that decides whether the automaton evaluator takes a query (issue 28:
+    the command line and the replay each had their own test): :func:`_push` refuses with
+    it while compiling, :func:`check_automaton` before any work.
+    """
+    if not isinstance(c, VarFilter) or len(c.variables) != 1:
+        return (f"the filter {c} is not unary (it compares several variables' events, as "
+                "CORE's y[id = x.id] does): the automaton evaluator takes unary filters only, "
+                "its automata test one event at a time (seed 003, section 6)")
+    if not _definitions(inner, c.var):
+        return (f"the filter {c} is on {c.var}, which the filtered pattern does not define "
+                "outside a '+': it cannot be pushed to its definition")
+    return None
+
+
+def check_automaton(formula: Formula, text: str = "") -> None:
+    """Refuse, before any work, a well-formed and safe formula the automaton evaluator does
+    not take (the reference evaluator takes every one), naming the filter's line and column
+    in ``text`` where the formula was parsed from one.
+
+    Raises:
+        CELQueryError: a filter that is not unary, or on a variable the filtered pattern
+            defines only inside a ``+``.
+    """
+    for g in formula.walk():
+        if isinstance(g, Filter):
+            for c in _conjuncts(g.predicate):
+                reason = _refusal(c, g.formula)
+                if reason is not None:
+                    line, column = g.pos if g.pos is not None else (None, None)
+                    raise CELQueryError(reason, text=text if line is not None else "",
+                                        line=line, column=column)
+
+
 def _push(f: Formula, filters: dict[int, list[VarFilter]]) -> Formula:
     """Record every filter's conjuncts against the definitions of their variables in the
     filtered formula (by id of the defining node); return the formula without filters."""
     if isinstance(f, Filter):
         inner = _push(f.formula, filters)
         for c in _conjuncts(f.predicate):
-            if not isinstance(c, VarFilter) or len(c.variables) != 1:
-                raise CELQueryError(
-                    f"the filter {c} is not unary (one variable, as CORE's x[...]): the "
-                    "automaton evaluator takes unary filters only; use the reference "
-                    "evaluator", line=None, column=None)
-            targets = _definitions(inner, c.var)
-            if not targets:
-                raise CELQueryError(
-                    f"the filter {c} is on {c.var}, which the filtered pattern does not "
-                    "define outside a '+': it cannot be pushed to its definition; use the "
-                    "reference evaluator", line=None, column=None)
-            for t in targets:
+            reason = _refusal(c, inner)
+            if reason is not None:
+                raise CELQueryError(f"{reason}; use the reference evaluator",
+                                    line=None, column=None)
+            assert isinstance(c, VarFilter)
+            for t in _definitions(inner, c.var):
                 filters.setdefault(id(t), []).append(c)
         return inner
     if isinstance(f, As):
@@ -162,6 +192,8 @@ def _definitions(f: Formula, var: str) -> list[Formula]:
             out.append(g)
         elif isinstance(g, Seq | ContiguousSeq | Or):
             stack.extend(g.children)
+        elif isinstance(g, Filter):  # a filter not pushed yet (check_automaton's walk)
+            stack.append(g.formula)
     return out
 
 

@@ -36,11 +36,10 @@ from xmlevents.cel import (
     CELQueryError,
     CELSyntaxError,
     Event,
-    Filter,
     Query,
+    check_automaton,
     compile_query,
     evaluate,
-    is_unary_query,
     primitive_event,
 )
 
@@ -69,20 +68,6 @@ class CelQuery:
     query: Query = field(compare=False)
 
 
-def _automaton_refusal(text: str, query: Query, exc: CELQueryError) -> CELQueryError:
-    """The automaton evaluator's refusal (which has no position) with the position of what it
-    refuses: the filter whose predicate is not unary."""
-    where: tuple[int, int] | None = None
-    if not is_unary_query(query.formula):
-        for g in query.formula.walk():
-            if isinstance(g, Filter) and not is_unary_query(g) and is_unary_query(g.formula):
-                where = g.pos
-                break
-    line, col = where if where is not None else (None, None)
-    return CELQueryError(f"{exc.reason} (the replay runs CEL queries with the automaton "
-                         "evaluator only)", text=text, line=line, column=col)
-
-
 def check_query(text: str) -> Query:
     """``text`` compiled against the primitive events' schema and checked to be one the
     automaton evaluator takes.
@@ -95,10 +80,11 @@ def check_query(text: str) -> Query:
     """
     query = compile_query(text, PRIMITIVE_SCHEMA)
     try:
-        for _ in evaluate(query, ()):  # builds the automaton: refuses what it cannot take
-            pass
+        check_automaton(query.formula, text)
     except CELQueryError as exc:
-        raise _automaton_refusal(text, query, exc) from None
+        raise CELQueryError(f"{exc.reason} (the replay runs CEL queries with the automaton "
+                            "evaluator only)", text=exc.text, line=exc.line,
+                            column=exc.column) from None
     return query
 
 

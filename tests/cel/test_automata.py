@@ -274,3 +274,29 @@ def test_counting_under_a_window_equals_enumerating(formula: str,
     q = compile_query(f"SELECT {strategy.value} * FROM S WHERE {formula}{partition} {window}"
                       f"{consume}")
     assert count(q, stream) == sum(1 for _ in evaluate(q, stream))
+
+
+@pytest.mark.parametrize("text", [
+    "SELECT * FROM S WHERE H AS x ; T AS y FILTER y[id = x.id]",
+    "SELECT * FROM S WHERE A AS x ; B AS y FILTER x[k > 1] OR y[k > 1]",
+    "SELECT * FROM S WHERE (A AS x ; B AS y FILTER y[k > 1]) FILTER x[k = 2]",
+    "SELECT * FROM S WHERE ((A AS x FILTER x[k > 1]) ; B AS y) FILTER y[k = x.k]",
+    "SELECT * FROM S WHERE A AS x ; B AS y FILTER x[k > 1] AND y[k < 3]",
+    "SELECT * FROM S WHERE (A AS x)+ ; B AS y FILTER y[k > 1]",
+])
+def test_one_place_decides_what_the_automaton_takes(text: str) -> None:
+    """check_automaton (the command line's and the replay's check before any work) refuses
+    exactly what compiling the automaton refuses, with the same reason (issue 28: two
+    places decided it, and could disagree)."""
+    from xmlevents.cel import check_automaton
+
+    q = compile_query(text)
+    try:
+        compile_cea(q.formula)
+    except CELQueryError as exc:
+        with pytest.raises(CELQueryError) as checked:
+            check_automaton(q.formula, text)
+        assert exc.reason.startswith(checked.value.reason)
+        assert checked.value.line == 1 and checked.value.column is not None
+    else:
+        check_automaton(q.formula, text)

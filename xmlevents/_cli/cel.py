@@ -84,11 +84,12 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     out = streams.out
     from xmlevents.cel import (
         PRIMITIVE_SCHEMA,
+        CELQueryError,
         StreamError,
+        check_automaton,
         compile_query,
         count,
         evaluate,
-        is_unary_query,
         parse_schema,
         read_csv,
         read_jsonl,
@@ -102,13 +103,14 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
             schema = parse_schema(query_text("@" + args.schema))
         elif args.primitive:
             schema = PRIMITIVE_SCHEMA
-        query = compile_query(query_text(args.query), schema)
-        if not args.reference and not is_unary_query(query.formula):
-            raise Failure("a filter of the query is not unary (it compares several "
-                          "variables' events, as y[id = x.id] does), which the automaton "
-                          "evaluator does not take: its automata test one event at a time "
-                          "(seed 003, section 6). Run it with --reference (exponential: small "
-                          "streams).")
+        text = query_text(args.query)
+        query = compile_query(text, schema)
+        if not args.reference:
+            try:
+                check_automaton(query.formula, text)
+            except CELQueryError as exc:
+                raise Failure(f"{exc.for_cli()}\nRun it with --reference (exponential: "
+                              "small streams).") from None
     except XmlEventsError as exc:
         if isinstance(exc, Failure):
             raise
