@@ -10,7 +10,7 @@ from ._document import Recording, WatchedDocument
 from ._elements import WatchedAttrib, WatchedComment, WatchedElement, WatchedPI
 from ._errors import (
     CascadeError,
-    ReplayError,
+    EventLogError,
     SubscriptionWarning,
     WatchError,
     WatchTypeError,
@@ -42,6 +42,6 @@ __all__ = [
     "WatchedElement", "WatchedComment", "WatchedPI", "WatchedAttrib",
     "XPathDocuments", "xpath_boolean", "declarations",
     # errors
-    "WatchError", "WatchTypeError", "XMLSyntaxError", "ReplayError", "CascadeError",
+    "WatchError", "WatchTypeError", "XMLSyntaxError", "EventLogError", "CascadeError",
     "SubscriptionWarning",
 ]

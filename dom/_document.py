@@ -21,7 +21,7 @@ from xmlevents.algebra import (
 )
 
 from . import _ops
-from ._errors import ReplayError, WatchError, WatchTypeError
+from ._errors import EventLogError, WatchError, WatchTypeError
 from ._monitor import Monitor
 from ._namespaces import repair_namespaces
 from ._registry import ATTR, NODE, NODES, TEXT
@@ -97,11 +97,11 @@ class WatchedDocument:
         try:
             _ops.ins_tree(self, root, None, -1, False)
         except StopIteration:
-            raise ReplayError(f"{len(ids)} ids for a document with more nodes") from None
+            raise EventLogError(f"{len(ids)} ids for a document with more nodes") from None
         finally:
             del self.new_id, self.new_ids
         if next(supply, None) is not None:
-            raise ReplayError(f"{len(ids)} ids for a document with fewer nodes")
+            raise EventLogError(f"{len(ids)} ids for a document with fewer nodes")
         # New ids go on after the highest of the form n<number>, never reusing one.
         self._count = max((int(i[1:]) for i in ids if i[:1] == "n" and i[1:].isdigit()),
                           default=0)

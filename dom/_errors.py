@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from xmlevents.algebra import XmlEventsError
 
-__all__ = ["WatchError", "WatchTypeError", "XMLSyntaxError", "ReplayError", "CascadeError",
+__all__ = ["WatchError", "WatchTypeError", "XMLSyntaxError", "EventLogError", "CascadeError",
            "SubscriptionWarning"]
 
 
@@ -36,9 +36,11 @@ class XMLSyntaxError(XmlEventsError, ValueError):
         super().__init__(f"{where}: {reason}")
 
 
-class ReplayError(XmlEventsError, ValueError):
-    """An event that cannot be applied to the document being replayed (named by id and tick),
-    or a snapshot whose ids do not fit its XML."""
+class EventLogError(XmlEventsError, ValueError):
+    """An event log that does not fit its document: an event that cannot be applied to the
+    snapshot it is replayed onto (named by id and tick), or a snapshot whose ids do not fit
+    its XML. (Named ``ReplayError`` before issue 28, a name that read as the error of
+    :mod:`xmlevents.replay`, whose version histories have errors of their own.)"""
 
 
 class CascadeError(XmlEventsError, RuntimeError):

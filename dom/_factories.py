@@ -12,7 +12,7 @@ from xmlevents._foundation.xml import check_tree
 from xmlevents._foundation.xml import parse_bytes as parse_xml
 
 from ._document import WatchedDocument
-from ._errors import ReplayError, WatchError, WatchTypeError, XMLSyntaxError
+from ._errors import EventLogError, WatchError, WatchTypeError, XMLSyntaxError
 from ._monitor import Monitor
 from ._namespaces import repair_namespaces
 from ._ops import WATCHED
@@ -104,17 +104,17 @@ def from_snapshot(snapshot: Snapshot, *, name: str | None = None,
     document's life resumes where the snapshot was taken (a version history goes on).
 
     Raises:
-        ReplayError: when the snapshot's XML does not parse or does not hold its nodes.
+        EventLogError: when the snapshot's XML does not parse or does not hold its nodes.
     """
     try:
         tree = load_snapshot(snapshot, hardened_parser(huge=True))  # ours: trusted
         doc = WatchedDocument(tree, name=_name(name), monitor=monitor or Monitor(),
                               ids=[n[0] for n in snapshot.nodes])
     except (etree.XMLSyntaxError, IndexError, ValueError) as exc:
-        raise ReplayError(f"the snapshot cannot be loaded: {exc}") from None
+        raise EventLogError(f"the snapshot cannot be loaded: {exc}") from None
     if doc.snapshot().nodes != snapshot.nodes:
         doc.close()
-        raise ReplayError("the snapshot cannot be loaded: its nodes do not match its XML")
+        raise EventLogError("the snapshot cannot be loaded: its nodes do not match its XML")
     return doc
 
 

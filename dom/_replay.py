@@ -20,7 +20,7 @@ from xmlevents._foundation.xml import parse_bytes as parse_xml
 from xmlevents._foundation.xml import parser as hardened
 from xmlevents.algebra import Axis, Op, PrimitiveEvent
 
-from ._errors import ReplayError
+from ._errors import EventLogError
 from ._namespaces import repair_namespaces
 from ._registry import ATTR, NODE, TAIL, TEXT, declarations, preorder
 
@@ -88,7 +88,7 @@ class Replayer:
 
     def __init__(self, start: Snapshot) -> None:
         """Raises:
-            ReplayError: when the snapshot's XML does not parse or its nodes are not in it.
+            EventLogError: when the snapshot's XML does not parse or its nodes are not in it.
         """
         self._parser = hardened_parser(plain=True, huge=True)  # a snapshot: trusted
         self._dead_root: Any = None
@@ -96,7 +96,7 @@ class Replayer:
         try:
             self._load(start)
         except (etree.XMLSyntaxError, IndexError, TypeError, ValueError) as exc:
-            raise ReplayError(f"the snapshot cannot be loaded: {exc}") from None
+            raise EventLogError(f"the snapshot cannot be loaded: {exc}") from None
 
     def _load(self, start: Snapshot) -> None:
         self.tree: Any = load_snapshot(start, self._parser)
@@ -120,12 +120,12 @@ class Replayer:
         """Apply one event.
 
         Raises:
-            ReplayError: naming the event, when its node or position does not exist.
+            EventLogError: naming the event, when its node or position does not exist.
         """
         try:
             self._apply(event)
         except (KeyError, IndexError, TypeError, ValueError) as exc:
-            raise ReplayError(f"event {event.id} (ts={event.ts}, {event.op.value} "
+            raise EventLogError(f"event {event.id} (ts={event.ts}, {event.op.value} "
                               f"{event.pi}) cannot be applied: {exc}") from None
 
     def _apply(self, event: PrimitiveEvent) -> None:
@@ -135,7 +135,7 @@ class Replayer:
         axis = step.axis
         if event.op is Op.INS:
             if ident in self._at:
-                raise ReplayError(f"id {ident!r} is already in the document")
+                raise EventLogError(f"id {ident!r} is already in the document")
             if axis is Axis.ATTRIBUTE:
                 owner = self._element(pi.ids[-2])
                 owner.set(step.name, event.value)
@@ -190,7 +190,7 @@ class Replayer:
     def _element(self, ident: str) -> Any:
         kind, e, _ = self._at[ident]
         if kind != NODE:
-            raise ReplayError(f"id {ident!r} is not an element")
+            raise EventLogError(f"id {ident!r} is not an element")
         return e
 
     def _insert(self, event: PrimitiveEvent, ids: tuple[str, ...]) -> Any:
@@ -207,7 +207,7 @@ class Replayer:
             if not space:
                 new.text = None  # no content at all: <?target?>
         elif step.name is None:
-            raise ReplayError(f"{step} names no node to insert")
+            raise EventLogError(f"{step} names no node to insert")
         elif parent is not None:
             # Made in place, so it uses the prefixes in scope there, as the original did.
             new = etree.SubElement(parent, step.name, nsmap=_nsmap(event.value))
@@ -226,10 +226,10 @@ class Replayer:
             self.tree = etree.ElementTree(new)
             return new
         if event.index is None:
-            raise ReplayError("an insertion needs the index among the parent's children")
+            raise EventLogError("an insertion needs the index among the parent's children")
         made_here = new.getparent() is parent  # an element, made as the last child
         if event.index > len(parent) - made_here:
-            raise ReplayError(f"index {event.index} is past the parent's "
+            raise EventLogError(f"index {event.index} is past the parent's "
                               f"{len(parent)} children")
         if not (made_here and event.index == len(parent) - 1):
             # Moved into place: lxml drops a declaration the parent makes under another

@@ -144,7 +144,7 @@ def test_from_snapshot_resumes_a_document_with_its_ids() -> None:
 
 
 def test_from_snapshot_refuses_a_snapshot_that_does_not_match() -> None:
-    with pytest.raises(xd.ReplayError, match="cannot be loaded"):
+    with pytest.raises(xd.EventLogError, match="cannot be loaded"):
         xd.from_snapshot(xd.Snapshot("<r/>", (("n1", "node", 0, None), ("n2", "attr", 0, "a"))))
 
 

@@ -14,7 +14,7 @@ from lxml import etree
 
 import xmlevents
 from xmlevents._foundation.xml import EntitiesRefused, parse_bytes, parser
-from xmlevents.dom import Replayer, ReplayError, Snapshot, XMLSyntaxError, from_snapshot
+from xmlevents.dom import Replayer, EventLogError, Snapshot, XMLSyntaxError, from_snapshot
 from xmlevents.replay import parse_version
 from xmlevents.stream import DocumentError, matches
 
@@ -47,9 +47,9 @@ def test_a_snapshot_with_entities_is_refused_before_a_huge_parser_meets_it() -> 
     """dom's snapshot reader parses with libxml2's limits lifted (huge_tree): it expanded
     a snapshot's internal entities without bound; now the snapshot is refused."""
     snapshot = Snapshot(LAUGHS, (("r1", "node", 0, None), ("b1", "node", 1, None)))
-    with pytest.raises(ReplayError, match="declares entities"):
+    with pytest.raises(EventLogError, match="declares entities"):
         from_snapshot(snapshot)
-    with pytest.raises(ReplayError, match="declares entities"):
+    with pytest.raises(EventLogError, match="declares entities"):
         Replayer(snapshot)
 
 
