@@ -47,6 +47,17 @@ class _Cursor(Cursor):
 
     __slots__ = ()
 
+    def next(self) -> Token:
+        # Cursor.next for this eager cursor of enum kinds: no unread token to test for, the
+        # end of input compared by identity; one call per token (263,000 in 10,000
+        # definitions), 2-3% of parse_definitions with the general one.
+        token = self.current
+        if token.kind is _EOF:
+            return token
+        self.previous = token
+        self.current = self._read()
+        return token
+
     def describe(self, token: Token) -> str:
         if token.kind is TokenType.NEWLINE:
             return "end of line"
