@@ -27,7 +27,7 @@ saying what the fragment allows.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any, NoReturn, TypeVar
@@ -60,7 +60,8 @@ _STEPS = "a step is a name, *, @name, @*, . or .., joined by / or // (simple XPa
 _AXES = ("simple XPath has the child, parent, self and descendant-or-self axes only, written "
          "/name, .., . and // (section 2.4)")
 _FLWR = frozenset({"for", "let", "some", "every"})
-_CLOSERS = {TokenType.LPAREN: ")", TokenType.LBRACK: "]", TokenType.LBRACE: "}"}
+_CLOSERS: dict[Hashable, str] = {TokenType.LPAREN: ")", TokenType.LBRACK: "]",
+                                 TokenType.LBRACE: "}"}
 _ARITHMETIC = {TokenType.PLUS: "+", TokenType.MINUS: "-", TokenType.STAR: "*"}
 
 
