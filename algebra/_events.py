@@ -294,7 +294,7 @@ class PrimitiveEvent:
         try:
             pt = PathType.parse(d["path"])
         except PathSyntaxError as exc:
-            raise fail(f"path={d['path']!r}: col {exc.col}: {exc.reason}") from None
+            raise fail(f"path={d['path']!r}: col {exc.column}: {exc.reason}") from None
         if not pt.is_absolute:
             raise fail(f"path={d['path']!r} is relative; events occur at absolute paths "
                        f"(write '/{d['path']}' if that is meant)")

@@ -262,6 +262,15 @@ def test_primitive_event_rejects_relative_path():
         PrimitiveEvent("e1", 1, Op.INS, PathInstance(P("order/item"), ("o1", "i1")))
 
 
+def test_a_malformed_path_in_an_event_line_names_its_column():
+    """An event line whose path does not parse is an EventFormatError naming the line and
+    the column inside the path (it read the positioned error's old field name, ``col``, and
+    raised AttributeError after issue 28 renamed it ``column``)."""
+    line = '{"op": "ins", "path": "/a//b", "ids": ["1", "2"]}\n'
+    with pytest.raises(EventFormatError, match=r"line 1: path='/a//b': col 4: empty step"):
+        list(read_events([line]))
+
+
 def test_primitive_events_are_frozen_hashable_values():
     """Primitive events compare by value, hash, and refuse assignment."""
     a, b = prim("e1", 1), prim("e1", 1)
