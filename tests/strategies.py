@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
+import os
+
 from hypothesis import strategies as st
 
 from xmlevents.algebra import Axis, Kind, PathType, Step
+
+#: CI (and ``.ci/run``, which sets ``CI``) runs every property with its full count of examples,
+#: derandomized; a local run with a quarter of them, new ones each run (issue 28: the fast loop
+#: under a minute on 2 cores). tests/conftest.py's profiles follow the same switch.
+FULL = bool(os.environ.get("CI"))
+
+
+def examples(n: int) -> int:
+    """The number of examples for a property that asks for ``n`` (see :data:`FULL`)."""
+    return n if FULL else max(10, n // 4)
+
 
 # A small alphabet so that equal steps (and repeated occurrences) happen often.
 NAMES = ["a", "b", "c", "{http://x/y}a"]

@@ -232,6 +232,8 @@ def _run_block(block: _Block, work: pathlib.Path, env: dict[str, str], timeout: 
 _RUN_PAGES = sorted({b.page for b in _COMMAND_BLOCKS if b.mark is None})
 
 
+# Slow: a page's blocks start the command line 5-30 times (17 s of the fast loop's CPU).
+@pytest.mark.slow
 @pytest.mark.parametrize("page", _RUN_PAGES, ids=_name)
 def test_command_blocks_run_and_show_what_they_print(page: pathlib.Path,
                                                      tmp_path: pathlib.Path) -> None:

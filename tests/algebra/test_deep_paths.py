@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import xmlevents
+from tests.strategies import examples
 from xmlevents.algebra import (
     Axis,
     Kind,
@@ -132,7 +133,7 @@ def test_a_deep_chain_feeds_definitions() -> None:
 items = st.lists(st.sampled_from(["a", "b", "c"]), min_size=0, max_size=6)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(items, items, items, st.integers(-12, 12), st.integers(-12, 12))
 def test_prop_a_chain_reads_as_its_tuple(head: list[str], tail: list[str], other: list[str],
                                         i: int, j: int) -> None:

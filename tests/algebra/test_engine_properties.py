@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.strategies import examples
 from xmlevents.algebra import Op, PathInstance, PrimitiveEvent
 from xmlevents.algebra._graph import EventGraph
 
@@ -82,7 +83,7 @@ def expected_items(n: int) -> set[frozenset[str]]:
     return {frozenset({f"ei{k}", f"ep{k}", f"eq{k}"}) for k in range(1, n + 1)}
 
 
-@settings(max_examples=150)
+@settings(max_examples=examples(150))
 @given(parent_first_interleavings())
 def test_any_parent_first_interleaving_gives_one_composite_per_item(case):
     """Hierarchical chronicle: any parent-first interleaving raises {ei_k, ep_k, eq_k} per item."""
@@ -93,7 +94,7 @@ def test_any_parent_first_interleaving_gives_one_composite_per_item(case):
     assert len(raised) == n
 
 
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(parent_first_interleavings(), st.sampled_from(["interval", "detection"]))
 @pytest.mark.parametrize("context", CONTEXTS)
 def test_every_hierarchical_context_is_order_independent_for_this_tree(context, case,
@@ -174,7 +175,7 @@ def run_both(expr: str, events, context: str, hierarchical: bool, semantics: str
 
 
 @pytest.mark.slow
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 @given(st.sampled_from(EXPRESSIONS), streams())
 def test_engine_agrees_with_the_naive_reference(expr, events):
     """In every context, plain or hierarchical, either semantics: the same composites each tick."""
@@ -203,7 +204,7 @@ def test_reference_reproduces_table_1_s2(context, hierarchical, semantics):
 
 # --- c. memory ------------------------------------------------------------------------------
 
-@settings(max_examples=10)
+@settings(max_examples=examples(10))
 @given(st.integers(0, 2**32))
 @pytest.mark.parametrize("context", ["chronicle", "cumulative"])
 def test_completed_items_leave_no_state(context, seed):

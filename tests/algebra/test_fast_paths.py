@@ -8,6 +8,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.strategies import examples
 from xmlevents.algebra import EventGraph, Expired, Op, PathInstance, PathType, PrimitiveEvent
 
 from .test_engine_properties import EXPRESSIONS, streams
@@ -25,7 +26,7 @@ def _run(expr: str, events: list[PrimitiveEvent], within: int | None, traced: bo
     return out, expired, graph.tree("E").direct
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.sampled_from(EXPRESSIONS + [EXAMPLE_10] * 4),
        streams(), st.sampled_from([None, 2, 5]))
 def test_the_direct_path_equals_the_general_one(
@@ -75,7 +76,7 @@ def _walked(definitions: str, events: list[PrimitiveEvent], within: int | None,
     return out, state, expired
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.sampled_from(WALKED), streams(), st.sampled_from([None, 3, 8]), st.booleans())
 def test_the_walk_equals_the_general_path(expr: str, events: list[PrimitiveEvent],
                                           within: int | None, reused: bool) -> None:

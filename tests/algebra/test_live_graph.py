@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import xmlevents
+from tests.strategies import examples
 from xmlevents.algebra import (
     CompositeEvent,
     DefinitionError,
@@ -80,7 +81,7 @@ def _whole(c: CompositeEvent) -> tuple[object, ...]:
             tuple(p.id for p in c.primitives()))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(definition_sets(), streams(), st.data())
 def test_adding_definitions_mid_stream_leaves_the_other_trees_as_they_were(case, events, data):
     """Trees defined from the start raise the same composites whether or not others are added
@@ -97,7 +98,7 @@ def test_adding_definitions_mid_stream_leaves_the_other_trees_as_they_were(case,
     assert set(live.order) == set(full.order)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(definition_sets(), streams(), st.data())
 def test_removing_definitions_mid_stream_leaves_the_other_trees_as_they_were(case, events,
                                                                               data):

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.strategies import examples
 from xmlevents.algebra import (
     CompositeEvent,
     DefinitionError,
@@ -108,7 +109,7 @@ def _agree(a: Run, b: Run) -> None:
     assert a.state() == b.state()
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(shared_sets(), streams(), st.sampled_from(["chronicle", "recent", "continuous"]),
        st.sampled_from([None, 5]))
 def test_sharing_is_invisible(defs, events, context, within):
@@ -122,7 +123,7 @@ def test_sharing_is_invisible(defs, events, context, within):
     assert on.graph.close() == off.graph.close()
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(shared_sets(), shared_sets(max_size=3), streams(), st.data())
 def test_adding_and_removing_mid_stream_with_sharing_changes_nothing(first, later, events,
                                                                       data):

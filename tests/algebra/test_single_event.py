@@ -14,6 +14,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.strategies import examples
 from xmlevents.algebra import (
     CompositeEvent,
     EventGraph,
@@ -112,7 +113,7 @@ def test_closing_and_reopening_keep_it_detecting() -> None:
     assert names(run(g, ITEM)) == ["Removed"]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.tuples(st.sampled_from([Op.INS, Op.DEL, Op.UPD]),
                           st.sampled_from(["/o/item", "/o/item/price", "/o/x"]),
                           st.integers(0, 3)), max_size=30),

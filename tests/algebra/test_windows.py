@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.strategies import examples
 from xmlevents.algebra import (
     EventGraph,
     Expired,
@@ -54,7 +55,7 @@ def _check(expr: str, events: list[PrimitiveEvent], data: st.DataObject) -> None
         assert g == w, f"tick {tick}: {context}, hierarchical={hierarchical}, {semantics}"
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.sampled_from(EXPRESSIONS), streams(), st.data())
 def test_windowed_engine_agrees_with_the_reference(expr: str, events: list[PrimitiveEvent],
                                                     data: st.DataObject) -> None:
@@ -63,7 +64,7 @@ def test_windowed_engine_agrees_with_the_reference(expr: str, events: list[Primi
 
 
 @pytest.mark.slow
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(st.sampled_from(EXPRESSIONS), streams(max_events=40), st.data())
 def test_windowed_engine_agrees_with_the_reference_at_length(
         expr: str, events: list[PrimitiveEvent], data: st.DataObject) -> None:
@@ -206,7 +207,7 @@ def _timed(events: list[PrimitiveEvent], scale: float) -> list[PrimitiveEvent]:
                            e.ts * scale) for e in events]
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(st.sampled_from(EXPRESSIONS), streams(), st.data())
 def test_a_duration_over_events_a_second_apart_is_the_window_in_ticks(
         expr: str, events: list[PrimitiveEvent], data: st.DataObject) -> None:

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.strategies import examples
 from xmlevents.cel import CELQueryError, Event, Strategy, StreamError, compile_query, reference
 from xmlevents.cel._cea import OrderedRuns, Runs, _Partitions, compile_cea, count, evaluate
 
@@ -52,7 +53,7 @@ streams = st.lists(st.tuples(st.sampled_from("ABCX"), st.integers(0, 2)), max_si
     lambda items: [Event(i, t, {"k": k}) for i, (t, k) in enumerate(items)])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(formulas(), streams, st.sampled_from(list(Strategy)),
        st.sampled_from([None, 1, 2, 3, 5]), st.sampled_from(["", " PARTITION BY [k]"]),
        st.sampled_from(["", " CONSUME BY ANY", " CONSUME BY PARTITION"]),
@@ -117,7 +118,7 @@ timed_streams = st.lists(
         for i, (t, k, _, timed) in enumerate(items)])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(formulas(), timed_streams, st.sampled_from(list(Strategy)),
        st.sampled_from(["2 SECONDS", "4 SECONDS", "0.5 SECONDS", "3 [v]"]),
        st.sampled_from(["", " PARTITION BY [k]"]))
@@ -149,7 +150,7 @@ def test_memory_follows_the_window_not_the_stream() -> None:
     assert large < 1.3 * small, (small, large)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(formulas(), streams, st.lists(st.booleans(), min_size=9, max_size=9))
 def test_the_determinised_automaton_is_io_deterministic(formula: str, stream: list[Event],
                                                          marks: list[bool]) -> None:
@@ -233,7 +234,7 @@ def test_partitions_with_nothing_live_are_dropped(window: str | None) -> None:
         assert len(parts.runs) == 20_000
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(formulas(2), st.lists(st.tuples(st.sampled_from("ABCX"), st.integers(0, 40)),
                              min_size=100, max_size=400),
        st.sampled_from(["WITHIN 3 EVENTS", "WITHIN 20 EVENTS", "WITHIN 4 SECONDS", ""]),
@@ -254,7 +255,7 @@ def test_dropping_partitions_changes_nothing(formula: str, items: list[tuple[str
     assert got == kept
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(formulas(2), st.lists(st.tuples(st.sampled_from("ABCX"), st.integers(0, 3)),
                              min_size=30, max_size=250),
        st.sampled_from(["WITHIN 1 EVENTS", "WITHIN 6 EVENTS", "WITHIN 3 SECONDS",

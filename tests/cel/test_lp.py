@@ -6,6 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.strategies import examples
 from xmlevents.cel import (
     CELQueryError,
     Event,
@@ -78,7 +79,7 @@ streams = st.lists(st.tuples(st.sampled_from("ABCX"), st.integers(0, 2)), max_si
     lambda items: [Event(i, t, {"k": k}) for i, (t, k) in enumerate(items)])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(formulas(), streams)
 def test_lp_form_is_equivalent(text: str, stream: list[Event]) -> None:
     f = parse_formula(text)
@@ -93,7 +94,7 @@ def test_lp_form_is_equivalent(text: str, stream: list[Event]) -> None:
     assert reference(g, stream, Strategy.MAX) == reference(f, stream, Strategy.MAX)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.sampled_from(["T AS x ; ((T AS y FILTER x[k > 0]) OR H AS y)",
                         "(A AS x OR B AS x) ; ((C AS y FILTER x[k = 1]) OR (A AS y ; B AS z "
                         "FILTER x[k = 2])) ; C AS w FILTER w[k < 2]"]),

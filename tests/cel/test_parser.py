@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.strategies import examples
 from xmlevents.cel import (
     As,
     CELSyntaxError,
@@ -106,7 +107,7 @@ def formulas(draw: st.DrawFn, depth: int = 3) -> str:
     return f"({a}) {op} ({b})"
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(formulas(), st.sampled_from(list(Strategy)),
        st.sampled_from(["", " WITHIN 5 EVENTS", " WITHIN 2 MINUTES 3 SECONDS",
                         " PARTITION BY [a, b], [PROJECT(ids, 'o/i')] WITHIN 3 [ts]",

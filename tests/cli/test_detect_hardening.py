@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.strategies import examples
 from xmlevents._cli import main
 from xmlevents.algebra import EventFormatError, read_events
 
@@ -52,7 +53,7 @@ def mutated(draw: st.DrawFn) -> str:
     return line
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=examples(2000), deadline=None)
 @given(mutated())
 def test_a_mutated_line_is_an_event_or_an_event_format_error(line: str) -> None:
     """2,000 mutated event lines: nothing but an event or an EventFormatError at line 1."""
@@ -65,7 +66,7 @@ def test_a_mutated_line_is_an_event_or_an_event_format_error(line: str) -> None:
         json.dumps(e.to_dict(), ensure_ascii=False).encode("utf-8")  # can be written
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(mutated(), min_size=1, max_size=5))
 def test_detect_exits_0_or_1_with_one_line_never_a_traceback(lines: list[str]) -> None:
     data = ("\n".join(lines) + "\n").encode("utf-8", "surrogatepass")

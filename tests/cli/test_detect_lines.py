@@ -7,6 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.strategies import examples
 from xmlevents._cli.detect import _composite_line, _line_encoder
 from xmlevents.algebra import EventGraph, Op, PathInstance, PrimitiveEvent
 
@@ -14,7 +15,7 @@ TEXT = st.text(alphabet=st.sampled_from(['a', '"', "\\", "\n", "\x00", "é", "\u
                                          "\ud800", " ", "/"]), min_size=1, max_size=6)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(item=TEXT, ids=st.lists(TEXT, min_size=3, max_size=3), doc=st.none() | TEXT,
        start=st.integers(1, 10**12))
 def test_a_composite_line_is_the_encoders(item: str, ids: list[str], doc: str | None,

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from lxml import etree
 
 import xmlevents
+from tests.strategies import examples
 from xmlevents.algebra import EventGraph
 
 EI = "Ei := ins(item) ; (ins(item/price) & ins(item/quantity))"
@@ -136,7 +137,7 @@ def _run(definition: str, steps: list[tuple[str, int]], forget: bool,
         return got
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.sampled_from(DEFINITIONS), actions)
 def test_dropping_dead_groups_changes_no_result(definition: str,
                                                  steps: list[tuple[str, int]]) -> None:

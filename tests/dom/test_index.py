@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from lxml import etree
 
 import xmlevents
+from tests.strategies import examples
 from xmlevents.algebra import Axis, Op, PrimitiveEvent
 from xmlevents.dom._functions import _LXML
 from xmlevents.dom._registry import NODES
@@ -115,7 +116,7 @@ def _pick(data: st.DataObject, items: list[Any], label: str) -> Any:
     return items[data.draw(st.integers(0, len(items) - 1), label=label)] if items else None
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(data=st.data(), steps=st.lists(st.sampled_from(OPS), min_size=1, max_size=25))
 def test_index_is_lxml_index_after_any_operations(data: st.DataObject, steps: list[str]
                                                   ) -> None:

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from lxml import etree
 
 import xmlevents
+from tests.strategies import examples
 from xmlevents.algebra import (
     EventFormatError,
     InvalidArgumentError,
@@ -130,7 +131,7 @@ def test_a_replayed_move_carries_the_flag_and_new_leaves_it_out() -> None:
     assert names == [("Added", 0), ("Deleted", 1), ("Inserted", 0), ("Inserted", 1)]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["move", "add", "remove"]), st.integers(0, 5),
                           st.integers(0, 2)), max_size=15))
 def test_new_and_gone_fire_once_per_node_whatever_moves(

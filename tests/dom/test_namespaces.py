@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from lxml import etree
 
 import xmlevents
+from tests.strategies import examples
 from xmlevents.dom import Replayer, from_snapshot, hardened_parser
 from xmlevents.dom._namespaces import repair_namespaces
 
@@ -229,7 +230,7 @@ def unwritable(root: Any) -> bool:
     return any(e.tag[:1] != "{" and e.nsmap.get(None) for e in root.iter(etree.Element))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_recordings_replays_and_snapshots_keep_every_namespace(data: st.DataObject) -> None:
     """Random documents with declarations, edited at random: the live document, its text,
@@ -258,7 +259,7 @@ def test_recordings_replays_and_snapshots_keep_every_namespace(data: st.DataObje
         doc.close()
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_version_histories_replay_into_the_same_namespaces(data: st.DataObject) -> None:
     """xmlevents.replay over random versions (each a few lxml edits of the one before, as

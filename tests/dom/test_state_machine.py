@@ -32,6 +32,7 @@ from lxml import etree
 
 import xmlevents
 import xmlevents.dom as xd
+from tests.strategies import examples
 from xmlevents.algebra import Axis, Kind, Op
 from xmlevents.dom._functions import _LXML
 from xmlevents.dom._registry import NODES, own_value
@@ -632,7 +633,7 @@ class WatchedEdits(RuleBasedStateMachine):
 
 
 WatchedEdits.TestCase.settings = settings(
-    max_examples=100, stateful_step_count=30, deadline=None,
+    max_examples=examples(100), stateful_step_count=30, deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
                            HealthCheck.data_too_large])
 # The long random walk: slow (CI runs it; the fast loop keeps the properties below).
@@ -644,7 +645,7 @@ TestWatchedEdits = pytest.mark.slow(WatchedEdits.TestCase)
 documents = element_specs.map(build_xml)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(xml=documents)
 def test_snapshot_replayer_round_trip(xml: str) -> None:
     """A snapshot parsed by a Replayer is the document again, with the same ids; ids are
@@ -662,7 +663,7 @@ def test_snapshot_replayer_round_trip(xml: str) -> None:
         doc.close()
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(xml=documents, spec=node_specs, k=picks)
 def test_removal_is_reverse_of_insertion(xml: str, spec: Any, k: int) -> None:
     """Inserting a subtree emits ins for each node in document order; removing it again emits
@@ -692,7 +693,7 @@ def test_removal_is_reverse_of_insertion(xml: str, spec: Any, k: int) -> None:
         doc.close()
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(xml=documents, spec=node_specs, k=picks)
 def test_inserted_subtree_replays(xml: str, spec: Any, k: int) -> None:
     """The ins events of a new subtree, replayed, give the document with the subtree in it."""

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from lxml import etree
 
 import xmlevents
+from tests.strategies import examples
 
 DEFS = ("Done := (ins(item) ; ins(item/price)) with mode=custom\n"
         "Gone := del(item)\nNote := ins(order/note)")
@@ -35,7 +36,7 @@ def _receiver(kind: str) -> Any:
     return react
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(STEPS, REACTIONS)
 def test_the_recording_replays_to_the_document(steps: list[tuple[str, int]],
                                                reactions: list[str]) -> None:

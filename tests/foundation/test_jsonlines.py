@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.strategies import examples
 from xmlevents._cli import main
 from xmlevents._foundation.jsonlines import (
     JsonLineError,
@@ -99,7 +100,7 @@ _FORMS = {"policy": '{"k": 1}', "cel": '{"type": "A"}',
 _PIECES = st.sampled_from(["OBJ", " ", "\t", "\r", *OTHER_BREAKS, "\n", "NaN", "{}"])
 
 
-@settings(max_examples=300, derandomize=True, deadline=None)
+@settings(max_examples=examples(300), derandomize=True, deadline=None)
 @given(st.lists(_PIECES, max_size=12))
 def test_prop_every_reader_splits_and_refuses_alike(pieces: list[str]) -> None:
     """Fuzzed files (issue 28: 61 of 3,000 took a line starting with U+000B): cel's JSON

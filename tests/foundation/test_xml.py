@@ -14,7 +14,7 @@ from lxml import etree
 
 import xmlevents
 from xmlevents._foundation.xml import EntitiesRefused, parse_bytes, parser
-from xmlevents.dom import Replayer, EventLogError, Snapshot, XMLSyntaxError, from_snapshot
+from xmlevents.dom import EventLogError, Replayer, Snapshot, XMLSyntaxError, from_snapshot
 from xmlevents.replay import parse_version
 from xmlevents.stream import DocumentError, matches
 

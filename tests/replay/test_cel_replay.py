@@ -18,6 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.strategies import examples
+
 pytest.importorskip("pyarrow")
 
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
@@ -199,7 +201,7 @@ RANDOM_QUERIES = [
 ]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(versions=_small_orders(), strategy=st.sampled_from(["ALL", "NEXT", "LAST", "MAX",
                                                            "STRICT"]))
 def test_random_histories_give_the_reference_evaluators_complex_events(

@@ -21,6 +21,7 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 from lxml import etree
 
+from tests.strategies import examples
 from xmlevents.algebra import Op, XmlEventsError
 from xmlevents.dom import Replayer, Snapshot, hardened_parser
 from xmlevents.replay import (
@@ -181,7 +182,7 @@ def test_random_histories_replay_exactly(versions: list[str]) -> None:
     check_history(versions)
 
 
-@settings(max_examples=10)
+@settings(max_examples=examples(10))
 @given(histories())
 def test_a_few_random_histories_replay_exactly(versions: list[str]) -> None:
     """The same property on a few histories: the fast loop's share of it."""

@@ -24,6 +24,7 @@ from hypothesis import given, note, settings
 from hypothesis import strategies as st
 from lxml import etree
 
+from tests.strategies import examples
 from xmlevents._cli import main
 from xmlevents.algebra import Op
 from xmlevents.dom import Replayer, Snapshot
@@ -481,7 +482,7 @@ def _ids(history: DocumentHistory) -> dict[tuple[str, str], str | None]:
             for d in doc.getroot().iter("dep")}
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(keyed_histories(), st.booleans(), st.booleans())
 def test_keyed_histories_replay_exactly_and_insert_only_what_they_add(
         models_: list[Model], fast_match: bool, unique_tags: bool) -> None:

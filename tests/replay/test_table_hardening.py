@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.strategies import examples
 from xmlevents.replay import read_versions, replay_history
 
 GOOD = {"doc": "a.xml", "version": 1, "xml": "<a><b>x</b></a>", "time": 10, "commit": "c1"}
@@ -101,7 +102,7 @@ def mutated_lines(draw: st.DrawFn) -> bytes:
     return data
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(mutated_lines(), min_size=10, max_size=10))
 def test_mutated_lines_are_rows_or_error_rows_never_exceptions(tmp_path_factory: Any,
                                                                lines: list[bytes]) -> None:

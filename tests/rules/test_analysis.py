@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
+from tests.strategies import examples
 from xmlevents.rules import (
     Path,
     analyse,
@@ -257,7 +258,7 @@ def _attached(node: object, root: etree._Element) -> bool:
     return False
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=list(HealthCheck))
 @given(_element(3), _rule("R1", 1), _rule("R2", 2), st.data())
 def test_soundness_against_reference_execution(doc: etree._Element, r1: str, r2: str,
                                                data: st.DataObject) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 
 from tests.rules.strategies import actions, conditions, paths, relative_paths, rule_sets
+from tests.strategies import examples
 from xmlevents.rules import ast, parse_action, parse_condition, parse_path, parse_rules, to_text
 
 
@@ -35,7 +36,7 @@ def test_actions_round_trip(action: ast.Action) -> None:
     assert parse_action(text) == action, text
 
 
-@settings(max_examples=50)
+@settings(max_examples=examples(50))
 @given(rule_sets())
 def test_rule_sets_round_trip(rules: ast.RuleSet) -> None:
     """A rule set prints to a rule file that parses back to it, and printing is canonical."""

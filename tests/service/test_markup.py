@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.strategies import examples
 from xmlevents.service import (
     SNOOP_R,
     Any,
@@ -281,7 +282,7 @@ def expressions() -> st.SearchStrategy[Expression]:
     return st.recursive(st.one_of(atomics(), atomics(), opaques()), extend, max_leaves=8)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(expressions(), st.data())
 def test_round_trip(e: Expression, data: st.DataObject) -> None:
     outputs_of_opaques = {b for node in e.walk() if isinstance(node, Opaque) for b in node.binds}
@@ -521,7 +522,7 @@ def test_values_xml_cannot_carry_are_refused() -> None:
                                {"L": 1}))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(expressions(), st.data())
 def test_damaged_markup_fails_only_with_markup_error(e: Expression, data: st.DataObject) -> None:
     markup = to_markup(Registration(e))
@@ -537,7 +538,7 @@ def test_damaged_markup_fails_only_with_markup_error(e: Expression, data: st.Dat
         assert exc.line <= damaged.count("\n") + 1
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.one_of(st.text(max_size=60), st.binary(max_size=60)))
 def test_any_input_fails_only_with_markup_error(text: str | bytes) -> None:
     with contextlib.suppress(MarkupError):

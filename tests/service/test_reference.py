@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.strategies import examples
 from xmlevents.service import Any, Atomic, Engine, Expression, Literal, Or, Param, Seq, Var
 
 Inst = tuple[dict[str, object], tuple[int, ...], int]  # bindings, signal ticks, occurrence tick
@@ -160,7 +161,7 @@ signals = st.lists(st.tuples(st.sampled_from(TYPES),
                    max_size=25)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(expressions(), signals, st.sampled_from(["correlate", "paper"]))
 def test_engine_agrees_with_the_naive_reference(e: Expression, program: list[tuple[str, dict[
         str, int]]], join: str) -> None:

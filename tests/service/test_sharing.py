@@ -6,6 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.strategies import examples
 from xmlevents.service import Any, Atomic, Engine, Expression, Literal, Or, Param, Seq, Var
 
 TYPES = ("a", "b", "c")
@@ -59,14 +60,14 @@ def run(program: list[tuple[str, object]], *, share: bool, join: str) -> list[ob
     return seen
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(steps, st.sampled_from(["correlate", "paper"]))
 def test_sharing_never_changes_a_notification(program: list[tuple[str, object]],
                                               join: str) -> None:
     assert run(program, share=True, join=join) == run(program, share=False, join=join)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(expressions(), min_size=1, max_size=8))
 def test_unregistering_everything_empties_the_graph(exprs: list[Expression]) -> None:
     engine = Engine()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from tests.strategies import examples
 from tests.stream.reference import (
     check_earliest,
     detections,
@@ -19,7 +20,7 @@ from tests.stream.reference import (
 from xmlevents.stream import Query
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(grammars(), trees(max_depth=4, alphabet=("a", "b", "c")))
 def test_grammar_queries_match_the_definition(grammar: tuple[object, ...],
                                               tree: object) -> None:
@@ -36,7 +37,7 @@ def _same_as_definition(grammar: tuple[object, ...], tree: object) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(1500), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(grammars(), trees(max_depth=5, alphabet=("a", "b", "c")))
 def test_grammar_queries_match_the_definition_more_examples(grammar: tuple[object, ...],
                                                             tree: object) -> None:
@@ -55,7 +56,7 @@ def _earliest(grammar: tuple[object, ...], tree: object) -> None:
                    matches=matches, names=("a", "b"))
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(grammars(), trees(max_depth=3, alphabet=("a", "b", "c")))
 def test_grammar_matches_at_their_earliest_detection_location(grammar: tuple[object, ...],
                                                               tree: object) -> None:
@@ -65,7 +66,7 @@ def test_grammar_matches_at_their_earliest_detection_location(grammar: tuple[obj
 
 
 @pytest.mark.slow
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(grammars(), trees(max_depth=4, alphabet=("a", "b", "c")))
 def test_grammar_earliest_detection_more_examples(grammar: tuple[object, ...],
                                                   tree: object) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 
+from tests.strategies import examples
 from tests.stream.reference import (
     check_earliest,
     compiles,
@@ -31,7 +32,7 @@ def _same_as_lxml(tree: object, query: str) -> None:
     assert set(found) == oracle(query, xml)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(trees(), queries())
 def test_matches_equal_lxml_xpath(tree: object, query: str) -> None:
     """On random documents and queries, the set of matches is lxml's xpath() result."""
@@ -39,14 +40,14 @@ def test_matches_equal_lxml_xpath(tree: object, query: str) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(1500), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(trees(), queries(depth=3))
 def test_matches_equal_lxml_xpath_more_examples(tree: object, query: str) -> None:
     """The oracle property on more examples and more deeply nested predicates."""
     _same_as_lxml(tree, query)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(trees(max_depth=3, alphabet=("a", "b", "c")), queries(depth=2))
 def test_each_match_at_its_earliest_detection_location(tree: object, query: str) -> None:
     """The reported event decides each match and no earlier event does (brute force), with
@@ -56,7 +57,7 @@ def test_each_match_at_its_earliest_detection_location(tree: object, query: str)
 
 
 @pytest.mark.slow
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(trees(max_depth=4, alphabet=("a", "b", "c")), queries(depth=3))
 def test_earliest_detection_more_examples(tree: object, query: str) -> None:
     """The earliest-detection property on more and deeper random cases."""

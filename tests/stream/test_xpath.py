@@ -6,11 +6,12 @@ from __future__ import annotations
 from hypothesis import given, settings
 from lxml import etree
 
+from tests.strategies import examples
 from tests.stream.reference import queries
 from xmlevents.stream import Query, compile_xpath, matches, parse_xpath
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(queries(depth=3))
 def test_printed_queries_parse_back_to_the_same_tree(text: str) -> None:
     """parse(print(ast)) == ast on generated queries."""
