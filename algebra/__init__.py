@@ -30,8 +30,9 @@ public here, because they are about the algebra's own types:
   guarantees the invariants may use them too; their contract is in their docstrings.
 """
 
-import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from xmlevents._foundation.lazy import lazy_names
 
 __all__ = [
     # errors
@@ -47,8 +48,8 @@ __all__ = [
     "matches", "PrimitiveEvent", "CompositeEvent", "Event", "read_events",
     # unchecked constructors, for producers that guarantee the invariants (watched documents)
     "trusted_path_instance", "trusted_primitive",
-    # JSON lines: one bounded, validating decoder for every JSON-lines input
-    "load_line", "check_text", "JsonLineError", "MAX_INT",
+    # the JSON reader's error (the reader is the foundation's, shared by every package)
+    "JsonLineError",
     # documents (termination conditions)
     "Documents", "Condition",
     # expressions
@@ -68,52 +69,36 @@ __all__ = [
 
 #: Where each public name is defined: module -> names (every name of ``__all__`` once).
 _MODULES: dict[str, tuple[str, ...]] = {
-    "_errors": ("XmlEventsError", "InvalidArgumentError", "ArgumentTypeError",
-                "UnknownNameError", "PositionedError", "PathSyntaxError",
-                "ExpressionSyntaxError", "DefinitionError", "EventFormatError",
-                "GraphStateError", "ConditionError"),
-    "_paths": ("Axis", "Kind", "Step", "PathType", "PathInstance", "contained", "ends",
-               "intersect_lb", "intersect_ab", "project"),
-    "_events": ("Op", "NodeKind", "PrimitiveEventType", "CompositeEventType", "EventType",
-                "compatible", "matches", "PrimitiveEvent", "CompositeEvent", "Event",
-                "read_events", "trusted_path_instance", "trusted_primitive"),
-    "_jsonlines": ("load_line", "check_text", "JsonLineError", "MAX_INT"),
-    "_documents": ("Documents", "Condition"),
-    "ast": ("Expr", "Primitive", "Ref", "Disj", "Conj", "Seq", "AnyOf", "Not", "Mult",
-            "Definition", "Mode", "Context", "Modifiers", "ins", "upd", "dele", "del_",
-            "any_op", "ref", "wildcard", "conj", "disj", "seq", "any_of", "not_", "mult",
-            "window", "Duration"),
-    "_parser": ("parse", "parse_definition", "parse_definitions", "parse_event_type"),
-    "_tokens": ("LineIndex",),
-    "_definitions": ("DefinitionSet", "ResolvedDefinition", "LeafSpec", "OperatorSpec"),
-    "_graph": ("EventGraph",),
-    "_window": ("Expired",),
-    "_render": ("render_text", "render_dot"),
-    "_contexts": ("Occurrence", "Group", "select_any", "select_seq", "select_disj"),
-    "_grouping": ("GroupingKey", "NULL"),
-    "_subscriptions": ("subscription_type", "check_subscription"),
+    "._errors": ("XmlEventsError", "InvalidArgumentError", "ArgumentTypeError",
+                 "UnknownNameError", "PositionedError", "PathSyntaxError",
+                 "ExpressionSyntaxError", "DefinitionError", "EventFormatError",
+                 "GraphStateError", "ConditionError"),
+    "._paths": ("Axis", "Kind", "Step", "PathType", "PathInstance", "contained", "ends",
+                "intersect_lb", "intersect_ab", "project"),
+    "._events": ("Op", "NodeKind", "PrimitiveEventType", "CompositeEventType", "EventType",
+                 "compatible", "matches", "PrimitiveEvent", "CompositeEvent", "Event",
+                 "read_events", "trusted_path_instance", "trusted_primitive"),
+    "xmlevents._foundation.jsonlines": ("JsonLineError",),
+    "._documents": ("Documents", "Condition"),
+    ".ast": ("Expr", "Primitive", "Ref", "Disj", "Conj", "Seq", "AnyOf", "Not", "Mult",
+             "Definition", "Mode", "Context", "Modifiers", "ins", "upd", "dele", "del_",
+             "any_op", "ref", "wildcard", "conj", "disj", "seq", "any_of", "not_", "mult",
+             "window", "Duration"),
+    "._parser": ("parse", "parse_definition", "parse_definitions", "parse_event_type"),
+    "._tokens": ("LineIndex",),
+    "._definitions": ("DefinitionSet", "ResolvedDefinition", "LeafSpec", "OperatorSpec"),
+    "._graph": ("EventGraph",),
+    "._window": ("Expired",),
+    "._render": ("render_text", "render_dot"),
+    "._contexts": ("Occurrence", "Group", "select_any", "select_seq", "select_disj"),
+    "._grouping": ("GroupingKey", "NULL"),
+    "._subscriptions": ("subscription_type", "check_subscription"),
 }
-_LAZY = {name: module for module, names in _MODULES.items() for name in names}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    # __import__, not importlib.import_module: the import statement's own machinery, which
-    # ``python -X importtime`` reports (tests/cli/test_cli_imports.py reads it).
-    full = f"{__name__}.{module}"
-    __import__(full)
-    value = getattr(sys.modules[full], name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
-
+__getattr__, __dir__ = lazy_names(__name__, globals(), _MODULES)
 
 if TYPE_CHECKING:
+    from xmlevents._foundation.jsonlines import JsonLineError
+
     from ._contexts import Group, Occurrence, select_any, select_disj, select_seq
     from ._definitions import DefinitionSet, LeafSpec, OperatorSpec, ResolvedDefinition
     from ._documents import Condition, Documents
@@ -147,7 +132,6 @@ if TYPE_CHECKING:
     )
     from ._graph import EventGraph
     from ._grouping import NULL, GroupingKey
-    from ._jsonlines import MAX_INT, JsonLineError, check_text, load_line
     from ._parser import parse, parse_definition, parse_definitions, parse_event_type
     from ._paths import (
         Axis,

@@ -113,12 +113,12 @@ def write(path: str, versions: int, items: int, seed: int) -> None:
 
 def _inproc(path: str) -> None:
     """In this (fresh) process: replay_history over the file; prints one JSON line."""
-    from xmlevents.replay import replay_history
+    from xmlevents.replay import DiffOptions, replay_history
 
     with gzip.open(path, "rt", encoding="utf-8") as f:
         rows = [json.loads(line) for line in f]
     start = time.perf_counter()
-    result = replay_history(rows)
+    result = replay_history(rows, options=DiffOptions(identical_subtrees=True))
     seconds = time.perf_counter() - start
     print(json.dumps({"seconds": seconds, "versions": result.versions,
                       "events": len(result.events)}))
@@ -151,7 +151,7 @@ def measure(mode: str, path: str, out: str) -> dict[str, Any]:
         got["rss_mb"] = rss
         return got
     seconds, rss, _ = _run([sys.executable, "-m", "xmlevents", "replay", path, "--out", out,
-                            "--engine", mode, "-q"])
+                            "--engine", mode, "-q", "--identical-subtrees"])
     return {"seconds": seconds, "rss_mb": rss}
 
 

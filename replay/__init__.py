@@ -19,7 +19,9 @@ displays of it (rich bars, stage lines) are the command line's own (issue 28).
 for want of a namespace.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from xmlevents._foundation.lazy import lazy_names
 
 from ._actions import (
     ACTION_TYPES,
@@ -79,7 +81,7 @@ __all__ = [
     "KeyWarning", "NamespaceWarning",
     # runs of xmlevents replay: in process (pyarrow) or on Spark, their report and what
     # their progress is reported to
-    "run_local", "run_spark", "ReplayReport", "ReplayProgress", "NamespaceHint",
+    "run_local", "run_spark", "ReplayReport", "ReplayProgress", "Silent", "NamespaceHint",
     "namespace_hints", "arrow_schema", "write_dataset",
     # Spark (imported on first use)
     "replay_frames", "diff_stage", "read_versions_df", "write_frames", "ReplayFrames",
@@ -89,37 +91,26 @@ __all__ = [
     "CEL_TABLE", "CEL_STAGE", "check_queries",
 ]
 
-_LAZY = {
-    "git_history": "._git",
-    "replay_frames": "._spark", "diff_stage": "._spark", "read_versions_df": "._spark",
-    "write_frames": "._spark", "spark_schema": "._spark",
-    "ReplayFrames": "._spark", "EVENTS_SCHEMA": "._spark", "COMPOSITES_SCHEMA": "._spark",
-    "ERRORS_SCHEMA": "._spark", "VERSIONS_SCHEMA": "._spark", "CEL_SCHEMA": "._spark",
-    "make_session": "._session",
-    "spark_session": "._session",
-    "run_local": "._local", "run_spark": "._spark_job", "arrow_schema": "._arrow",
-    "write_dataset": "._arrow", "ReplayProgress": "._progress",
+#: The Spark job's names (and git's, pyarrow's and the displays' protocol), imported on first
+#: use (PEP 562): module -> names.
+_MODULES: dict[str, tuple[str, ...]] = {
+    "._git": ("git_history",),
+    "._spark": ("replay_frames", "diff_stage", "read_versions_df", "write_frames",
+                "spark_schema", "ReplayFrames", "EVENTS_SCHEMA", "COMPOSITES_SCHEMA",
+                "ERRORS_SCHEMA", "VERSIONS_SCHEMA", "CEL_SCHEMA"),
+    "._session": ("make_session", "spark_session"),
+    "._local": ("run_local",),
+    "._spark_job": ("run_spark",),
+    "._arrow": ("arrow_schema", "write_dataset"),
+    "._progress": ("ReplayProgress", "Silent"),
 }
-
-
-def __getattr__(name: str) -> Any:
-    """The Spark job's names (and git's, pyarrow's and rich's), imported on first use
-    (PEP 562)."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'xmlevents.replay' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
+__getattr__, __dir__ = lazy_names(__name__, globals(), _MODULES)
 
 if TYPE_CHECKING:
     from ._arrow import arrow_schema, write_dataset
     from ._git import git_history
     from ._local import run_local
-    from ._progress import ReplayProgress
+    from ._progress import ReplayProgress, Silent
     from ._session import make_session, spark_session
     from ._spark import (
         CEL_SCHEMA,

@@ -246,7 +246,7 @@ class KeyedDiffer(Differ):  # type: ignore[misc]  # xmldiff has no type informat
     _text_cache: dict[Any, str]
 
     def __init__(self, *, keys: Sequence[Key] = (), unique_tags: bool = True,
-                 identical_subtrees: bool = True, **differ: Any) -> None:
+                 identical_subtrees: bool = False, **differ: Any) -> None:
         super().__init__(**differ)
         self.keys = {k.element: k for k in keys}
         self.unique_tags = unique_tags

@@ -70,7 +70,10 @@ class DiffOptions:
     element whose tag is unique among its siblings is matched to its namesake first
     (``unique_tags``; :mod:`._match`), and whether children whose subtrees are identical are
     matched outright, their insides never shown to xmldiff (``identical_subtrees``;
-    :mod:`._digests`, issue 29: a version then costs what changed, not the document's size).
+    :mod:`._digests`, issue 29: a version then costs what changed, not the document's size;
+    off by default: where xmldiff matched look-alike siblings by position it pairs the
+    identical ones, so a reordering becomes a move, whose re-insertion detection sees, and the
+    events differ from the plain diff's).
     Immutable and picklable: it travels to Spark's workers.
 
     Raises:
@@ -83,7 +86,7 @@ class DiffOptions:
     uniqueattrs: tuple[str, ...] = field(default=("{http://www.w3.org/XML/1998/namespace}id",))
     keys: tuple[Key, ...] = ()
     unique_tags: bool = True
-    identical_subtrees: bool = True
+    identical_subtrees: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "keys", tuple(self.keys))

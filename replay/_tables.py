@@ -19,8 +19,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, TextIO
 
+from xmlevents._foundation.jsonlines import MAX_INT, JsonLineError, load_line
 from xmlevents._foundation.rows import ERRORS_TABLE, VERSIONS_TABLE
-from xmlevents.algebra import MAX_INT, JsonLineError, load_line
 
 from ._errors import GitHistoryError, VersionTableError
 

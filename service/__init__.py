@@ -16,9 +16,9 @@ References:
 """
 
 import importlib.util
-import sys
 from typing import TYPE_CHECKING
-from typing import Any as _Any
+
+from xmlevents._foundation.lazy import lazy_names
 
 __all__ = [
     # expressions
@@ -40,19 +40,18 @@ __all__ = [
 #: Where each public name is defined: module -> names (every name of ``__all__`` but the two
 #: below, once).
 _MODULES: dict[str, tuple[str, ...]] = {
-    "ast": ("Expression", "Atomic", "Opaque", "Or", "Seq", "Any", "Param", "Var", "Literal",
-            "Value", "Registration", "DOCUMENT_PARAMS"),
-    "_text": ("parse_expression", "to_text"),
-    "_markup": ("parse_markup", "to_markup", "detection_to_xml", "parse_detection_xml",
-                "SNOOP_R"),
-    "_engine": ("Engine", "Signal", "Detection", "Instance", "OpaqueRequest", "Provider",
-                "Leaf", "OperatorNode", "Use", "Join", "valid_bindings", "check_signal"),
-    "_app": ("create_app", "Service", "MAX_BODY", "ANONYMOUS"),
-    "_server": ("serve",),
-    "_errors": ("ExpressionTextError", "MarkupError", "RegistrationError", "SignalError",
-                "UnknownExpressionError"),
+    ".ast": ("Expression", "Atomic", "Opaque", "Or", "Seq", "Any", "Param", "Var", "Literal",
+             "Value", "Registration", "DOCUMENT_PARAMS"),
+    "._text": ("parse_expression", "to_text"),
+    "._markup": ("parse_markup", "to_markup", "detection_to_xml", "parse_detection_xml",
+                 "SNOOP_R"),
+    "._engine": ("Engine", "Signal", "Detection", "Instance", "OpaqueRequest", "Provider",
+                 "Leaf", "OperatorNode", "Use", "Join", "valid_bindings", "check_signal"),
+    "._app": ("create_app", "Service", "MAX_BODY", "ANONYMOUS"),
+    "._server": ("serve",),
+    "._errors": ("ExpressionTextError", "MarkupError", "RegistrationError", "SignalError",
+                 "UnknownExpressionError"),
 }
-_LAZY = {name: module for module, names in _MODULES.items() for name in names}
 
 #: The modules the HTTP service imports (the ``service`` extra, with uvloop and httptools,
 #: which uvicorn uses when they are there).
@@ -76,25 +75,13 @@ def web_stack_missing() -> str | None:
             f"{_HINT}")
 
 
-def __getattr__(name: str) -> _Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    full = f"{__name__}.{module}"
-    try:
-        __import__(full)
-    except ModuleNotFoundError as exc:
-        if exc.name is not None and exc.name.partition(".")[0] in WEB_STACK:
-            exc.add_note(f"xmlevents.service.{name} needs the web stack: {_HINT}")
-        raise
-    value = getattr(sys.modules[full], name)
-    globals()[name] = value
-    return value
+def _missing(name: str, exc: ModuleNotFoundError) -> None:
+    """Say which extra to install when a name's module needs the web stack."""
+    if exc.name is not None and exc.name.partition(".")[0] in WEB_STACK:
+        exc.add_note(f"xmlevents.service.{name} needs the web stack: {_HINT}")
 
 
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
-
+__getattr__, __dir__ = lazy_names(__name__, globals(), _MODULES, missing=_missing)
 
 if TYPE_CHECKING:
     from ._app import ANONYMOUS, MAX_BODY, Service, create_app

@@ -20,8 +20,9 @@ by :mod:`xmlevents.replay` (an event log onto a snapshot: ``xmlevents.dom.replay
 complete: /order[n1]/item[n2]
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from xmlevents._foundation.lazy import lazy_names
 
 __all__ = [
     "parse",
@@ -132,23 +133,7 @@ _PACKAGES: dict[str, tuple[str, ...]] = {
 #: Names the facade gives another name: ``parse`` is a document's, so the expression parser
 #: is ``parse_expression``.
 _RENAMED = {"parse_expression": ("xmlevents.algebra", "parse")}
-_LAZY = {name: (package, name) for package, names in _PACKAGES.items() for name in names}
-_LAZY.update(_RENAMED)
-
-
-def __getattr__(name: str) -> Any:
-    where = _LAZY.get(name)
-    if where is None:
-        raise AttributeError(f"module 'xmlevents' has no attribute {name!r}")
-    package, attribute = where
-    value = getattr(importlib.import_module(package), attribute)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
-
+__getattr__, __dir__ = lazy_names(__name__, globals(), _PACKAGES, renamed=_RENAMED)
 
 if TYPE_CHECKING:
     from xmlevents.algebra import (
@@ -176,9 +161,9 @@ if TYPE_CHECKING:
     from xmlevents.cel import CELQueryError, CELSyntaxError, StreamError
     from xmlevents.dom import (
         CascadeError,
+        EventLogError,
         Monitor,
         Recording,
-        EventLogError,
         Snapshot,
         SubElement,
         SubscriptionWarning,

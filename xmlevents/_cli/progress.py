@@ -15,7 +15,6 @@ rich is imported when a replay runs, never by ``detect`` or ``graph``.
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, TextIO
 
 from rich.console import Console
@@ -32,43 +31,26 @@ from rich.progress import (
 )
 from rich.text import Text
 
+from xmlevents.replay import Silent
+
 if TYPE_CHECKING:
     from xmlevents.replay import ReplayProgress
 
 __all__ = ["StageLines", "RichProgress", "progress_for"]
 
 
-class StageLines:
+class StageLines(Silent):
     """Stage lines on ``err``, each with the time since the start; nothing else (``quiet``:
     not even those)."""
 
-    shows_tasks = False
-
     def __init__(self, err: TextIO, quiet: bool = False) -> None:
-        self.err, self.quiet, self.start = err, quiet, time.perf_counter()
-
-    def elapsed(self) -> float:
-        return time.perf_counter() - self.start
+        super().__init__()
+        self.err, self.quiet = err, quiet
 
     def stage(self, message: str) -> None:
         if not self.quiet:
             self.err.write(f"[{self.elapsed():6.1f} s] {message}\n")
             self.err.flush()
-
-    def versions(self, documents: int, versions: int) -> None:
-        pass
-
-    def document(self, name: str, versions: int) -> None:
-        pass
-
-    def version(self) -> None:
-        pass
-
-    def tasks(self, part: str, done: int, total: int, running: int) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
 
 class RichProgress(StageLines):

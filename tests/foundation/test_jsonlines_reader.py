@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from xmlevents.algebra import JsonLineError, load_line
+from xmlevents._foundation.jsonlines import JsonLineError, load_line
 
 # Text without lone surrogates: what a JSON line that can be written back may hold; numbers
 # without NaN or infinities, which json.dumps writes and the one policy refuses (issue 28).
