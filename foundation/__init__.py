@@ -7,6 +7,9 @@ package of xmlevents. The modules are imported one by one (nothing is loaded her
 package pays only for what it uses:
 
 - :mod:`~xmlevents._foundation.errors` — the root of the error hierarchy and positioned errors.
+- :mod:`~xmlevents._foundation.text` — one ``Token`` and ``Cursor`` for the five languages,
+  with one wording of "unexpected" and "unclosed"; ``LineIndex`` and the error snippet.
+- :mod:`~xmlevents._foundation.names` — the XML 1.0 (fifth edition) name patterns.
 - :mod:`~xmlevents._foundation.jsonlines` — the one JSON reader and its policy (lines on
   ``\\n`` only, no ``NaN`` or infinities, bounded).
 - :mod:`~xmlevents._foundation.xml` — the one hardened XML parser policy (lxml is imported
@@ -17,4 +20,5 @@ package pays only for what it uses:
   they raise collected (the graph's and the watched documents').
 - :mod:`~xmlevents._foundation.tables` — tables keyed by an enum, complete by construction
   (contexts, modes, strategies, feeders: issue 28's "fail closed").
+- :mod:`~xmlevents._foundation.lazy` — a package's names imported on first use (PEP 562).
 """
