@@ -14,7 +14,7 @@ sys.dont_write_bytecode = False
 # CI runs derandomized so a red run is reproducible, with the full counts; local runs explore
 # new examples, a quarter as many (tests/strategies.py's examples() scales the properties that
 # ask for their own count alike).
-settings.register_profile("ci", derandomize=True, deadline=None, max_examples=200,
+settings.register_profile("ci", derandomize=True, deadline=None, max_examples=100,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", deadline=None, max_examples=50,
                           suppress_health_check=[HealthCheck.too_slow])
