@@ -109,6 +109,17 @@ def unclosed(opener: Token, closer: str, line: int) -> str:
             f"{closer!r} before end of input")
 
 
+class _Mark(NamedTuple):
+    """A place in the tokens (:meth:`Cursor.mark`): the cursor's state then, and how many
+    tokens had been recorded."""
+
+    current: Token
+    ahead: list[Token]
+    previous: Token | None
+    opened: list[tuple[Token, str]]
+    pulled: int
+
+
 # The current token of a lazy cursor before it is read.
 _UNREAD = Token(None, "", 0, 0, 0, 0)
 
@@ -150,9 +161,12 @@ class Cursor:
         "_ahead",
         "_fail",
         "_lines",
+        "_log",
+        "_marks",
         "_pull",
         "_read",
         "_refill",
+        "_source",
         "current",
         "ends",
         "eof",
@@ -186,6 +200,10 @@ class Cursor:
         #: The brackets open here, innermost last: (opener, how its closer is written).
         self.opened: list[tuple[Token, str]] = []
         self._lines: LineIndex | None = None
+        # Backtracking (:meth:`mark`): the tokens pulled while a mark is live, and the marks.
+        self._source = pull
+        self._log: list[Token] = []
+        self._marks: list[_Mark] = []
 
     # --- moving --------------------------------------------------------------------------
 
@@ -253,6 +271,72 @@ class Cursor:
         if not self.at(kind, text):
             self.unexpected(what)
         return self.next()
+
+    # --- backtracking --------------------------------------------------------------------
+
+    def mark(self) -> object:
+        """A place to come back to (:meth:`reset`) until :meth:`release`: a parser
+        that tries one reading and, if it fails, another (CEL's ``(a + 1) > 2``: a condition
+        in parentheses, or an expression).
+
+        While a mark is live every token pulled is recorded, by a wrapper of ``pull`` put
+        where the cursor reads (so that an unmarked cursor's hot path is unchanged).
+
+        >>> toks = iter([Token("n", "a", 1, 1, 0, 1), Token("n", "b", 1, 3, 2, 3),
+        ...              Token("eof", "", 1, 4, 3, 3)])
+        >>> c = Cursor(toks.__next__, "a b", None, eof="eof")
+        >>> m = c.mark()
+        >>> c.next().text, c.next().text, c.peek().kind
+        ('a', 'b', 'eof')
+        >>> c.reset(m)
+        >>> c.next().text, c.previous.text, c.next().text
+        ('a', 'a', 'b')
+        """
+        if not self._marks:
+            source = self._source = self._pull
+            log = self._log
+
+            def record() -> Token:
+                token = source()
+                log.append(token)
+                return token
+
+            self._pull = record
+            if not self.lazy:
+                self._refill = record
+            if self._read is source:
+                self._read = record
+        mark = _Mark(self.current, list(self._ahead), self.previous, list(self.opened),
+                     len(self._log))
+        self._marks.append(mark)
+        return mark
+
+    def reset(self, mark: object) -> None:
+        """Come back to ``mark``: the tokens consumed since are read again, the brackets open
+        then are open again; ``mark`` (and any taken after it) is released."""
+        assert isinstance(mark, _Mark)
+        ahead = mark.ahead + self._log[mark.pulled:]
+        self.current = mark.current
+        self._ahead = ahead
+        self._read = self._from_ahead if ahead else self._refill
+        self.previous = mark.previous
+        self.opened[:] = mark.opened
+        self.release(mark)
+
+    def release(self, mark: object) -> None:
+        """Forget ``mark`` (and any taken after it): the reading it guarded is kept. The last
+        mark released stops the recording."""
+        marks = self._marks
+        del marks[marks.index(mark):]
+        if marks:
+            return
+        record, source = self._pull, self._source
+        self._pull = source
+        if not self.lazy:
+            self._refill = source
+        if self._read is record:
+            self._read = source
+        self._log.clear()
 
     # --- brackets ------------------------------------------------------------------------
 

@@ -95,6 +95,82 @@ def test_end_of_input_inside_an_opened_bracket_is_unclosed() -> None:
     assert caught.value.reason == "unexpected end of input: expected an argument"
 
 
+def _pulls(tokens: list[Token]) -> tuple[list[Token], object]:
+    """A pull over ``tokens`` that lists what it pulled (no token may be pulled twice)."""
+    pulled: list[Token] = []
+    source = iter(tokens)
+
+    def pull() -> Token:
+        pulled.append(next(source))
+        return pulled[-1]
+
+    return pulled, pull
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_mark_and_reset_read_the_tokens_again(lazy: bool) -> None:
+    """reset comes back to the mark: the tokens consumed since (pulled or read ahead before
+    the mark) are read again, ``previous`` is the mark's, and nothing is pulled twice."""
+    pulled, pull = _pulls(list(_TOKENS))
+    c = Cursor(pull, "f(a", _fail, eof="eof", lazy=lazy)  # type: ignore[arg-type]
+    c.next()
+    assert c.peek(1).text == "a"  # '(' and 'a' read ahead of the mark
+    m = c.mark()
+    assert [c.next().text, c.next().text, c.next().kind] == ["(", "a", "eof"]
+    assert c.previous is not None and c.previous.text == "a"
+    c.reset(m)
+    assert c.previous is not None and c.previous.text == "f"
+    assert [c.next().text, c.next().text] == ["(", "a"] and c.peek().kind == "eof"
+    assert [t.text for t in pulled] == ["f", "(", "a", ""]
+    # released: the reading is kept, and the next mark starts afresh
+    m = c.mark()
+    c.next()
+    c.release(m)
+    assert c.next().kind == "eof" and c.previous is not None and c.previous.text == "a"
+
+
+def test_reset_at_the_end_of_input_and_nested_marks() -> None:
+    """A mark at the end of input comes back to it; an inner reset inside an outer mark, then
+    the outer one, read every token again in order."""
+    c = _cursor(list(_TOKENS))
+    outer = c.mark()
+    c.next()
+    inner = c.mark()
+    assert c.next().text == "(" and c.next().text == "a"
+    c.reset(inner)
+    assert c.next().text == "(" and c.peek().text == "a"
+    c.reset(outer)
+    assert [c.next().text for _ in range(3)] == ["f", "(", "a"]
+    m = c.mark()
+    assert c.next().kind == "eof"
+    c.reset(m)
+    assert c.current.kind == "eof" and c.previous is not None and c.previous.text == "a"
+
+
+def test_reset_restores_the_open_brackets() -> None:
+    """Brackets opened after the mark are closed again by reset, those closed after it are
+    open again: the end of input is ``unclosed`` after the right bracket."""
+    tokens = [Token("(", "(", 1, 1, 0, 1), Token("(", "(", 1, 2, 1, 2),
+              Token(")", ")", 1, 3, 2, 3), Token("eof", "", 1, 4, 3, 3)]
+    c = Cursor(iter(tokens).__next__, "(()", _fail, eof="eof")
+    first = c.open(c.next(), ")")
+    m = c.mark()
+    second = c.open(c.next(), ")")
+    assert c.opened == [(first, ")"), (second, ")")]
+    c.reset(m)
+    assert c.opened == [(first, ")")]
+    inner = c.open(c.next(), ")")
+    m = c.mark()
+    c.expect_close(")", inner, ")")
+    assert c.opened == [(first, ")")]
+    c.reset(m)
+    assert c.opened == [(first, ")"), (inner, ")")]
+    c.next()
+    with pytest.raises(PositionedError) as caught:
+        c.expect("name", "a name")
+    assert caught.value.reason.startswith("unclosed '(' (opened at col 2)")
+
+
 def test_line_index_and_snippet() -> None:
     """Lines end where str.splitlines ends them; the caret sits under the column."""
     assert LineIndex("a\r\nb\x0bc").at(5) == (3, 1)
