@@ -37,9 +37,10 @@ event each), regular expressions written ``<<...>>`` (write them as a quoted str
 from __future__ import annotations
 
 import re
+from typing import NoReturn
 
 from xmlevents._foundation.names import ASCII_NAME_CHAR, ASCII_NAME_START
-from xmlevents._foundation.text import LineIndex, Token, opened_at, unclosed, unexpected
+from xmlevents._foundation.text import Cursor, LineIndex, Token
 from xmlevents._foundation.time import UNITS as _TIME_UNITS
 from xmlevents._foundation.time import Duration
 from xmlevents.algebra import PathType, XmlEventsError
@@ -108,21 +109,22 @@ _UNITS = {word: _TIME_UNITS[unit] for words, unit in (
     (("SECOND", "SECONDS"), "s"), (("MINUTE", "MINUTES"), "m"), (("HOUR", "HOURS"), "h"))
     for word in words}
 _MAX_DEPTH = 150
-_CLOSERS = {"(": ")", "[": "]", "{": "}"}
 
 
-def _innermost_open(tokens: list[Token]) -> Token | None:
-    """The innermost bracket ``tokens`` (those read) leave open: where the input ending
-    inside it is an unclosed bracket, whatever was expected there (issue 28)."""
-    stack: list[Token] = []
-    closers = set(_CLOSERS.values())
-    for t in tokens:
-        if t.kind == "op":
-            if t.text in _CLOSERS:
-                stack.append(t)
-            elif t.text in closers and stack:
-                stack.pop()
-    return stack[-1] if stack else None
+class _CelCursor(Cursor):
+    """The shared cursor (issue 28), saying two things as CEL always has: a token is quoted
+    whole (a long string or backquoted name is what to fix), and a query of nothing but
+    spaces and comments ends where its text ends (nothing was read to be after)."""
+
+    __slots__ = ()
+
+    def describe(self, token: Token) -> str:
+        return "end of input" if token.kind == self.eof else repr(token.text)
+
+    def offset(self, token: Token) -> int:
+        if self.previous is None:
+            return token.start
+        return super().offset(token)
 
 
 def _word(token: Token) -> str:
@@ -134,7 +136,7 @@ class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
         self.lines = LineIndex(text)
-        self.tokens: list[Token] = []
+        tokens: list[Token] = []
         i = 0
         while i < len(text):
             m = _TOKEN.match(text, i)
@@ -144,96 +146,93 @@ class _Parser:
                 raise self.fail(f"unexpected character {text[i]!r}{hint}", i)
             if m.lastgroup != "space":
                 line, column = self.lines.at(m.start())
-                self.tokens.append(Token(str(m.lastgroup), m.group(), line, column, m.start(),
+                tokens.append(Token(str(m.lastgroup), m.group(), line, column, m.start(),
                                          m.end()))
             i = m.end()
         line, column = self.lines.at(len(text))
-        self.tokens.append(Token("eof", "", line, column, len(text), len(text)))
-        self.k = 0
+        tokens.append(Token("eof", "", line, column, len(text), len(text)))
+        self.c: Cursor = _CelCursor(iter(tokens).__next__, text, self._raise, eof="eof")
         self.depth = 0
 
     # --- tokens ---------------------------------------------------------------------------
 
     def fail(self, reason: str, offset: int | None = None) -> CELSyntaxError:
-        at = self.tokens[self.k].start if offset is None else offset
+        """The error ``reason`` at ``offset`` (the current token's start)."""
+        at = self.c.current.start if offset is None else offset
         line, col = self.lines.at(at)
         return CELSyntaxError(reason, text=self.text, line=line, column=col)
 
-    @property
-    def tok(self) -> Token:
-        return self.tokens[self.k]
-
-    def ahead(self, n: int) -> Token:
-        """The ``n``-th token after the current one (the end of input past the end: ``x IN {``
-        at the end read past the list)."""
-        return self.tokens[min(self.k + n, len(self.tokens) - 1)]
+    def _raise(self, reason: str, offset: int) -> NoReturn:
+        """The cursor's errors, raised."""
+        raise self.fail(reason, offset)
 
     def pos(self, tok: Token | None = None) -> tuple[int, int]:
-        return self.lines.at((tok or self.tok).start)
-
-    def describe(self) -> str:
-        t = self.tok
-        return "end of input" if t.kind == "eof" else repr(t.text)
+        return self.lines.at((tok or self.c.current).start)
 
     def keyword(self, *words: str) -> bool:
-        if _word(self.tok) in words:
-            self.k += 1
+        if _word(self.c.current) in words:
+            self.c.next()
             return True
         return False
 
     def expect_keyword(self, word: str, why: str = "") -> None:
         if not self.keyword(word):
-            raise self.unexpected(f"{word}{why}")
+            self.unexpected(f"{word}{why}")
 
     def op(self, *ops: str) -> str | None:
-        t = self.tok
+        t = self.c.current
         if t.kind == "op" and t.text in ops:
-            self.k += 1
+            self.c.next()
             return t.text
         return None
 
     def expect_op(self, op: str, what: str) -> None:
         if self.op(op) is None:
-            raise self.unexpected(what)
+            self.unexpected(what)
 
-    def unexpected(self, expected: str) -> CELSyntaxError:
+    def unexpected(self, expected: str) -> NoReturn:
         """``unexpected X: expected EXPECTED`` at the current token (issue 28's one wording);
-        the end of input inside a bracket is ``unclosed`` instead."""
-        t = self.tok
-        at = self.tokens[self.k - 1].end if t.kind == "eof" and self.k else t.start
-        if t.kind == "eof":
-            opener = _innermost_open(self.tokens[:self.k])
-            if opener is not None:
-                return self.fail(unclosed(opener, _CLOSERS[opener.text], self.lines.at(at)[0]),
-                                 at)
-        return self.fail(unexpected(self.describe(), expected), at)
+        the end of input inside a bracket (:meth:`opens`) is ``unclosed`` instead."""
+        self.c.unexpected(expected)
+
+    def opens(self, op: str, closer: str) -> Token | None:
+        """The bracket ``op`` if it is the current token, consumed and opened (closed by
+        ``closer``); else None."""
+        t = self.c.current
+        if t.kind == "op" and t.text == op:
+            return self.c.open(self.c.next(), closer)
+        return None
+
+    def expect_open(self, op: str, closer: str, what: str) -> Token:
+        opener = self.opens(op, closer)
+        if opener is None:
+            self.unexpected(what)
+        return opener
 
     def close(self, op: str, opener: Token) -> None:
-        """The ``op`` that closes ``opener``; the input ending first is an unclosed bracket."""
-        if self.op(op) is not None:
-            return
-        t = self.tok
-        at = self.tokens[self.k - 1].end if t.kind == "eof" and self.k else t.start
-        line = self.lines.at(at)[0]
-        if t.kind == "eof":
-            raise self.fail(unclosed(opener, op, line), at)
-        raise self.fail(unexpected(self.describe(), f"{op!r} to close {opener.text!r} (opened "
-                                   f"at {opened_at(opener, line)})"), at)
+        """The ``op`` that closes ``opener``; the input ending first is an unclosed bracket,
+        another token ``unexpected ...: expected ')' to close '(' (opened at ...)``."""
+        self.c.expect_close("op", opener, op, op)
+
+    def expect_close(self, op: str, opener: Token, what: str) -> None:
+        """The ``op`` that closes ``opener``, or ``unexpected ...: expected WHAT``."""
+        if self.c.accept_close("op", opener, op) is None:
+            self.unexpected(what)
 
     def name(self, what: str) -> str:
-        t = self.tok
+        t = self.c.current
         if t.kind != "name" or _word(t) in _KEYWORDS:
-            raise self.unexpected(f"{what}")
-        self.k += 1
+            self.unexpected(f"{what}")
+        self.c.next()
         if t.text.startswith("`"):
             return t.text[1:-1].replace("``", "`")
         return t.text
 
     def integer(self, what: str) -> int:
-        t = self.tok
+        t = self.c.current
         if t.kind != "number" or not t.text.isdigit():
-            raise self.unexpected(f"{what} (a whole number)")
-        self.k += 1
+            self.unexpected(f"{what} (a whole number)")
+        self.c.next()
         return int(t.text)
 
     def deeper(self) -> None:
@@ -246,12 +245,12 @@ class _Parser:
     def query(self) -> Query:
         self.expect_keyword("SELECT", " (a query is SELECT ... WHERE ...)")
         strategy = Strategy.ALL
-        if _word(self.tok) in _STRATEGIES and not (
-                self.ahead(1).kind == "op"
-                and self.ahead(1).text in (",", ">", "[")) \
-                and _word(self.ahead(1)) != "FROM":
-            strategy = _STRATEGIES[_word(self.tok)]
-            self.k += 1
+        if _word(self.c.current) in _STRATEGIES and not (
+                self.c.peek(1).kind == "op"
+                and self.c.peek(1).text in (",", ">", "[")) \
+                and _word(self.c.peek(1)) != "FROM":
+            strategy = _STRATEGIES[_word(self.c.current)]
+            self.c.next()
         variables: tuple[str, ...] | None
         if self.op("*"):
             variables = None
@@ -281,15 +280,15 @@ class _Parser:
         consume = None
         if self.keyword("CONSUME"):
             self.expect_keyword("BY")
-            if _word(self.tok) not in ("ANY", "PARTITION", "NONE"):
-                raise self.unexpected("ANY, PARTITION or NONE after CONSUME BY")
-            consume = _word(self.tok)
-            self.k += 1
+            if _word(self.c.current) not in ("ANY", "PARTITION", "NONE"):
+                self.unexpected("ANY, PARTITION or NONE after CONSUME BY")
+            consume = _word(self.c.current)
+            self.c.next()
         limit = None
         if self.keyword("LIMIT"):
             limit = self.integer("how many complex events")
-        if self.tok.kind != "eof":
-            raise self.unexpected("PARTITION BY, WITHIN, CONSUME BY, LIMIT or the end")
+        if self.c.current.kind != "eof":
+            self.unexpected("PARTITION BY, WITHIN, CONSUME BY, LIMIT or the end")
         return Query(strategy, variables, tuple(streams), formula, tuple(partition), within,
                      consume, limit)
 
@@ -299,44 +298,46 @@ class _Parser:
         name = self.name("* or the variables to select")
         if self.op(">"):
             name = self.name("a variable after 'stream>'")
-        if self.op("["):
+        opener = self.opens("[", "]")
+        if opener is not None:
             self.name("an attribute")
             while self.op(","):
                 self.name("an attribute")
-            self.expect_op("]", "',' or ']'")
+            self.expect_close("]", opener, "',' or ']'")
         return name
 
     def partition_list(self) -> tuple[str, ...]:
-        self.expect_op("[", "'[' and the attributes to partition by")
+        opener = self.expect_open("[", "]", "'[' and the attributes to partition by")
         keys = [self.partition_key()]
         while self.op(","):
             keys.append(self.partition_key())
-        self.expect_op("]", "',' or ']'")
+        self.expect_close("]", opener, "',' or ']'")
         return tuple(keys)
 
     def partition_key(self) -> str:
-        if _word(self.tok) == "PROJECT" and self.ahead(1).text == "(":
-            self.k += 2
+        if _word(self.c.current) == "PROJECT" and self.c.peek(1).text == "(":
+            self.c.next()
+            opener = self.c.open(self.c.next(), ")")
             attr = self.name("the attribute holding a path instance (ids)")
             self.expect_op(",", "',' and a quoted path type")
-            t = self.tok
+            t = self.c.current
             if t.kind != "string":
-                raise self.unexpected("a quoted path type")
-            self.k += 1
+                self.unexpected("a quoted path type")
+            self.c.next()
             pt = t.text[1:-1].replace("''", "'")
             try:
                 PathType.parse(pt)
             except XmlEventsError as exc:
                 raise self.fail(f"bad path type {pt!r}: {exc}", t.start) from None
-            self.expect_op(")", "')'")
+            self.expect_close(")", opener, "')'")
             return f"PROJECT({attr}, {t.text})"
         return self.name("an attribute")
 
     def window(self) -> Window:
-        t = self.tok
+        t = self.c.current
         if t.kind != "number":
-            raise self.unexpected("a window (n EVENTS, n SECONDS, n [attr])")
-        self.k += 1
+            self.unexpected("a window (n EVENTS, n SECONDS, n [attr])")
+        self.c.next()
         size = float(t.text)
         if size <= 0:
             raise self.fail("a window must be positive", t.start)
@@ -344,37 +345,38 @@ class _Parser:
             if not t.text.isdigit():
                 raise self.fail("a window of events is a whole number", t.start)
             return Window("events", size)
-        unit = _word(self.tok)
+        unit = _word(self.c.current)
         if unit in _UNITS:
             # CORE: [n HOURS] [n MINUTES] [n SECONDS], in that order, added up exactly in
             # whole milliseconds (a Duration: the one time model, docs/semantics.md "Time")
             total = 0
             last = 1 << 62
             while True:
-                factor = _UNITS[_word(self.tok)]
+                factor = _UNITS[_word(self.c.current)]
                 if factor >= last:
                     raise self.fail("a duration is written hours, then minutes, then seconds")
                 last = factor
-                self.k += 1
+                self.c.next()
                 try:
                     total += Duration.of(t.text, factor).ms if size else 0
                 except XmlEventsError:
                     raise self.fail(f"{t.text} {unit}: a duration is a whole number of "
                                     "milliseconds", t.start) from None
-                if self.tok.kind == "number" and _word(self.ahead(1)) in _UNITS:
-                    t = self.tok
+                if self.c.current.kind == "number" and _word(self.c.peek(1)) in _UNITS:
+                    t = self.c.current
                     size = float(t.text)
-                    unit = _word(self.ahead(1))
-                    self.k += 1
+                    unit = _word(self.c.peek(1))
+                    self.c.next()
                     continue
                 return Window("seconds", Duration(total).seconds)
-        if self.op("["):
+        opener = self.opens("[", "]")
+        if opener is not None:
             if not t.text.isdigit():
                 raise self.fail("a window over an attribute is a whole number", t.start)
             attr = self.name("the attribute the window measures")
-            self.expect_op("]", "']'")
+            self.expect_close("]", opener, "']'")
             return Window("attribute", size, attr)
-        raise self.unexpected("EVENTS, SECONDS, MINUTES, HOURS or [attr] after the "
+        self.unexpected("EVENTS, SECONDS, MINUTES, HOURS or [attr] after the "
             "window's size")
 
     # --- formulas -------------------------------------------------------------------------
@@ -417,9 +419,9 @@ class _Parser:
                 f = Plus(f, pos=start)
             elif self.op(":+"):
                 f = ContiguousPlus(f, pos=start)
-            elif _word(self.tok) == "AS":
-                at = self.tok.start
-                self.k += 1
+            elif _word(self.c.current) == "AS":
+                at = self.c.current.start
+                self.c.next()
                 var = self.name("a variable name after AS")
                 if not isinstance(f, EventType):
                     raise self.fail("AS names one event (CEL's variables are positions, "
@@ -430,13 +432,12 @@ class _Parser:
                 return f
 
     def primary(self) -> Formula:
-        if self.tok.text == "(" and self.tok.kind == "op":
-            opener = self.tokens[self.k]
-            self.k += 1
+        opener = self.opens("(", ")")
+        if opener is not None:
             f = self.formula()
             self.close(")", opener)
             return f
-        t = self.tok
+        t = self.c.current
         if _word(t) in ("NOT", "UNLESS") or (t.kind == "op" and t.text == "!"):
             raise self.fail(f"{t.text.upper()} (negation) is not supported: CEL has no "
                             "negation (seed 003, section 3), and the automata and their "
@@ -464,9 +465,8 @@ class _Parser:
         return p
 
     def filter_atom(self) -> Predicate:
-        if self.tok.text == "(" and self.tok.kind == "op":
-            opener = self.tokens[self.k]
-            self.k += 1
+        opener = self.opens("(", ")")
+        if opener is not None:
             p = self.filter()
             self.close(")", opener)
             return p
@@ -474,9 +474,9 @@ class _Parser:
         var = self.name("a filtered variable, as in x[temp > 40]")
         if self.op(">"):  # stream>name: the variable is the name
             var = self.name("a filtered variable after 'stream>'")
-        self.expect_op("[", f"'[' and a condition on {var}")
+        opener = self.expect_open("[", "]", f"'[' and a condition on {var}")
         cond = self.condition()
-        self.expect_op("]", "']'")
+        self.expect_close("]", opener, "']'")
         return VarFilter(var, cond, pos=pos)
 
     def condition(self) -> Condition:
@@ -497,67 +497,69 @@ class _Parser:
         if self.keyword("NOT"):
             return CondNot(self.cond_not())
         # a parenthesised condition, or an expression in parentheses: try the condition
-        if self.tok.kind == "op" and self.tok.text == "(":
-            mark = self.k
-            self.k += 1
+        if self.c.at("op", "("):
+            mark = self.c.mark()
+            opener = self.c.open(self.c.next(), ")")
             try:
                 c = self.condition()
-                self.expect_op(")", "')'")
-                return c
+                self.expect_close(")", opener, "')'")
             except CELSyntaxError:
-                self.k = mark  # it was an arithmetic expression
+                self.c.reset(mark)  # it was an arithmetic expression
+            else:
+                self.c.release(mark)
+                return c
         left = self.expr()
         if self.keyword("NOT"):
             self.expect_keyword("IN", " after NOT")
             return self.in_values(left, negated=True)
         if self.keyword("IN"):
             if self.keyword("RANGE"):
-                self.expect_op("(", "'(' and the range's bounds")
+                opener = self.expect_open("(", ")", "'(' and the range's bounds")
                 low = self.expr()
                 self.expect_op(",", "',' and the upper bound")
                 high = self.expr()
-                self.expect_op(")", "')'")
+                self.expect_close(")", opener, "')'")
                 return CondAnd(Compare(">=", left, low), Compare("<=", left, high))
             return self.in_values(left, negated=False)
         if self.keyword("MATCHES"):
-            t = self.tok
+            t = self.c.current
             if t.kind != "string":
-                raise self.unexpected("a quoted path type after MATCHES")
-            self.k += 1
+                self.unexpected("a quoted path type after MATCHES")
+            self.c.next()
             try:
                 return PathMatches(left, t.text[1:-1].replace("''", "'"))
             except XmlEventsError as exc:
                 raise self.fail(f"bad path type: {exc}", t.start) from None
         if self.keyword("LIKE"):
-            t = self.tok
+            t = self.c.current
             if t.kind == "op" and t.text == "<<":
                 raise self.fail("regular expressions in << >> are not read: write the "
                                 "expression as a quoted string, LIKE '...'")
             if t.kind != "string":
-                raise self.unexpected("a quoted regular expression after LIKE")
-            self.k += 1
+                self.unexpected("a quoted regular expression after LIKE")
+            self.c.next()
             try:
                 return Like(left, t.text[1:-1].replace("''", "'"))
             except re.error as exc:
                 raise self.fail(f"bad regular expression: {exc}", t.start) from None
         op = self.op("<=", ">=", "==", "!=", "<>", "<", ">", "=")
         if op is None:
-            raise self.unexpected("a comparison (<, <=, >, >=, =, !=), IN or LIKE")
+            self.unexpected("a comparison (<, <=, >, >=, =, !=), IN or LIKE")
         op = {"==": "=", "<>": "!="}.get(op, op)
         return Compare(op, left, self.expr())
 
     def in_values(self, left: Expr, negated: bool) -> Condition:
         """``{v, ...}`` or a range ``{a..b}``, ``{a..}``, ``{..b}`` (inclusive)."""
-        if self.tokens[self.k].text == "{" and (
-                self.ahead(1).text == ".." or self.ahead(2).text == ".."):
-            self.k += 1
+        if self.c.current.text == "{" and (
+                self.c.peek(1).text == ".." or self.c.peek(2).text == ".."):
+            opener = self.c.open(self.c.next(), "}")
             low = high = None
             if self.op("..") is None:
                 low = Const(self.literal())
                 self.expect_op("..", "'..'")
-            if not (self.tok.kind == "op" and self.tok.text == "}"):
+            if not (self.c.current.kind == "op" and self.c.current.text == "}"):
                 high = Const(self.literal())
-            self.expect_op("}", "'}'")
+            self.expect_close("}", opener, "'}'")
             if low is None and high is None:
                 raise self.fail("a range needs a bound")
             parts = ([Compare(">=", left, low)] if low else []) + \
@@ -567,29 +569,29 @@ class _Parser:
         return In(left, self.values(), negated=negated)
 
     def values(self) -> tuple[str | int | float | bool, ...]:
-        self.expect_op("{", "'{' and the values")
+        opener = self.expect_open("{", "}", "'{' and the values")
         out = [self.literal()]
         while self.op(","):
             out.append(self.literal())
-        self.expect_op("}", "',' or '}'")
+        self.expect_close("}", opener, "',' or '}'")
         return tuple(out)
 
     def literal(self) -> str | int | float | bool:
         negative = self.op("-") is not None
-        t = self.tok
+        t = self.c.current
         if t.kind == "number":
-            self.k += 1
+            self.c.next()
             n = float(t.text) if any(c in t.text for c in ".eE") else int(t.text)
             return -n if negative else n
         if negative:
-            raise self.unexpected("a number after '-'")
+            self.unexpected("a number after '-'")
         if t.kind == "string":
-            self.k += 1
+            self.c.next()
             return t.text[1:-1].replace("''", "'")
         if _word(t) in ("TRUE", "FALSE"):
-            self.k += 1
+            self.c.next()
             return _word(t) == "TRUE"
-        raise self.unexpected("a value")
+        self.unexpected("a value")
 
     def expr(self) -> Expr:
         self.deeper()
@@ -610,13 +612,12 @@ class _Parser:
             return Neg(self.unary())
         if self.op("+"):
             return self.unary()
-        if self.tok.text == "(" and self.tok.kind == "op":
-            opener = self.tokens[self.k]
-            self.k += 1
+        opener = self.opens("(", ")")
+        if opener is not None:
             e = self.expr()
             self.close(")", opener)
             return e
-        t = self.tok
+        t = self.c.current
         if t.kind in ("number", "string") or _word(t) in ("TRUE", "FALSE"):
             return Const(self.literal())
         name = self.name("an attribute, a number or a 'string'")
@@ -648,6 +649,6 @@ def parse_formula(text: str) -> Formula:
     """Parse a CEL formula alone (the part after WHERE)."""
     p = _Parser(_check(text))
     f = p.formula()
-    if p.tok.kind != "eof":
-        raise p.unexpected("';', ':', OR, FILTER, '+', AS or the end")
+    if p.c.current.kind != "eof":
+        p.unexpected("';', ':', OR, FILTER, '+', AS or the end")
     return f

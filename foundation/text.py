@@ -109,15 +109,19 @@ def unclosed(opener: Token, closer: str, line: int) -> str:
             f"{closer!r} before end of input")
 
 
-class _Mark(NamedTuple):
+class _Mark:
     """A place in the tokens (:meth:`Cursor.mark`): the cursor's state then, and how many
-    tokens had been recorded."""
+    tokens had been recorded. Compared by identity: two marks at one place are two marks."""
 
-    current: Token
-    ahead: list[Token]
-    previous: Token | None
-    opened: list[tuple[Token, str]]
-    pulled: int
+    __slots__ = ("ahead", "current", "opened", "previous", "pulled")
+
+    def __init__(self, current: Token, ahead: list[Token], previous: Token | None,
+                 opened: list[tuple[Token, str]], pulled: int) -> None:
+        self.current = current
+        self.ahead = ahead
+        self.previous = previous
+        self.opened = opened
+        self.pulled = pulled
 
 
 # The current token of a lazy cursor before it is read.
@@ -326,6 +330,7 @@ class Cursor:
     def release(self, mark: object) -> None:
         """Forget ``mark`` (and any taken after it): the reading it guarded is kept. The last
         mark released stops the recording."""
+        assert isinstance(mark, _Mark)
         marks = self._marks
         del marks[marks.index(mark):]
         if marks:

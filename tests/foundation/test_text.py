@@ -147,6 +147,17 @@ def test_reset_at_the_end_of_input_and_nested_marks() -> None:
     assert c.current.kind == "eof" and c.previous is not None and c.previous.text == "a"
 
 
+def test_two_marks_at_one_place_are_two_marks() -> None:
+    """Releasing the inner of two marks taken at one place keeps the outer one live."""
+    c = _cursor(list(_TOKENS))
+    outer = c.mark()
+    inner = c.mark()
+    c.release(inner)
+    assert c.next().text == "f"
+    c.reset(outer)
+    assert c.next().text == "f" and c.next().text == "("
+
+
 def test_reset_restores_the_open_brackets() -> None:
     """Brackets opened after the mark are closed again by reset, those closed after it are
     open again: the end of input is ``unclosed`` after the right bracket."""
