@@ -85,6 +85,42 @@ def test_syntax_errors_have_lines_and_columns(query: str, line: int, col: int,
     assert (caught.value.line, caught.value.column) == (line, col), caught.value
 
 
+@pytest.mark.parametrize(("query", "col", "opener", "at"), [
+    ("SELECT a[b", 11, "[", 9),
+    ("SELECT * WHERE T PARTITION BY [a", 33, "[", 31),
+    ("SELECT * WHERE T PARTITION BY [PROJECT(ids", 43, "(", 39),
+    ("SELECT * WHERE T WITHIN 5 [a", 29, "[", 27),
+    ("SELECT * WHERE (T", 18, "(", 16),
+    ("SELECT * WHERE T FILTER (x[a > 1]", 34, "(", 25),
+    ("SELECT * WHERE T FILTER x[a IN RANGE(1, 2", 42, "(", 37),
+    ("SELECT * WHERE T FILTER x[a IN {1..", 36, "{", 32),
+    ("SELECT * WHERE T FILTER x[a IN {1, 2", 37, "{", 32),
+    # a condition in parentheses, tried first and given up: the expression's bracket
+    ("SELECT * WHERE T FILTER x[(a + 1", 33, "(", 27),
+    ("SELECT * WHERE T FILTER x[(a + 1) * 2 > (b", 43, "(", 41),
+    # the backtrack read past ')' and came back: the bracket open is the filter's '['
+    ("SELECT * WHERE T FILTER x[(a + 1) > 2", 38, "[", 26),
+])
+def test_end_of_input_inside_any_bracket_is_unclosed(query: str, col: int, opener: str,
+                                                      at: int) -> None:
+    """Every bracket CEL reads is opened on the shared cursor (issue 28), so the input ending
+    inside it is ``unclosed`` and names it, also after the condition-or-expression
+    backtrack; a whole query with the same brackets parses."""
+    with pytest.raises(CELSyntaxError) as caught:
+        parse_query(query)
+    closer = {"(": ")", "[": "]", "{": "}"}[opener]
+    assert caught.value.reason == (f"unclosed {opener!r} (opened at col {at}): expected "
+                                   f"{closer!r} before end of input")
+    assert (caught.value.line, caught.value.column) == (1, col)
+
+
+def test_the_backtrack_reads_a_parenthesised_expression() -> None:
+    """``(a + 1) > 2`` is tried as a condition, then read again as an expression."""
+    f = parse_formula("T AS x FILTER x[(a + 1) * 2 > (b) AND ((c) = 1 OR (d < 2))]")
+    assert f == parse_formula("T AS x FILTER x[(a + 1) * 2 > b AND (c = 1 OR d < 2)]")
+    assert f != parse_formula("T AS x FILTER x[a + 1 * 2 > b AND (c = 1 OR d < 2)]")
+
+
 @st.composite
 def formulas(draw: st.DrawFn, depth: int = 3) -> str:
     if depth == 0 or draw(st.integers(0, 3)) == 0:
