@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import enum
 import math
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from operator import attrgetter
@@ -33,6 +34,7 @@ from ._paths import (
     ends,
     subsumes,
 )
+from ._reused import BATCH, RecentIds
 
 __all__ = [
     "Op",
@@ -540,7 +542,8 @@ def _composite(ident: str, et: CompositeEventType, pi: PathInstance,
 
 
 def read_events(lines: Iterable[str | bytes], *, source: str = "",
-                keep: Keep | None = None, check_ids: bool = False) -> EventReader:
+                keep: Keep | None = None, check_ids: bool = False,
+                id_horizon: int | None = None) -> EventReader:
     """Parse JSON lines into primitive events, one object a line (DESIGN section 6).
 
     Lines may be text or UTF-8 bytes (a file opened in binary mode: a byte that is not UTF-8
@@ -551,10 +554,13 @@ def read_events(lines: Iterable[str | bytes], *, source: str = "",
     no event and are passed over (they still count for line numbers). Ticks must increase.
     With ``keep``, events whose ``(op, path type)`` it refuses are checked like every other
     but neither built nor yielded (an event graph's :meth:`takes` says which it needs); the
-    reader's ``last_ts`` still counts them. With ``check_ids``, the reader keeps every event's
-    id (kept or not; a list entry a line), and :meth:`EventReader.reused_ids` says which
-    events reuse an earlier one's: composites name their constituents by id, so a reused one
-    is ambiguous.
+    reader's ``last_ts`` still counts them. With ``check_ids``, the reader keeps the ids of
+    the events of a horizon (kept or not), and :meth:`EventReader.reused_ids` says which
+    events reuse the id of an earlier one inside it: composites name their constituents by
+    id, so a reused one is ambiguous. The horizon is ``id_horizon`` ticks (a graph whose
+    every operator has a tick window: two events further apart share no composite), else
+    the last :data:`~._reused.RECENT_IDS` events; memory follows it, not the stream (issue
+    29, :mod:`._reused`).
 
     Raises:
         EventFormatError: naming ``source`` and the line of the first malformed event.
@@ -563,7 +569,7 @@ def read_events(lines: Iterable[str | bytes], *, source: str = "",
     ...                             '{"id": "x", "op": "del", "path": "/a", "ids": ["a1"]}'])]
     ['1', 'x']
     """
-    return EventReader(lines, source, keep, check_ids)
+    return EventReader(lines, source, keep, check_ids, id_horizon=id_horizon)
 
 
 Keep = Callable[[Op, PathType], bool]
@@ -577,16 +583,19 @@ class EventReader(Iterator[PrimitiveEvent]):
     def __init__(self, lines: Iterable[Any], source: str,
                  keep: Keep | None, check_ids: bool = False, *, decoded: bool = False,
                  line: int | None = None, default_id: str | None = _TICK,
-                 default_ts: int | None = _TICK) -> None:
+                 default_ts: int | None = _TICK, id_horizon: int | None = None) -> None:
         self.source = source
         self.last_ts: int | None = None
         self.line: int | None = None
         # With check_ids, each event's id as text, as its line gave it (its line number where
-        # it gave none), and the blank lines, which hold none: the ids are compared at the
-        # end, in C (a set), because a dict test a line would cost detect 4%
-        # (bench_engine.py); kept as text so that the set is made without a str() each.
-        self._ids: list[str] | None = [] if check_ids else None
+        # it gave none), and its tick, appended to the batch of a RecentIds, compared a batch
+        # at a time in C (a dict test a line would cost detect 4%, bench_engine.py); kept as
+        # text so that the batch's dict is made without a str() each. The blank lines hold
+        # none (the lines of the ids held are counted past them; those before the oldest id
+        # held are dropped, _pruned counts them).
+        self._ids: RecentIds | None = RecentIds(id_horizon) if check_ids else None
         self._blank: list[int] = []
+        self._pruned = 0
         self._events = self._read(lines, keep, decoded, line, default_id, default_ts)
 
     def __iter__(self) -> Iterator[PrimitiveEvent]:
@@ -596,28 +605,34 @@ class EventReader(Iterator[PrimitiveEvent]):
         return next(self._events)
 
     def reused_ids(self) -> tuple[int, tuple[str, int, int] | None]:
-        """How many events read so far have the id of an earlier event, and ``(id, line,
-        first_line)`` for the first of them (None if none); ``(0, None)`` without
-        ``check_ids``. An event without an id has its line number as its id.
+        """How many events read so far have the id of an earlier event inside the id
+        horizon (see :func:`read_events`), and ``(id, line, first_line)`` for the first of
+        them (None if none); ``(0, None)`` without ``check_ids``. An event without an id has
+        its line number as its id.
         """
         ids = self._ids
-        if not ids:
+        if ids is None:
             return 0, None
-        reused = len(ids) - len(set(ids))
-        if not reused:
+        ids.step(self.last_ts)
+        if ids.first is None:
             return 0, None
-        seen: dict[str, int] = {}
-        index = first = 0
-        ident = ""
-        for index, ident in enumerate(ids):  # stops at the first reuse (there is one)
-            first = seen.setdefault(ident, index)
-            if first != index:
-                break
-        return reused, (ident, self._line_of(index), self._line_of(first))
+        ident, index, first = ids.first
+        return ids.reused, (ident, self._line_of(index), self._line_of(first))
+
+    def _step_ids(self, ids: RecentIds, now: int) -> None:
+        """A batch of ids compared and added; the blank lines before the oldest id held
+        dropped (counted)."""
+        ids.step(now)
+        blank = self._blank
+        if blank:
+            oldest = self._line_of(ids.oldest)
+            kept = [b for b in blank if b > oldest]
+            self._pruned += len(blank) - len(kept)
+            blank[:] = kept
 
     def _line_of(self, index: int) -> int:
         """The line of the ``index``-th event (from 0): blank lines hold none."""
-        line = index + 1
+        line = index + 1 + self._pruned
         for blank in self._blank:  # in order; few, if any
             if blank > line:
                 break
@@ -641,7 +656,10 @@ class EventReader(Iterator[PrimitiveEvent]):
         """
         source = self.source
         ids = self._ids
-        add_id = None if ids is None else ids.append
+        add_id = None if ids is None else ids.ids.append
+        add_ts = (None if ids is None else ids.ts.append)
+        # The line at which the batch of ids is next compared (never without check_ids).
+        step_at = BATCH if ids is not None else sys.maxsize
         last_ts: int | None = None
         scan = SCAN
         line: str
@@ -706,9 +724,11 @@ class EventReader(Iterator[PrimitiveEvent]):
                         event = ts
                         if add_id is not None:
                             add_id(ident)
+                            add_ts(ts)  # type: ignore[misc]  # set with add_id
                     else:
                         if add_id is not None:
                             add_id(ident)
+                            add_ts(ts)  # type: ignore[misc]  # set with add_id
                         if not optional:
                             doc = value = old = time = None
                         # trusted_path_instance and trusted_primitive, inline: two calls a
@@ -735,6 +755,7 @@ class EventReader(Iterator[PrimitiveEvent]):
                     number if default_ts is _TICK else default_ts, source)
                 if add_id is not None:
                     add_id(event.id)
+                    add_ts(event.ts)  # type: ignore[misc]  # set with add_id
                 if keep is not None and not keep(event.op, event.pi.pt):
                     event = event.ts
                 ts = event if type(event) is int else event.ts
@@ -744,6 +765,9 @@ class EventReader(Iterator[PrimitiveEvent]):
                                        f"ts={last_ts}; ticks must increase", line=number,
                                        source=source)
             self.last_ts = last_ts = ts
+            if number >= step_at:  # with check_ids only: a batch of ids compared
+                step_at = number + BATCH
+                self._step_ids(ids, ts)  # type: ignore[arg-type]  # set with step_at
             if type(event) is not int:
                 self.line = number
                 yield event

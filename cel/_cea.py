@@ -1132,6 +1132,22 @@ class _Partitions:
         assert not isinstance(r, OrderedRuns)  # a window: NEXT and LAST are not native
         return r, r.step(position, event, oldest, blind=value is None), oldest
 
+    def horizon(self, position: int) -> float:
+        """The smallest position a complex event ending after ``position`` (the last event
+        read) may hold (issue 29): ``position + 1 - n`` under ``WITHIN n EVENTS``; under a
+        duration or attribute window the oldest position still inside any partition's clock
+        (measures only grow in a partition, so its floor only rises); ``-inf`` without a
+        window (a run may still use any earlier event)."""
+        if self.size is not None:
+            return position + 1 - self.size
+        if self.measured is None:
+            return -_INF
+        oldest = float(position + 1)  # a partition yet to come starts after this
+        for clock in self.clocks.values():
+            if clock.seen:
+                oldest = min(oldest, clock.seen[0][1])
+        return oldest
+
     def consume(self, runs: Runs | OrderedRuns | WindowCounter) -> None:
         """Complex events were output from ``runs``'s partition: under ``CONSUME BY ANY``
         every partial complex event is discarded, under ``PARTITION`` that partition's."""
@@ -1155,6 +1171,22 @@ class Evaluation:
         self.query = query
         self._parts = _Partitions(query)
         self._read = 0  # events read: an enumeration is valid until the next one
+        self._position = -1  # the last event's position
+
+    @property
+    def horizon(self) -> float:
+        """The smallest position that a complex event ending at an event yet to be read may
+        hold: what is kept about earlier positions (their ids, say) can be released (issue
+        29). ``-inf`` without a window: a run may still use any earlier event.
+
+        >>> from xmlevents.cel import compile_query, Event
+        >>> ev = Evaluation(compile_query("SELECT * FROM S WHERE A ; B WITHIN 3 EVENTS"))
+        >>> for p in range(5):
+        ...     _ = ev.push(Event(p, "A"))
+        >>> ev.horizon
+        2
+        """
+        return self._parts.horizon(self._position)
 
     def push(self, event: Event) -> list[Match]:
         """The complex events ending at ``event`` (its position must be past the last one's)
@@ -1185,6 +1217,7 @@ class Evaluation:
         """
         query, parts = self.query, self._parts
         self._read += 1
+        self._position = event.position
         stepped = parts.step(event)
         if stepped is None:
             return iter(())

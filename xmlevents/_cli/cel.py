@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -18,9 +19,9 @@ from xmlevents.algebra import XmlEventsError
 from ._common import Failure, Streams, input_name, open_input, query_text
 
 if TYPE_CHECKING:
-    from xmlevents.cel import Event, Match, Schema, Value
+    from xmlevents.cel import Evaluation, Event, Match, Schema, Value
 
-__all__ = ["add_parser", "run"]
+__all__ = ["IdMap", "add_parser", "run"]
 
 
 def add_parser(sub: Any) -> None:
@@ -78,6 +79,48 @@ def _ids(m: Match, ids: dict[int, Value]) -> dict[str, object]:
     return obj
 
 
+#: Events read between two releases of the ids no complex event can reach any more: the
+#: map holds the window's ids and at most this many more (issue 29).
+RELEASE_EVERY = 1024
+
+
+class IdMap:
+    """The ids of the events a complex event may still hold, by position (issue 29): the
+    command line prints them beside the positions. :meth:`release` drops the positions
+    before the evaluation's horizon (:attr:`~xmlevents.cel.Evaluation.horizon`): under any
+    window (``EVENTS``, a duration, an attribute) only the window's ids stay; without one a
+    run may use any earlier event, and every id is kept.
+
+    >>> m = IdMap()
+    >>> for p in range(5):
+    ...     m.add(p, f"e{p}")
+    >>> m.release(3); len(m), m.ids
+    (2, {3: 'e3', 4: 'e4'})
+    """
+
+    __slots__ = ("ids", "order")
+
+    def __init__(self) -> None:
+        self.ids: dict[int, Value] = {}
+        # the positions held, oldest first (popping a dict's first keys again and again
+        # would walk its deleted slots)
+        self.order: deque[int] = deque()
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def add(self, position: int, ident: Value) -> None:
+        """Remember ``ident`` for ``position`` (positions in increasing order)."""
+        self.ids[position] = ident
+        self.order.append(position)
+
+    def release(self, horizon: float) -> None:
+        """Forget the positions before ``horizon``."""
+        order, ids = self.order, self.ids
+        while order and order[0] < horizon:
+            del ids[order.popleft()]
+
+
 def run(args: argparse.Namespace, streams: Streams) -> int:
     """Evaluate the query; write what was found before a bad line, then report it (1). A
     query that does not compile, or that the automaton does not take, is bad input (1)."""
@@ -85,11 +128,11 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     from xmlevents.cel import (
         PRIMITIVE_SCHEMA,
         CELQueryError,
+        Evaluation,
         StreamError,
         check_automaton,
         compile_query,
         count,
-        evaluate,
         parse_schema,
         read_csv,
         read_jsonl,
@@ -117,10 +160,9 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         raise Failure(exc.for_cli()) from None
     source = input_name(args.events)
     failure: list[StreamError] = []
-    ids: dict[int, Value] = {}
+    ids = IdMap()
+    # --reference evaluates the whole list at the end: it keeps every event anyway
     keep_ids = not args.count
-    window = query.within.size if query.within is not None and \
-        query.within.kind == "events" else None
 
     def events() -> Iterator[Event]:
         lines = _lines(args.events)
@@ -135,10 +177,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
                 if keep_ids:
                     v = e.attrs.get("id")
                     if v is not None:
-                        ids[e.position] = v
-                    if window is not None and e.position % 4096 == 0:
-                        for old in [p for p in ids if p < e.position - window]:
-                            del ids[old]
+                        ids.add(e.position, v)
                 yield e
         except StreamError as exc:  # what was found before the bad line is written
             failure.append(exc)
@@ -153,9 +192,9 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
             out.write(f"{count(query, events())}\n")
             matches = ()
         else:
-            matches = evaluate(query, events())
+            matches = _evaluated(Evaluation(query), events(), ids)
         for m in matches:  # the automaton's are written as they are found
-            out.write(json.dumps(_ids(m, ids)) + "\n")
+            out.write(json.dumps(_ids(m, ids.ids)) + "\n")
     except XmlEventsError as exc:
         if isinstance(exc, Failure):
             raise
@@ -164,3 +203,16 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     if failure:
         raise Failure(str(failure[0]))
     return 0
+
+
+def _evaluated(evaluation: Evaluation, events: Iterable[Event], ids: IdMap
+               ) -> Iterator[Match]:
+    """:func:`~xmlevents.cel.evaluate`, releasing from ``ids`` every
+    :data:`RELEASE_EVERY` events what the evaluation's horizon leaves behind (after the
+    complex events of the event are written: they name its ids)."""
+    release_at = RELEASE_EVERY
+    for n, event in enumerate(events, start=1):
+        yield from evaluation.matches(event)
+        if n >= release_at:
+            release_at = n + RELEASE_EVERY
+            ids.release(evaluation.horizon)

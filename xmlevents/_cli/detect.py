@@ -241,8 +241,10 @@ def _detect(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     # below name the file once, themselves.
     # (The graph does not change while detect reads: it is asked once per operation and
     # path type, not once a line.)
+    # Reused ids are looked for inside the graph's tick horizon (issue 29): memory follows
+    # the window, not the stream.
     reader = read_events(lines, keep=functools.lru_cache(maxsize=None)(graph.takes),
-                         check_ids=True)
+                         check_ids=True, id_horizon=_tick_horizon(graph))
     feed = graph.feed
     read_all = False
     try:
@@ -268,6 +270,31 @@ def _detect(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     reused, first = reader.reused_ids()
     if first is not None:
         err.write(_reused_warning(reused, *first))
+
+
+def _tick_horizon(graph: EventGraph) -> int | None:
+    """The widest tick window of the graph's operators (its shared cores' too) when every
+    one has a tick window: two events that many ticks apart share no composite, so a reused
+    id further apart is not ambiguous inside one. None (the reader then keeps the last
+    ``RECENT_IDS`` events' ids) where an operator has no window or only a duration, and
+    where the graph has no operator at all (every composite one event)."""
+    widest = 0
+    trees = list(graph.trees)
+    seen: set[int] = set()
+    while trees:
+        tree = trees.pop()
+        if id(tree) in seen:
+            continue
+        seen.add(id(tree))
+        for node in tree.operators:
+            core = getattr(node, "core", None)  # a shared subtree's view: the core's nodes
+            if core is not None:
+                trees.append(core.tree)
+                continue
+            if node.window is None:
+                return None
+            widest = max(widest, node.window)
+    return widest or None
 
 
 def _event_failure(exc: XmlEventsError, name: str, line: int | None) -> str:
