@@ -151,7 +151,15 @@ class _Parser:
             i = m.end()
         line, column = self.lines.at(len(text))
         tokens.append(Token("eof", "", line, column, len(text), len(text)))
-        self.c: Cursor = _CelCursor(iter(tokens).__next__, text, self._raise, eof="eof")
+        lines = self.lines
+
+        def fail(reason: str, offset: int) -> NoReturn:
+            # Not a bound method: the cursor holding the parser would make every parse a
+            # reference cycle, left to the garbage collector (a tenth of the parse time).
+            line, column = lines.at(offset)
+            raise CELSyntaxError(reason, text=text, line=line, column=column)
+
+        self.c: Cursor = _CelCursor(iter(tokens).__next__, text, fail, eof="eof")
         self.depth = 0
 
     # --- tokens ---------------------------------------------------------------------------
@@ -162,16 +170,13 @@ class _Parser:
         line, col = self.lines.at(at)
         return CELSyntaxError(reason, text=self.text, line=line, column=col)
 
-    def _raise(self, reason: str, offset: int) -> NoReturn:
-        """The cursor's errors, raised."""
-        raise self.fail(reason, offset)
-
     def pos(self, tok: Token | None = None) -> tuple[int, int]:
         return self.lines.at((tok or self.c.current).start)
 
     def keyword(self, *words: str) -> bool:
-        if _word(self.c.current) in words:
-            self.c.next()
+        c = self.c
+        if _word(c.current) in words:
+            c.next()
             return True
         return False
 
@@ -180,9 +185,10 @@ class _Parser:
             self.unexpected(f"{word}{why}")
 
     def op(self, *ops: str) -> str | None:
-        t = self.c.current
+        c = self.c
+        t = c.current
         if t.kind == "op" and t.text in ops:
-            self.c.next()
+            c.next()
             return t.text
         return None
 
@@ -432,12 +438,13 @@ class _Parser:
                 return f
 
     def primary(self) -> Formula:
-        opener = self.opens("(", ")")
-        if opener is not None:
+        c = self.c
+        t = c.current
+        if t.kind == "op" and t.text == "(":
+            opener = c.open(c.next(), ")")
             f = self.formula()
             self.close(")", opener)
             return f
-        t = self.c.current
         if _word(t) in ("NOT", "UNLESS") or (t.kind == "op" and t.text == "!"):
             raise self.fail(f"{t.text.upper()} (negation) is not supported: CEL has no "
                             "negation (seed 003, section 3), and the automata and their "
@@ -465,8 +472,9 @@ class _Parser:
         return p
 
     def filter_atom(self) -> Predicate:
-        opener = self.opens("(", ")")
-        if opener is not None:
+        c = self.c
+        if c.current.kind == "op" and c.current.text == "(":
+            opener = c.open(c.next(), ")")
             p = self.filter()
             self.close(")", opener)
             return p
@@ -608,16 +616,20 @@ class _Parser:
         return e
 
     def unary(self) -> Expr:
-        if self.op("-"):
-            return Neg(self.unary())
-        if self.op("+"):
-            return self.unary()
-        opener = self.opens("(", ")")
-        if opener is not None:
-            e = self.expr()
-            self.close(")", opener)
-            return e
-        t = self.c.current
+        c = self.c
+        t = c.current
+        if t.kind == "op":
+            if t.text == "-":
+                c.next()
+                return Neg(self.unary())
+            if t.text == "+":
+                c.next()
+                return self.unary()
+            if t.text == "(":
+                opener = c.open(c.next(), ")")
+                e = self.expr()
+                self.close(")", opener)
+                return e
         if t.kind in ("number", "string") or _word(t) in ("TRUE", "FALSE"):
             return Const(self.literal())
         name = self.name("an attribute, a number or a 'string'")
