@@ -141,7 +141,7 @@ def test_a_violation_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, s
 
 # Inside the algebra: model, then language, then engine (docs/architecture.md).
 ALGEBRA_LAYERS = {
-    "model": {"_errors", "_paths", "_events"},
+    "model": {"_errors", "_paths", "_events", "_reused"},
     "language": {"_tokens", "_parser", "ast", "_printer", "_definitions"},
     "engine": {"_grouping", "_contexts", "_termination", "_window", "_operator",
                "_multiplicity", "_tree", "_sharing", "_graph", "_documents", "_render",
