@@ -3,7 +3,6 @@
 import os
 import sys
 
-import pytest
 from hypothesis import HealthCheck, settings
 
 # Keep bytecode (the tests' rewritten by pytest and the library's, in the gitignored
@@ -20,11 +19,3 @@ settings.register_profile("ci", derandomize=True, deadline=None, max_examples=10
 settings.register_profile("dev", deadline=None, max_examples=50,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The slow tests first (a stable sort): with pytest-xdist's worksteal the minute-long
-    ones (Spark, the docs' replays) start at once on both workers and the short ones fill
-    in after, instead of one of them ending the run alone (issue 28: the whole suite under
-    10 minutes; a suite run ended with 2.5 minutes of its last 4%)."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
