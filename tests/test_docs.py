@@ -245,15 +245,24 @@ def test_command_blocks_run_and_show_what_they_print(page: pathlib.Path,
             _run_block(block, work, env, timeout=300)
 
 
-_SLOW_BLOCKS = [b for b in _COMMAND_BLOCKS if b.mark == "slow"]
+def _slow_groups() -> list[list[_Block]]:
+    """The blocks marked slow, those that run the same commands grouped: four pages show the
+    same Spark job, and one run of it checks them all (each run starts its own JVM, ~40 s)."""
+    groups: dict[tuple[str, str], list[_Block]] = {}
+    for block in _COMMAND_BLOCKS:
+        if block.mark == "slow":
+            key = (block.language, _INSTALL.sub("", block.text).strip())
+            groups.setdefault(key, []).append(block)
+    return list(groups.values())
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("block", _SLOW_BLOCKS, ids=repr)
-def test_slow_command_blocks_run(block: _Block, tmp_path: pathlib.Path) -> None:
-    """A block marked slow (the Spark job) runs on its own, as an unmarked block would."""
+@pytest.mark.parametrize("blocks", _slow_groups(), ids=lambda g: " = ".join(map(repr, g)))
+def test_slow_command_blocks_run(blocks: list[_Block], tmp_path: pathlib.Path) -> None:
+    """A block marked slow (the Spark job) runs on its own, as an unmarked block would; the
+    pages that show the very same commands share one run."""
     work, env = _scratch(tmp_path)
-    _run_block(block, work, env, timeout=1800)
+    _run_block(blocks[0], work, env, timeout=1800)
 
 
 _FENCED = re.compile(r"^( *)```.*?^\1```", re.S | re.M)
