@@ -7,12 +7,26 @@ Stages, each a DataFrame transformation:
 2. *diff* (per pair of consecutive good versions, in parallel across documents **and** pairs):
    the positional, checked edit script (:func:`~._script.edit_script`) and the digest of the
    new version.
-3. *apply* (per document, in version order, ``applyInPandas``): the scripts applied to one
-   watched document (:class:`~._history.DocumentHistory`), giving the primitive events with
-   ids carried across versions, and — given definitions — the composite events, detected with
-   termination conditions evaluated against the document at that version; given CEL queries,
-   their complex events over the document's whole event stream, once it is replayed
-   (:mod:`._cel`: the same code as in process, in the same task).
+3. *apply* (per document, in version order): the scripts applied to one watched document
+   (:class:`~._history.DocumentHistory`), giving the primitive events with ids carried across
+   versions, and — given definitions — the composite events, detected with termination
+   conditions evaluated against the document at that version; given CEL queries, their
+   complex events over the document's whole event stream, once it is replayed (:mod:`._cel`:
+   the same code as in process, in the same task).
+
+   Streamed, not grouped (issue 29, item 1): the diffed versions are hash-partitioned by
+   document and sorted by document and version within each partition
+   (``repartition("doc").sortWithinPartitions("doc", "version")``, one shuffle and a sort that
+   spills, as ``groupBy`` has), and ``mapInPandas`` walks each partition's Arrow batches (64
+   versions: ``spark.sql.execution.arrow.maxRecordsPerBatch``) keeping one
+   :class:`~._document_rows.DocumentRows` — the current document — and handing its rows to
+   Spark a frame of ``_FRAME_ROWS`` at a time. A worker then holds a batch of versions, the
+   live document and one frame, whatever the history's length. ``groupBy("doc")
+   .applyInPandas`` gave a document's whole history (every version's XML and script) to one
+   worker as one pandas frame and built all its rows before returning them; the iterator form
+   of grouped ``applyInPandas`` (Spark 4.1) streams a group but promises no order within it,
+   and sorting the versions there would hold them all again. The CEL stream keeps what it
+   keeps per document: that is the queries' state.
 
 The apply stage yields one table of tagged rows, cached and split into the four outputs.
 """
@@ -43,15 +57,9 @@ from xmlevents.algebra import ArgumentTypeError, DefinitionSet, Duration
 
 from ._actions import decode_script, encode_script
 from ._cel import CEL_TABLE, check_queries, compiled_queries
+from ._document_rows import DocumentRows, TaggedRow
 from ._errors import BadVersion, VersionTableError
-from ._history import (
-    DUPLICATE,
-    KEY_STAGE,
-    DocumentHistory,
-    HistoryResult,
-    error_row,
-    replay_document,
-)
+from ._history import DUPLICATE, KEY_STAGE, DocumentHistory, error_row
 from ._keys import Key, KeyNote
 from ._script import DiffOptions, digest, edit_script, parse_version
 from ._tables import folder_row, json_row, table_format
@@ -310,30 +318,55 @@ def _diff(options: DiffOptions) -> Any:
     return run
 
 
+# The rows a frame of the apply stage holds: a frame goes to Spark as soon as it is full, so
+# the worker holds one frame's rows, never a document's (a catalogue's first version alone
+# inserts ~20,000 nodes).
+_FRAME_ROWS = 4096
+
+
 def _apply(definitions: str | None, options: DiffOptions,
            namespaces: dict[str, str] | None, within: int | Duration | str | None,
            queries: tuple[str, ...] = ()) -> Any:
-    def run(group: pd.DataFrame) -> pd.DataFrame:
-        group = group.sort_values("version")
-        doc = str(group["doc"].iloc[0])
+    """The apply stage's worker function (``mapInPandas``): a partition's diffed versions,
+    sorted by document then version, replayed one document at a time (see the module)."""
+    def run(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:  # pragma: no cover
         cel = compiled_queries(queries) if queries else ()
-        history = DocumentHistory(doc, definitions, options=options, namespaces=namespaces,
-                                  within=within)
-        result = HistoryResult()
-        versions = ((int(v), xml, decode_script(s) if s is not None else None, e,
-                     None if pd.isna(t) else float(t), None if pd.isna(c) else str(c))
-                    for v, xml, s, e, t, c in zip(group["version"], group["xml"],
-                                                  group["script"], group["expect"],
-                                                  group["time"], group["commit"], strict=False))
-        replay_document(history, versions, result, queries=cel)
-        _note_rows(doc, group, result)
-        rows = [{"record": "version", "doc": d, "version": v} for d, v in result.replayed]
-        rows += [{"record": "event", **r} for r in result.events]
-        rows += [{"record": "composite", **r} for r in result.composites]
-        rows += [{"record": "error", **r} for r in result.errors]
-        rows += [{"record": "cel", **r} for r in result.cel]
-        return _frame(rows, _TAGGED)
+        rows: list[dict[str, Any]] = []  # the frame being filled
+        current: DocumentRows | None = None
+        for b in batches:
+            for doc, v, xml, s, e, t, c, notes in zip(
+                    b["doc"], b["version"], b["xml"], b["script"], b["expect"], b["time"],
+                    b["commit"], b["notes"], strict=False):
+                doc, version = str(doc), int(v)
+                if current is None or current.doc != doc:  # a document ends, the next begins
+                    if current is not None:
+                        yield from _filled(rows, current.close())
+                    current = DocumentRows(DocumentHistory(
+                        doc, definitions, options=options, namespaces=namespaces,
+                        within=within), cel)
+                time = None if pd.isna(t) else float(t)
+                commit = None if pd.isna(c) else str(c)
+                yield from _filled(rows, current.feed(
+                    version, xml, decode_script(s) if s is not None else None, e, time,
+                    commit))
+                if isinstance(notes, str) and current.history.version == version:
+                    yield from _filled(rows, _note_rows(doc, version, notes, time, commit))
+        if current is not None:
+            yield from _filled(rows, current.close())
+        if rows:
+            yield _frame(rows, _TAGGED)
     return run
+
+
+def _filled(rows: list[dict[str, Any]], produced: Iterable[TaggedRow]
+            ) -> Iterator[pd.DataFrame]:  # pragma: no cover
+    """Add the ``produced`` rows to the frame being filled, giving it whenever it is full
+    (then emptied for the next)."""
+    for record, row in produced:
+        rows.append({"record": record, **row})
+        if len(rows) >= _FRAME_ROWS:
+            yield _frame(rows, _TAGGED)
+            rows.clear()
 
 
 def _encode_notes(notes: list[KeyNote]) -> str | None:
@@ -343,16 +376,11 @@ def _encode_notes(notes: list[KeyNote]) -> str | None:
     return json.dumps(messages) if messages else None
 
 
-def _note_rows(doc: str, group: pd.DataFrame, result: HistoryResult) -> None:
-    """The diff stage's key notes of the versions replayed, as error rows (as in process)."""
-    replayed = {v for _, v in result.replayed}
-    for v, notes, t, c in zip(group["version"], group["notes"], group["time"], group["commit"],
-                              strict=False):
-        if isinstance(notes, str) and int(v) in replayed:
-            time = None if pd.isna(t) else float(t)
-            commit = None if pd.isna(c) else str(c)
-            result.errors.extend(error_row(doc, int(v), KEY_STAGE, m, commit=commit, time=time)
-                                 for m in json.loads(notes))
+def _note_rows(doc: str, version: int, notes: str, time: float | None,
+               commit: str | None) -> Iterator[TaggedRow]:  # pragma: no cover
+    """The diff stage's key notes of a version replayed, as error rows (as in process)."""
+    for m in json.loads(notes):
+        yield "error", error_row(doc, version, KEY_STAGE, m, commit=commit, time=time)
 
 
 def replay_frames(spark: SparkSession, versions: DataFrame, definitions: str | None = None,
@@ -379,7 +407,7 @@ def replay_frames(spark: SparkSession, versions: DataFrame, definitions: str | N
         line=F.col("line"), column=F.col("column")))
 
     # 3. apply: per document, in version order
-    tagged = diffed.groupBy("doc").applyInPandas(
+    tagged = diffed.repartition("doc").sortWithinPartitions("doc", "version").mapInPandas(
         _apply(definitions, options, namespaces, within, texts), _TAGGED).persist()
     pick = [F.col(f.name) for f in EVENTS_SCHEMA.fields]
     events = tagged.where(F.col("record") == "event").select(*pick)
