@@ -112,7 +112,7 @@ def test_ctrl_c_is_130_without_a_traceback() -> None:
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == INTERRUPTED
+    assert proc.returncode == INTERRUPTED, err
     assert "Traceback" not in err
 
 
