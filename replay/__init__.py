@@ -86,6 +86,10 @@ __all__ = [
     # Spark (imported on first use)
     "replay_frames", "diff_stage", "read_versions_df", "write_frames", "ReplayFrames",
     "spark_session", "make_session", "spark_schema",
+    # on a cluster (issue 29): where the master comes from, the package shipped to the
+    # executors, the output checked on the file system that writes it
+    "resolve_master", "MasterChoice", "master_where", "ship_package", "check_spark_output",
+    "OutputLocationError",
     "EVENTS_SCHEMA", "COMPOSITES_SCHEMA", "ERRORS_SCHEMA", "VERSIONS_SCHEMA", "CEL_SCHEMA",
     # CEL queries over each document's events (issue 19)
     "CEL_TABLE", "CEL_STAGE", "check_queries",
@@ -98,7 +102,10 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "._spark": ("replay_frames", "diff_stage", "read_versions_df", "write_frames",
                 "spark_schema", "ReplayFrames", "EVENTS_SCHEMA", "COMPOSITES_SCHEMA",
                 "ERRORS_SCHEMA", "VERSIONS_SCHEMA", "CEL_SCHEMA"),
-    "._session": ("make_session", "spark_session"),
+    "._session": ("make_session", "spark_session", "resolve_master", "MasterChoice",
+                  "master_where"),
+    "._ship": ("ship_package",),
+    "._output": ("check_spark_output", "OutputLocationError"),
     "._local": ("run_local",),
     "._spark_job": ("run_spark",),
     "._arrow": ("arrow_schema", "write_dataset"),
@@ -110,8 +117,10 @@ if TYPE_CHECKING:
     from ._arrow import arrow_schema, write_dataset
     from ._git import git_history
     from ._local import run_local
+    from ._output import OutputLocationError, check_spark_output
     from ._progress import ReplayProgress, Silent
-    from ._session import make_session, spark_session
+    from ._session import MasterChoice, make_session, master_where, resolve_master, spark_session
+    from ._ship import ship_package
     from ._spark import (
         CEL_SCHEMA,
         COMPOSITES_SCHEMA,

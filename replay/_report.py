@@ -37,7 +37,8 @@ class ReplayReport:
 
     Attributes:
         engine: which engine ran it: ``"spark"`` or ``"local"``.
-        where: where it ran: the Spark master (``local[*]``, a URL), or ``in process``.
+        where: where it ran: the Spark master (``local[*]``, a URL) and where it was named
+            (``spark://h:7077, from spark-defaults.conf``), or ``in process``.
         documents: documents with at least one version replayed.
         versions: versions replayed.
         events: primitive events.

@@ -26,6 +26,7 @@ from ._hints import namespace_hints
 from ._progress import ReplayProgress, Silent
 from ._report import ReplayReport
 from ._script import DiffOptions
+from ._session import master_where
 from ._spark import read_versions_df, replay_frames, write_frames
 from ._spark_progress import SparkTasks
 
@@ -60,7 +61,7 @@ def run_spark(spark: SparkSession, history: str, out: str, definitions: str | No
     check_queries(queries)  # so are the queries: before the table is read
     tasks = (SparkTasks(spark.sparkContext, progress) if progress.shows_tasks
              else contextlib.nullcontext())
-    report = ReplayReport(engine="spark", where=spark.sparkContext.master or "?")
+    report = ReplayReport(engine="spark", where=master_where(spark))
     start = time.perf_counter()
     progress.stage(f"reading {history}; checking, diffing and replaying its versions")
     with tasks:

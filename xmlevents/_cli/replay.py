@@ -25,6 +25,7 @@ from ._common import (
     Streams,
     add_namespace_option,
     check_output_folder,
+    name_value,
     parse_namespaces,
     query_text,
     window_argument,
@@ -102,8 +103,13 @@ def add_parser(sub: Any) -> None:
                              "(default); local: this process alone, no JVM (for a history "
                              "that fits in memory)")
     replay.add_argument("--master", metavar="URL",
-                        help="Spark master (default: an embedded local[*] session; under "
-                             "spark-submit, the one it was given)")
+                        help="Spark master (default: the one Spark's configuration names — "
+                             "--conf spark.master, spark-submit's, MASTER, "
+                             "PYSPARK_SUBMIT_ARGS, spark-defaults.conf — else an embedded "
+                             "local[*] session)")
+    replay.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="a Spark setting, e.g. spark.executor.memory=2g; wins over the "
+                             "session's defaults (repeatable)")
     replay.add_argument("--partitions", type=_at_least(1), metavar="N",
                         help="partitions of the diff stage, at least 1 (default: 4 per core)")
     replay.add_argument("--unique-attr", action="append", default=[], metavar="NAME",
@@ -156,15 +162,35 @@ def _keys(specs: list[str], namespaces: dict[str, str]) -> tuple[Key, ...]:
     return keys
 
 
-def _local_output(args: argparse.Namespace) -> bool:
-    """Whether ``--out`` names a folder of this machine: always in process; on Spark, for an
-    embedded session (no ``--master``, or a ``local[...]`` one, and not under
-    ``spark-submit``). A cluster resolves a path without a scheme on its own file system
-    (HDFS, ...): Spark checks it there."""
+def _spark_conf(pairs: list[str]) -> dict[str, str]:
+    """``--conf KEY=VALUE`` as settings (the last of a key wins, as in ``spark-submit``).
+
+    Raises:
+        Failure: no ``=``, or a key that is not a Spark setting (``spark.`` ...; Hadoop's are
+            ``spark.hadoop.*``), status 1.
+    """
+    conf: dict[str, str] = {}
+    for pair in pairs:
+        key, value = name_value("--conf", pair, "spark.executor.memory=2g")
+        if not key.startswith("spark."):
+            raise Failure(f"--conf {pair!r}: {key!r} is not a Spark setting (those start with "
+                          "spark.; Hadoop's are spark.hadoop.*)")
+        conf[key] = value
+    return conf
+
+
+def _local_output(args: argparse.Namespace, conf: dict[str, str]) -> bool:
+    """Whether ``--out`` is a folder of this machine, checked before Spark starts: always in
+    process; on Spark, a path without a scheme for a local master (``--master``, ``--conf
+    spark.master``, ``MASTER``, ``PYSPARK_SUBMIT_ARGS``, ``spark-defaults.conf`` or the
+    embedded ``local[*]``: :func:`~xmlevents.replay.resolve_master`). Anything else is
+    checked on the file system Spark writes it with, once Spark runs
+    (:func:`~xmlevents.replay.check_spark_output`)."""
     if args.engine == "local":
         return True
-    submitted = "PYSPARK_GATEWAY_PORT" in os.environ
-    return not submitted and (args.master is None or args.master.startswith("local"))
+    from xmlevents.replay import resolve_master
+
+    return resolve_master(args.master, conf).local is True and "://" not in args.out
 
 
 def _check_out(out: str) -> None:
@@ -185,9 +211,10 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     definitions = definition_text(args, namespaces)  # checked before any work
     keys = _keys(args.key, namespaces)  # so are the keys
     queries = _cel_queries(args.cel)  # and the CEL queries
+    conf = _spark_conf(args.conf)
     if args.engine == "local":
-        given = [o for o, v in (("--master", args.master), ("--partitions", args.partitions))
-                 if v is not None]
+        given = [o for o, v in (("--master", args.master), ("--conf", args.conf or None),
+                                ("--partitions", args.partitions)) if v is not None]
         if given:
             raise Failure(f"{' and '.join(given)}: Spark's, and --engine local runs "
                                "without Spark: drop them or use --engine spark")
@@ -196,8 +223,8 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
                                "machine: give its path")
     if not os.path.exists(args.history):
         raise Failure(f"{args.history}: no such file or folder")
-    if _local_output(args):
-        _check_out(args.out)  # so is the output folder
+    if _local_output(args, conf):
+        _check_out(args.out)  # so is the output folder (on a cluster: once Spark runs)
     from xmlevents.replay import DiffOptions
 
     from .progress import progress_for
@@ -210,7 +237,8 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
         if args.engine == "local":
             report = _run_local(args, definitions, namespaces, options, progress, queries)
         else:
-            report = _run_spark(args, definitions, namespaces, options, progress, queries)
+            report = _run_spark(args, conf, definitions, namespaces, options, progress,
+                                queries)
     finally:
         progress.close()
     _summary(out, args, report, time.perf_counter() - started)
@@ -239,13 +267,21 @@ def _run_local(args: argparse.Namespace, definitions: str | None, namespaces: di
         raise Failure(f"cannot write {where}{exc.strerror or exc}") from None
 
 
-def _run_spark(args: argparse.Namespace, definitions: str | None, namespaces: dict[str, str],
-               options: DiffOptions, progress: ReplayProgress, queries: list[str]
-               ) -> ReplayReport:
-    progress.stage("starting Spark" + (f" ({args.master})" if args.master else " (local)"))
+def _run_spark(args: argparse.Namespace, conf: dict[str, str], definitions: str | None,
+               namespaces: dict[str, str], options: DiffOptions, progress: ReplayProgress,
+               queries: list[str]) -> ReplayReport:
     import tempfile
 
-    from xmlevents.replay import run_spark, spark_session
+    from xmlevents.replay import (
+        OutputLocationError,
+        check_spark_output,
+        resolve_master,
+        run_spark,
+        spark_session,
+    )
+
+    choice = resolve_master(args.master, conf)
+    progress.stage(f"starting Spark ({choice.url or choice.source})")
 
     # Quiet: the JVM's stderr (its own warnings, the workers') goes to a file, kept and named
     # only if Spark cannot start.
@@ -258,7 +294,7 @@ def _run_spark(args: argparse.Namespace, definitions: str | None, namespaces: di
         try:
             # A session already running (a caller's) is used and left running.
             spark = stack.enter_context(spark_session(args.master, progress=False,
-                                                      jvm_log=log))
+                                                      jvm_log=log, **conf))
         except Exception as exc:  # Java missing, a bad master URL, ...
             kept = f" (the JVM's messages: {log})" if log is not None else ""
             raise Failure(f"cannot start Spark: {_first_line(exc)}{kept}",
@@ -266,6 +302,11 @@ def _run_spark(args: argparse.Namespace, definitions: str | None, namespaces: di
         started = time.perf_counter() - start
         if log is not None:
             stack.callback(_remove, log)
+        if not _local_output(args, conf):
+            try:  # on the file system that writes it, before the table is read
+                check_spark_output(spark, args.out)
+            except OutputLocationError as exc:
+                raise Failure(f"--out {exc}") from None
         try:
             report = run_spark(spark, args.history, args.out, definitions, options=options,
                                namespaces=namespaces, partitions=args.partitions,
