@@ -11,11 +11,12 @@ was consumed (rule (iv) of processTree, section 4). The Snoop context plays no p
 The bookkeeping lives here and nowhere else: a :class:`_Run` per path instance (the
 integrating composite and what arrived since integration started over), and the answer to
 "is it still unconsumed?" Unconsumed means held back by this node, raised in this tick, stored
-by a consumer (the parent operator, or for a tree's root the nodes of the trees that reuse it),
-or a constituent of a potential event a consumer holds back. Consumers are asked, and waive,
-through their own methods (:meth:`~._operator.OperatorNode.unconsumed`,
-:meth:`~._operator.OperatorNode.waive`): no node edits another's lists. An event nothing
-consumes stays unconsumed, so a definition nobody reuses keeps integrating.
+by a consumer that received it (the parent operator, or for a tree's root the nodes of the trees
+that reuse it), or a constituent of a potential event a consumer holds back. Consumers are
+asked, and waive, through their own methods (:meth:`~._operator.OperatorNode.unconsumed`,
+:meth:`~._operator.OperatorNode.waive`): no node edits another's lists. An event no consumer
+received stays unconsumed, so a definition nobody reuses keeps integrating, and one reused by a
+definition added after the event was raised too: nothing consumed it (issue 13's live graph).
 
 References:
     M. Bernauer, G. Kappel, G. Kramler. Composite Events for XML. WWW 2004, sections 3.2, 4.
@@ -61,11 +62,14 @@ _Place = str | tuple[OperatorNode, int]
 class _Run:
     """A multiplicity node's state for one path instance: the integrating composite event."""
 
-    __slots__ = ("cur", "tick", "waiting")
+    __slots__ = ("cur", "seen", "tick", "waiting")
 
     def __init__(self) -> None:
         self.cur: CompositeEvent | None = None
         self.tick = -1  # the tick ``cur`` was raised or held at
+        # The node's consumers when ``cur`` was raised (the list object, replaced whenever
+        # the graph changes): only those received it, so only they can have consumed it.
+        self.seen: list[tuple[OperatorNode, int]] = []
         self.waiting: list[Event] = []  # child events since integration started over
 
 
@@ -121,7 +125,7 @@ class MultNode(OperatorNode):
             if places is not None:
                 assert cur is not None
                 c = self._compose(cur.constituents + (event,), tick, cur.pi)
-                run.cur, run.tick = c, tick
+                run.cur, run.tick, run.seen = c, tick, self.consumers
                 if self._waive(key, cur, c, places, raised):
                     continue
             else:
@@ -129,7 +133,7 @@ class MultNode(OperatorNode):
                 if len(run.waiting) < self.low:
                     continue
                 c = self._compose(tuple(run.waiting), tick)
-                run.cur, run.tick, run.waiting = c, tick, []
+                run.cur, run.tick, run.waiting, run.seen = c, tick, [], self.consumers
             emit(c, key, raised)
         return raised
 
@@ -169,7 +173,7 @@ class MultNode(OperatorNode):
         ident = "" if self.termination.defers else self._tree.next_id()
         c = CompositeEvent(ident, CompositeEventType(self.name, event.pi.pt), event.pi, (),
                            (event.ts, event.ts), tick, event.doc)
-        run.cur, run.tick, run.waiting = c, tick, []
+        run.cur, run.tick, run.waiting, run.seen = c, tick, [], self.consumers
         self.termination.emit(c, key, raised)
 
     def _locate(self, key: Hashable, run: _Run, raised: list[CompositeEvent]
@@ -182,11 +186,20 @@ class MultNode(OperatorNode):
             return [_OWN]
         if run.tick == self._tree.tick and any(c is cur for c in raised):
             return [_RAISED]
-        if not self.consumers:
+        consumers = self._received(run)
+        if not consumers:
             return []
-        places: list[_Place] = [(node, index) for node, index in self.consumers
+        places: list[_Place] = [(node, index) for node, index in consumers
                                 if node.unconsumed(cur, index)]
         return places or None
+
+    def _received(self, run: _Run) -> list[tuple[OperatorNode, int]]:
+        """The consumers that received ``run.cur``: those of when it was raised still here (a
+        consumer added since starts empty and never saw it, so it cannot have consumed it)."""
+        seen = run.seen
+        if seen is self.consumers:
+            return seen
+        return [place for place in self.consumers if place in seen]
 
     def _waive(self, key: Hashable, cur: CompositeEvent, c: CompositeEvent,
                places: list[_Place], raised: list[CompositeEvent]) -> bool:
@@ -213,7 +226,7 @@ class MultNode(OperatorNode):
         out = super()._raise(c, tick)
         run = self.runs.get(self.grouping.key(c))
         if run is not None and run.cur is c:
-            run.cur, run.tick = out, tick
+            run.cur, run.tick, run.seen = out, tick, self.consumers
         return out
 
 
@@ -257,6 +270,7 @@ class EarliestMult(MultNode):
             run.cur = None
             run.tick = -1
             run.waiting = []
+            run.seen = []
         cur = run.cur
         if cur is not None and (self.high is None or len(cur.constituents) < self.high) \
                 and (not bounded or self._inside(cur, tick)):
@@ -264,13 +278,15 @@ class EarliestMult(MultNode):
             # this tick; so where the consumers still have it (no consumer: it is nowhere
             # consumed, so unconsumed).
             consumers = self.consumers
+            if run.seen is not consumers:  # the graph changed since ``cur`` was raised
+                consumers = self._received(run)
             if len(consumers) == 1:
                 # One consumer (a parent): it finds its group once for both questions.
                 node, index = consumers[0]
                 key = node.holder(cur, index)
                 if key is not NULL:
                     c = self._compose(cur.constituents + (event,), tick, cur.pi)
-                    run.cur, run.tick = c, tick
+                    run.cur, run.tick, run.seen = c, tick, self.consumers
                     if not node.waive_in(key, cur, index, c):  # _waive
                         return c
                     if self._tree.trace is not None:
@@ -282,7 +298,7 @@ class EarliestMult(MultNode):
                           if node.unconsumed(cur, index)]
             if places or not consumers:
                 c = self._compose(cur.constituents + (event,), tick, cur.pi)
-                run.cur, run.tick = c, tick
+                run.cur, run.tick, run.seen = c, tick, self.consumers
                 # _waive: take ``cur`` back from the consumers that have it
                 inside = False
                 for node, index in places:
@@ -298,7 +314,7 @@ class EarliestMult(MultNode):
                 self._stores(key, child, event)
             return None
         c = self._compose(tuple(run.waiting), tick)
-        run.cur, run.tick, run.waiting = c, tick, []
+        run.cur, run.tick, run.waiting, run.seen = c, tick, [], self.consumers
         return c
 
     def _sweep(self) -> None:
@@ -307,8 +323,9 @@ class EarliestMult(MultNode):
             if run.waiting:
                 continue
             cur = run.cur
-            if cur is not None and self.consumers:
-                for node, index in self.consumers:
+            consumers = self._received(run)
+            if cur is not None and consumers:
+                for node, index in consumers:
                     if node.unconsumed(cur, index):
                         break
                 else:

@@ -22,6 +22,7 @@ from xmlevents.algebra import (
     Op,
     PathInstance,
     PrimitiveEvent,
+    ast,
 )
 
 from .test_engine_properties import streams
@@ -129,10 +130,11 @@ def test_adding_and_removing_mid_stream_with_sharing_changes_nothing(first, late
                                                                       data):
     """Definitions added mid-stream (sharing what they can) and removed again give, for every
     tree, what they give without sharing; the untouched trees what a graph that never changed
-    gives."""
+    gives: all but a multiplicity a later one reuses and the trees built on it (consumed by
+    the newcomer, its composite stops integrating, section 3.2)."""
     later = [(f"L{n[1:]}", e) for n, e in later]
     try:
-        EventGraph(_text(first + later), share=False)
+        both = EventGraph(_text(first + later), share=False)
     except DefinitionError:
         return  # the later ones use names the first do not define
     at = data.draw(st.integers(0, len(events)))
@@ -147,9 +149,110 @@ def test_adding_and_removing_mid_stream_with_sharing_changes_nothing(first, late
     _agree(*runs)
     still = Run(_text(first), True)
     still.feed(events)
-    names = {n for n, _ in first}
+    names = {n for n, _ in first} - _consumed_by(both, [n for n, _ in later])
     for got, want in zip(runs[0].raised, still.raised, strict=True):
         assert [c for c in got if c.type.name in names] == want
+
+
+def _consumed_by(graph: EventGraph, later: list[str]) -> set[str]:
+    """The definitions whose composites ``later`` may change: each multiplicity they reuse,
+    and every definition that reuses one of those (transitively).
+
+    Seed 000, section 3.2: once its composite is consumed, a multiplicity stops integrating
+    and starts over, and a tree that reuses a definition consumes its composites as a parent
+    node does (Example 15 with Figure 4's Eq as a definition of its own; docs/semantics.md,
+    *Multiplicity*). So a newcomer that consumes them changes what the multiplicity raises.
+    Nothing else in a tree depends on who uses its composites.
+    """
+    defs = graph.definitions
+    changed = {n for name in later for n in defs[name].depends_on
+               if isinstance(defs[n].definition.expr, ast.Mult)}
+    grown = True
+    while grown:
+        more = {d.name for d in defs if d.name not in later and changed & set(d.depends_on)}
+        grown = not more <= changed
+        changed |= more
+    return changed
+
+
+def test_a_reused_multiplicity_starts_over_once_a_later_definition_consumed_it() -> None:
+    """Why the property spares what ``_consumed_by`` names (section 3.2, Example 15): L,
+    added mid-stream, consumes D's composite, so D's next one integrates nothing older,
+    where D alone keeps integrating."""
+    a = [_ins(ts, "/o/item/a", ["o", "i", f"a{ts}"]) for ts in (1, 2, 4)]
+    b = _ins(3, "/o/item/b", ["o", "i", "b3"])
+    alone, reused = (EventGraph("D := [1,*] ins(item/a)") for _ in range(2))
+    for g in (alone, reused):
+        g.feed(a[0])
+    reused.add("L := (ins(item/a) & ins(item/b)) & D")
+    raised = [([_ids(c) for c in alone.feed(e)], [_ids(c) for c in reused.feed(e)])
+              for e in (a[1], b, a[2])]
+    assert raised == [
+        ([("D", ["e1", "e2"])], [("D", ["e1", "e2"])]),  # L never saw D's first composite
+        ([], [("L", ["e1", "e2", "e3"])]),  # L consumes D{e1 e2}
+        ([("D", ["e1", "e2", "e4"])], [("D", ["e4"])])]  # so D starts over
+
+
+@pytest.mark.parametrize("share", [True, False])
+@pytest.mark.parametrize("mult", ["[1,*] ins(item/a)", "[1,*] ins(item/a) with within=9"])
+def test_a_definition_added_later_has_not_consumed_what_was_raised_before_it(
+        share: bool, mult: str) -> None:
+    """Regression (the property's example): L, added after D's composite was raised, never
+    received it, so it did not consume it; D integrates it as if L were not there (it did
+    start over: L was counted as a consumer that no longer stored it)."""
+    a = [_ins(ts, "/o/item/a", ["o", "i", f"a{ts}"]) for ts in (1, 4)]
+    items = [_ins(ts, "/o/item", ["o", "i"]) for ts in (2, 3)]
+    alone = EventGraph(f"D := {mult}", share=share)
+    g = EventGraph(f"D := {mult}\nA := ins(item/a) & ins(item/b)", share=share)
+    assert [_ids(c) for c in g.feed(a[0])] == [("D", ["e1"])] == [
+        _ids(c) for c in alone.feed(a[0])]
+    g.add("B := ins(item/a) & ins(item/b)\nC := (ins(item/a) & ins(item/b)) & D")
+    for e in items:
+        assert g.feed(e) == alone.feed(e) == []
+    assert [_ids(c) for c in g.feed(a[1]) if c.type.name == "D"] == [("D", ["e1", "e4"])]
+    assert [_ids(c) for c in alone.feed(a[1])] == [("D", ["e1", "e4"])]
+    g.remove("B")
+    # C stores D{e1 e4} now: taken back when D integrates the next one, which C stores.
+    (d,) = [c for c in g.feed(_ins(5, "/o/item/a", ["o", "i", "a5"])) if c.type.name == "D"]
+    assert _ids(d) == ("D", ["e1", "e4", "e5"])
+    assert [_ids(c) for c in g.held("C") if isinstance(c, CompositeEvent)
+            and c.type.name == "D"] == [("D", ["e1", "e4", "e5"])]
+
+
+MULTS = ["[1,*] ins(item/a)", "[0,*] ins(item/a)", "[2,3] *(item/a)",
+         "[1,2] ins(item/a) with mode=non-local", "[1,*] ins(item/a) with mode=custom",
+         "[1,*] ins(item/a) with within=4"]
+
+
+# Two items, mostly their a children: a multiplicity's run integrates across the addition.
+item_streams = st.lists(st.tuples(st.sampled_from(["i1", "i2"]),
+                                  st.sampled_from(["", "/a", "/a", "/c"])),
+                        min_size=1, max_size=16).map(lambda steps: [
+    _ins(ts, f"/o/item{leaf}", ["o", item] + ([f"x{ts}"] if leaf else []))
+    for ts, (item, leaf) in enumerate(steps, 1)])
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(st.sampled_from(MULTS), st.booleans(), item_streams, st.data())
+def test_a_reuser_that_consumes_nothing_changes_nothing(mult, share, events, data):
+    """A definition added mid-stream that reuses a multiplicity but never fires (no item/d
+    occurs), and is removed again, leaves every composite of the multiplicity as it is alone,
+    those raised before it came included (it never received them: nothing consumed them)."""
+    at = data.draw(st.integers(0, len(events)))
+    until = data.draw(st.integers(at, len(events)))
+    alone = EventGraph(f"D := {mult}", share=share)
+    g = EventGraph(f"D := {mult}", share=share)
+    for i, e in enumerate(events):
+        if i == at:
+            g.add("C := (ins(item/a) & ins(item/d)) & D")
+        if i == until and i > at:
+            g.remove("C")
+        assert [c for c in g.feed(e) if c.type.name == "D"] == alone.feed(e)
+    assert [c for c in g.close() if c.type.name == "D"] == alone.close()
+
+
+def _ids(c: CompositeEvent) -> tuple[str, list[str]]:
+    return c.type.name, [p.id for p in c.primitives()]
 
 
 def _ins(ts: int, path: str, ids: list[str], op: Op = Op.INS) -> PrimitiveEvent:
