@@ -5,16 +5,18 @@ The columns are defined once, in ``xmlevents.algebra`` (:data:`~xmlevents.algebr
 and the others); :func:`~._spark.spark_schema` maps them to Spark's types, :func:`arrow_schema`
 to Arrow's, type for type, so that ``xmlevents replay --engine local`` writes the datasets the
 Spark job writes: the same columns, in the same order, with the same Parquet types (lists of
-``element``, 32-bit positions, doubles for times).
+``element``, 32-bit positions, doubles for times). :class:`DatasetWriter` writes a dataset a
+row group at a time, as its rows are produced (issue 29).
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, get_args, get_origin
 
@@ -25,7 +27,8 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped]
 from xmlevents._foundation.rows import Column, RowSchema
 from xmlevents.algebra import ArgumentTypeError
 
-__all__ = ["arrow_schema", "write_dataset"]
+__all__ = ["arrow_schema", "write_dataset", "DatasetWriter", "ROW_GROUP_ROWS",
+           "ROW_GROUP_BYTES"]
 
 
 def _arrow_type(column: Column) -> Any:
@@ -62,37 +65,124 @@ def arrow_schema(rows: RowSchema[Any], *, nullable: bool | None = None) -> Any:
                                else nullable) for c in rows.columns])
 
 
-def _table(rows: Sequence[dict[str, Any]], schema: Any) -> Any:
-    """The rows as an Arrow table of ``schema``, converted by pyarrow's JSON reader.
+def _json_table(data: bytes, schema: Any) -> Any:
+    """Rows given as JSON lines, as an Arrow table of ``schema``, converted by pyarrow's
+    JSON reader.
 
     pyarrow's converters of Python objects (``Table.from_pylist``, ``pa.array``) first ask
     whether the value is a pandas object, which imports pandas: 0.4 s, a tenth of the local
     engine's whole budget on the example history. Its JSON reader converts in C++ against the
     explicit schema (every column typed, an unknown one an error), to the same values.
     """
-    if not rows:
-        return schema.empty_table()
-    data = "\n".join(json.dumps(r, ensure_ascii=False) for r in rows).encode("utf-8")
     return pj.read_json(io.BytesIO(data), read_options=pj.ReadOptions(
         block_size=len(data) + 1), parse_options=pj.ParseOptions(
         explicit_schema=schema, unexpected_field_behavior="error"))
 
 
-def write_dataset(rows: Sequence[dict[str, Any]], schema: RowSchema[Any],
-                  folder: str | os.PathLike[str]) -> int:
-    """Write ``rows`` (dicts with the columns of ``schema``) as a Parquet dataset: ``folder``
-    is replaced by a folder holding one file (an empty table too: its schema is then what a
-    reader gets). Returns how many rows.
+#: A row group's rows at most (the outputs are written a row group at a time, issue 29).
+ROW_GROUP_ROWS = 65_536
 
-    Raises:
-        OSError: if the folder cannot be replaced or written.
-    """
-    table = _table(rows, arrow_schema(schema, nullable=True))
-    path = Path(folder)
+#: A row group's size at most, in bytes of the rows' JSON (a composite with many
+#: constituents is large): what the writer holds before it writes.
+ROW_GROUP_BYTES = 16 << 20
+
+#: The one file of a dataset written in process (the Spark job's are ``part-NNNNN-...``).
+PART = "part-00000-local.snappy.parquet"
+
+
+def _replace(path: Path) -> None:
+    """Make ``path`` a new empty folder, whatever was there (as Spark's overwrite does)."""
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path)
     elif path.exists() or path.is_symlink():
         path.unlink()
     path.mkdir(parents=True)
-    pq.write_table(table, path / "part-00000-local.snappy.parquet", compression="snappy")
-    return int(table.num_rows)
+
+
+class DatasetWriter:
+    """One Parquet dataset folder written as its rows are produced (issue 29, item 1): the
+    rows are held as JSON text until a row group's worth (:data:`ROW_GROUP_ROWS` rows or
+    :data:`ROW_GROUP_BYTES` bytes, whichever first) is written with
+    ``pyarrow.parquet.ParquetWriter``, so memory follows a row group, not the output.
+
+    Row groups are not cut at a document's end: 20,000 small documents would make 20,000
+    row groups, whose metadata the writer keeps until it closes (kilobytes each).
+
+    The folder is replaced when the writer is made; the file is written under a hidden
+    name (which readers pass over) and takes its name on :meth:`close` — an empty dataset
+    is still a file with the schema — so that a run that fails leaves no truncated file.
+
+    Args:
+        schema: the rows' columns (a row form of ``xmlevents._foundation.rows``).
+        folder: the dataset's folder (replaced).
+        rows, size: a row group's rows and bytes at most (the module's defaults).
+
+    Raises:
+        OSError: if the folder cannot be replaced or written.
+    """
+
+    def __init__(self, schema: RowSchema[Any], folder: str | os.PathLike[str], *,
+                 rows: int | None = None, size: int | None = None) -> None:
+        self.schema = arrow_schema(schema, nullable=True)
+        self.folder = Path(folder)
+        self.rows = 0  # written or held
+        self.row_groups = 0
+        self._limit = rows or ROW_GROUP_ROWS
+        self._size = size or ROW_GROUP_BYTES
+        self._held: list[str] = []
+        self._bytes = 0
+        _replace(self.folder)
+        self._part = self.folder / f".{PART}.part"
+        self._writer = pq.ParquetWriter(self._part, self.schema, compression="snappy")
+
+    def add(self, rows: Iterable[dict[str, Any]]) -> None:
+        """Hold rows (dicts with the schema's columns); a full row group is written."""
+        for r in rows:
+            text = json.dumps(r, ensure_ascii=False)
+            self._held.append(text)
+            self._bytes += len(text)
+            self.rows += 1
+            if len(self._held) >= self._limit or self._bytes >= self._size:
+                self.flush()
+
+    def flush(self) -> None:
+        """Write the rows held as a row group (nothing if none)."""
+        if self._held:
+            data = "\n".join(self._held).encode("utf-8")
+            self._held, self._bytes = [], 0
+            self._writer.write_table(_json_table(data, self.schema))
+            self.row_groups += 1
+
+    def close(self) -> None:
+        """Write what is held, close the file and give it its name."""
+        self.flush()
+        self._writer.close()
+        os.replace(self._part, self.folder / PART)
+
+    def abort(self) -> None:
+        """Close and remove the file (a run that failed)."""
+        self._held = []
+        with contextlib.suppress(Exception):
+            self._writer.close()
+        with contextlib.suppress(OSError):
+            self._part.unlink()
+
+
+def write_dataset(rows: Iterable[dict[str, Any]], schema: RowSchema[Any],
+                  folder: str | os.PathLike[str]) -> int:
+    """Write ``rows`` (dicts with the columns of ``schema``) as a Parquet dataset: ``folder``
+    is replaced by a folder holding one file (an empty table too: its schema is then what a
+    reader gets), written a row group at a time (:class:`DatasetWriter`). Returns how many
+    rows.
+
+    Raises:
+        OSError: if the folder cannot be replaced or written.
+    """
+    writer = DatasetWriter(schema, folder)
+    try:
+        writer.add(rows)
+    except BaseException:
+        writer.abort()
+        raise
+    writer.close()
+    return writer.rows

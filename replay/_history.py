@@ -12,11 +12,12 @@ termination conditions evaluated against the document at that version. The Spark
 from __future__ import annotations
 
 import contextlib
+import itertools
 import warnings
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lxml import etree
 
@@ -37,8 +38,12 @@ from ._keys import KeyNote
 from ._match import key_notes
 from ._script import DiffOptions, apply_script, digest, edit_script, parse_version, sync
 
-__all__ = ["DocumentHistory", "VersionResult", "HistoryResult", "replay_history",
-           "replay_grouped", "replay_document", "event_row", "composite_row", "error_row",
+if TYPE_CHECKING:
+    from ._index import VersionIndex
+
+__all__ = ["DocumentHistory", "VersionResult", "HistoryResult", "VersionRows",
+           "replay_history", "iter_history", "history_steps", "replay_grouped",
+           "replay_document", "iter_document", "event_row", "composite_row", "error_row",
            "ordered_versions", "DUPLICATE", "KEY_STAGE"]
 
 #: The message of a second row with the same version (in process and on Spark).
@@ -229,6 +234,31 @@ def ordered_versions(rows: Iterable[Mapping[str, Any]]
     return {d: [vs[v] for v in sorted(vs)] for d, vs in sorted(docs.items())}, errors
 
 
+@dataclass(frozen=True)
+class VersionRows:
+    """The rows one step of a replay added to each output (:func:`iter_history`).
+
+    Attributes:
+        kind: ``"input"`` (what reading the table found: duplicate versions), ``"version"``
+            (one version, replayed or refused) or ``"end"`` (a document's end: the composites
+            its closing raised, its CEL rows and the CEL queries' errors).
+        doc: the document (None for ``"input"``).
+        version: the version (for ``"end"``, the last one replayed, else the last read).
+        replayed: whether the version was replayed (False: refused, an error row says why).
+        events, composites, errors, cel: rows of the four outputs (see the ``*_row``
+            functions and :data:`~._cel.CEL_TABLE`).
+    """
+
+    kind: str
+    doc: str | None = None
+    version: int | None = None
+    replayed: bool = False
+    events: tuple[dict[str, Any], ...] = ()
+    composites: tuple[dict[str, Any], ...] = ()
+    errors: tuple[dict[str, Any], ...] = ()
+    cel: tuple[dict[str, Any], ...] = ()
+
+
 @dataclass
 class HistoryResult:
     """The outputs of a replay, as rows (see the ``*_row`` functions; ``cel``: the complex
@@ -242,9 +272,22 @@ class HistoryResult:
     replayed: list[tuple[str, int]] = field(default_factory=list)  # (doc, version) in order
     cel: list[dict[str, Any]] = field(default_factory=list)
 
+    def add(self, step: VersionRows) -> None:
+        """Keep one step's rows (:func:`iter_history`); a replayed version and a document's
+        end are counted."""
+        if step.replayed and step.doc is not None and step.version is not None:
+            self.versions += 1
+            self.replayed.append((step.doc, step.version))
+        elif step.kind == "end":
+            self.documents += 1
+        self.errors.extend(step.errors)
+        self.events.extend(step.events)
+        self.composites.extend(step.composites)
+        self.cel.extend(step.cel)
 
-def replay_history(rows: Iterable[Mapping[str, Any]], definitions: Any = None, *,
-                   options: DiffOptions | None = None,
+
+def replay_history(rows: Iterable[Mapping[str, Any]] | VersionIndex, definitions: Any = None,
+                   *, options: DiffOptions | None = None,
                    namespaces: dict[str, str] | None = None,
                    within: int | Duration | str | None = None,
                    queries: Sequence[str] = ()) -> HistoryResult:
@@ -252,7 +295,8 @@ def replay_history(rows: Iterable[Mapping[str, Any]], definitions: Any = None, *
     reference the Spark job must equal, and the loop its overhead is measured against.
     ``within`` is the graph's window in ticks (None: no window); ``queries`` are CEL queries
     (CEQL text) run over each document's primitive events (:mod:`._cel`), their complex
-    events the result's ``cel`` rows.
+    events the result's ``cel`` rows. The rows of :func:`iter_history`, collected: every
+    output row is kept (iterate :func:`iter_history` to hold only the live state).
 
     Raises:
         CELSyntaxError, CELQueryError: for a query that does not parse or that the automaton
@@ -264,11 +308,10 @@ def replay_history(rows: Iterable[Mapping[str, Any]], definitions: Any = None, *
             events on its paths in a namespace it does not name, with the ``namespaces=`` to
             give and the path to write (issue 15).
     """
-    cel = check_queries(queries)  # refused here, before any work
-    grouped, errors = ordered_versions(rows)
-    result = HistoryResult(errors=errors, documents=len(grouped))
-    replay_grouped(grouped, result, definitions, options=options, namespaces=namespaces,
-                   within=within, queries=cel)
+    result = HistoryResult()
+    for step in iter_history(rows, definitions, options=options, namespaces=namespaces,
+                             within=within, queries=queries):
+        result.add(step)
     for key in (options.keys if options is not None else ()):
         # Every element is inserted once (version 0 inserts the whole document).
         if not any(e["op"] == "ins" and key.selects(e["path"]) for e in result.events):
@@ -279,6 +322,80 @@ def replay_history(rows: Iterable[Mapping[str, Any]], definitions: Any = None, *
                                     Counter(c["type"] for c in result.composites)):
             warnings.warn(hint.python(), NamespaceWarning, stacklevel=2)
     return result
+
+
+def iter_history(rows: Iterable[Mapping[str, Any]] | VersionIndex, definitions: Any = None,
+                 *, options: DiffOptions | None = None,
+                 namespaces: dict[str, str] | None = None,
+                 within: int | Duration | str | None = None,
+                 queries: Sequence[str] = ()) -> Iterator[VersionRows]:
+    """Replay a version table step by step (issue 29): the rows each step adds to the
+    outputs (:class:`VersionRows`), as they are produced — first the duplicate versions'
+    error rows, then for each document (by name) each version in order, then the
+    document's end.
+
+    What it holds: one :class:`DocumentHistory` (the document at its last good version,
+    its ids, the detection's state and, with ``queries``, the document's events for CEL)
+    and the version being replayed — no earlier output row and no other document. The rows
+    given: from a :class:`~._index.VersionIndex` (:func:`~._index.index_versions` over a
+    table on disk), they are read one at a time, in order; any other iterable is grouped
+    and ordered first, keeping a reference to each row (the caller holds them already).
+
+    Args:
+        rows, definitions, options, namespaces, within, queries: as for
+            :func:`replay_history`.
+
+    Raises:
+        CELSyntaxError, CELQueryError: for a query that does not parse or that the automaton
+            evaluator does not take, when called (before any work).
+
+    >>> steps = list(iter_history([{"doc": "d", "version": 0, "xml": "<a/>"}]))
+    >>> [(s.kind, s.version, len(s.events)) for s in steps]
+    [('version', 0, 1), ('end', 0, 0)]
+    """
+    cel = check_queries(queries)  # refused here, before any work
+    return history_steps(rows, definitions, options=options, namespaces=namespaces,
+                         within=within, queries=cel)
+
+
+def history_steps(rows: Iterable[Mapping[str, Any]] | VersionIndex, definitions: Any = None,
+                  *, options: DiffOptions | None = None,
+                  namespaces: dict[str, str] | None = None,
+                  within: int | Duration | str | None = None,
+                  on_document: Callable[[str, int], None] | None = None,
+                  on_version: Callable[[], None] | None = None,
+                  queries: Sequence[CelQuery] = ()) -> Iterator[VersionRows]:
+    """:func:`iter_history`'s generator, with its ``queries`` checked already
+    (:func:`~._cel.check_queries`); ``on_document(name, versions)`` is called as a document
+    begins and ``on_version()`` as each version is done (a progress display)."""
+    from ._index import VersionIndex  # the index reads tables; it builds on this module
+
+    groups: Iterable[tuple[str, int, Iterable[Mapping[str, Any]]]]
+    if isinstance(rows, VersionIndex):
+        if rows.duplicates:
+            yield VersionRows("input", errors=tuple(rows.duplicates))
+        groups = _index_groups(rows)
+    else:
+        grouped, duplicates = ordered_versions(rows)
+        if duplicates:
+            yield VersionRows("input", errors=tuple(duplicates))
+        groups = ((doc, len(vs), vs) for doc, vs in grouped.items())
+    for doc, count, versions in groups:
+        if on_document is not None:
+            on_document(doc, count)
+        history = DocumentHistory(doc, definitions, options=options, namespaces=namespaces,
+                                  within=within)
+        yield from iter_document(history, ((int(r["version"]), r["xml"], None, None,
+                                            r.get("time"), r.get("commit"))
+                                           for r in versions), on_version, queries=queries)
+
+
+def _index_groups(index: VersionIndex
+                  ) -> Iterator[tuple[str, int, Iterator[Mapping[str, Any]]]]:
+    """The index's rows as (document, versions, its rows), read as they are replayed."""
+    rows = iter(index)
+    for doc, count in index.documents:
+        yield doc, count, itertools.islice(rows, count)
 
 
 def replay_grouped(grouped: Mapping[str, Sequence[Mapping[str, Any]]], result: HistoryResult,
@@ -309,10 +426,30 @@ def replay_document(history: DocumentHistory,
                     result: HistoryResult, on_version: Callable[[], None] | None = None,
                     *, queries: Sequence[CelQuery] = ()) -> None:
     """Feed ``(version, xml, script, expect, time, commit)`` in order to ``history``, adding
-    its rows to ``result``; a bad version becomes an error row and the history goes on.
-    ``on_version()`` is called after each version (a progress display). The CEL
-    ``queries`` then run over the document's primitive events, in the order they were
-    produced (:class:`~._cel.CelStream`); a query that fails on them is an error row."""
+    its rows to ``result`` (:func:`iter_document`'s rows, collected; the document's end is
+    not counted in ``result.documents``, as it never was here)."""
+    for step in iter_document(history, versions, on_version, queries=queries):
+        if step.kind == "end":
+            result.errors.extend(step.errors)
+            result.composites.extend(step.composites)
+            result.cel.extend(step.cel)
+        else:
+            result.add(step)
+
+
+def iter_document(history: DocumentHistory,
+                  versions: Iterable[tuple[int, Any, list[Action] | None, str | None,
+                                           float | None, str | None]],
+                  on_version: Callable[[], None] | None = None,
+                  *, queries: Sequence[CelQuery] = ()) -> Iterator[VersionRows]:
+    """Feed ``(version, xml, script, expect, time, commit)`` in order to ``history``,
+    yielding the rows of each version as it is done (a bad version is an error row and the
+    history goes on), then those of the document's end: the composites its closing raised,
+    then the CEL ``queries``' rows over the document's primitive events, in the order they
+    were produced (:class:`~._cel.CelStream`; a query that fails on them is an error row).
+    ``on_version()`` is called after each version (a progress display). Holds the history
+    and the version being fed, no earlier row (the CEL stream keeps the document's events:
+    the queries' state)."""
     doc = history.name
     ns = history.namespaces
     stream = CelStream(doc, queries) if queries else None
@@ -326,41 +463,48 @@ def replay_document(history: DocumentHistory,
             try:
                 r = history.advance(version, xml, script=script, expect=expect, time=time)
             except BadVersion as bad:
-                result.errors.append(error_row(doc, version, "parse", bad.message, bad.line,
-                                               bad.column, **origin))
+                step = VersionRows("version", doc, version, errors=(
+                    error_row(doc, version, "parse", bad.message, bad.line, bad.column,
+                              **origin),))
                 if on_version is not None:
                     on_version()
+                yield step
                 continue
             except Exception as exc:  # one document never stops the others
-                result.errors.append(error_row(
+                yield VersionRows("version", doc, version, errors=(error_row(
                     doc, version, "replay", f"{type(exc).__name__}: {exc}; the rest of this "
-                    "document is not replayed", **origin))
+                    "document is not replayed", **origin),))
                 break
             good = origin
-            result.versions += 1
-            result.replayed.append((doc, version))
-            result.errors.extend(error_row(doc, version, KEY_STAGE, n.message(), **origin)
-                                 for n in r.notes)
-            result.events.extend(event_row(doc, version, e, time, commit=commit, namespaces=ns)
-                                 for e in r.events)
             if stream is not None:
                 stream.add(version, r.events, commit=commit, time=_time(time))
-            result.composites.extend(composite_row(doc, version, c, **origin, namespaces=ns)
-                                     for c in r.composites)
+            step = VersionRows(
+                "version", doc, version, replayed=True,
+                errors=tuple(error_row(doc, version, KEY_STAGE, n.message(), **origin)
+                             for n in r.notes),
+                events=tuple(event_row(doc, version, e, time, commit=commit, namespaces=ns)
+                             for e in r.events),
+                composites=tuple(composite_row(doc, version, c, **origin, namespaces=ns)
+                                 for c in r.composites))
+            del r  # the version's events: the rows are what is kept
             if on_version is not None:
                 on_version()
+            yield step
     finally:
         closing = history.close()
     # Composites raised by closing carry the last version (None only when there was none,
     # and then nothing was fed that could raise one).
     end = history.version if history.version is not None else last
+    composites: tuple[dict[str, Any], ...] = ()
     if end is not None:
         at = good if history.version is not None else origin
-        result.composites.extend(composite_row(doc, end, c, **at, namespaces=ns)
-                                 for c in closing)
+        composites = tuple(composite_row(doc, end, c, **at, namespaces=ns) for c in closing)
+    cel: tuple[dict[str, Any], ...] = ()
+    errors: tuple[dict[str, Any], ...] = ()
     if stream is not None:
         rows, failed = stream.rows()
-        result.cel.extend(rows)
-        result.errors.extend(error_row(
+        cel = tuple(rows)
+        errors = tuple(error_row(
             doc, history.version, CEL_STAGE, f"CEL query {q.index}: {type(exc).__name__}: "
             f"{exc}", **good) for q, exc in failed)
+    yield VersionRows("end", doc, end, composites=composites, errors=errors, cel=cel)

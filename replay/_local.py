@@ -1,37 +1,93 @@
-"""``xmlevents replay --engine local``: the replay job in this process, no JVM (issue 15).
+"""``xmlevents replay --engine local``: the replay job in this process, no JVM (issues 15, 29).
 
 The same job as on Spark (:func:`~._spark_job.run_spark`), with the same inputs and outputs:
-the version table is read in process (:func:`~._tables.read_versions`, its unreadable
-entries collected as error rows worded as the Spark reader words them), each document's
-versions are replayed in order (:func:`~._history.replay_grouped`, the loop of
-:func:`~._history.replay_history`; a duplicate version is an error row), and ``OUT/events``,
-``OUT/composites`` and ``OUT/errors`` are written as Parquet datasets with pyarrow
-(:func:`~._arrow.write_dataset`) in the schemas Spark writes. The rows are the Spark job's,
-row for row; only their order within a table and the files' names differ.
+the version table is indexed in process (:func:`~._index.index_versions`: its unreadable
+entries collected as error rows worded as the Spark reader words them, a duplicate version
+an error row), each document's versions are replayed in order, read back one at a time
+(:func:`~._history.history_steps`, the steps of :func:`~._history.iter_history`), and
+``OUT/events``, ``OUT/composites``, ``OUT/errors`` and ``OUT/cel`` are written as Parquet
+datasets with pyarrow as the rows are produced (:class:`~._arrow.DatasetWriter`, a row group
+at a time) in the schemas Spark writes, the report counted as they pass
+(:class:`~._tally.ReportTally`). The rows are the Spark job's, row for row; only their order
+within a table and the files' names differ.
 
-One process does all the work: for histories that fit in memory and a machine's one core,
-which is where Spark's start-up costs more than the replay.
+Memory follows the live state (issue 29): the index (some 50 bytes a version), one
+document's replay state and the version being replayed, a row group of each output — not
+the history's versions nor its rows. One process does all the work: for a machine's one
+core, which is where Spark's start-up costs more than the replay.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from xmlevents._foundation.rows import COMPOSITES_TABLE, ERRORS_TABLE, EVENTS_TABLE
 from xmlevents.algebra import DefinitionSet, Duration
 
-from ._arrow import write_dataset
+from ._arrow import DatasetWriter
 from ._cel import CEL_TABLE, check_queries
-from ._history import HistoryResult, ordered_versions, replay_grouped
+from ._history import HistoryResult, VersionRows, history_steps
+from ._index import index_versions
 from ._progress import ReplayProgress, Silent
-from ._report import ReplayReport, report_of
+from ._report import ReplayReport
 from ._script import DiffOptions
-from ._tables import read_versions
+from ._tally import ReportTally
 
-__all__ = ["run_local", "write_result"]
+__all__ = ["run_local", "write_result", "Outputs"]
+
+#: The outputs, their folders' names and row forms, in the order they are written.
+_OUTPUTS = (("events", EVENTS_TABLE), ("composites", COMPOSITES_TABLE),
+            ("errors", ERRORS_TABLE), ("cel", CEL_TABLE))
+
+
+class Outputs:
+    """The four datasets of a replay (``out/events``, ``out/composites``, ``out/errors``,
+    ``out/cel``, each replaced), written as rows arrive (:class:`~._arrow.DatasetWriter`);
+    ``seconds`` is the time spent writing.
+
+    Raises:
+        OSError: if a folder cannot be replaced or written.
+    """
+
+    def __init__(self, out: str | os.PathLike[str], *, rows: int | None = None) -> None:
+        self.seconds = 0.0
+        start = time.perf_counter()
+        self.writers: dict[str, DatasetWriter] = {}
+        try:
+            for name, schema in _OUTPUTS:
+                self.writers[name] = DatasetWriter(schema, os.path.join(out, name), rows=rows)
+        except BaseException:
+            self.abort()
+            raise
+        self.seconds += time.perf_counter() - start
+
+    def add(self, step: VersionRows) -> None:
+        """Write (or hold, up to a row group) one step's rows."""
+        self.add_rows(events=step.events, composites=step.composites, errors=step.errors,
+                      cel=step.cel)
+
+    def add_rows(self, **rows: Iterable[dict[str, Any]]) -> None:
+        """Write (or hold) rows of the outputs named by the keywords."""
+        start = time.perf_counter()
+        for name, some in rows.items():
+            if some:
+                self.writers[name].add(some)
+        self.seconds += time.perf_counter() - start
+
+    def close(self) -> None:
+        """Write what is held and close the datasets."""
+        start = time.perf_counter()
+        for writer in self.writers.values():
+            writer.close()
+        self.seconds += time.perf_counter() - start
+
+    def abort(self) -> None:
+        """Close the datasets, their files removed (a run that failed)."""
+        for writer in self.writers.values():
+            writer.abort()
 
 
 def write_result(result: HistoryResult, out: str | os.PathLike[str]) -> None:
@@ -42,11 +98,14 @@ def write_result(result: HistoryResult, out: str | os.PathLike[str]) -> None:
     Raises:
         OSError: if a folder cannot be replaced or written.
     """
-    for name, rows, schema in (("events", result.events, EVENTS_TABLE),
-                               ("composites", result.composites, COMPOSITES_TABLE),
-                               ("errors", result.errors, ERRORS_TABLE),
-                               ("cel", result.cel, CEL_TABLE)):
-        write_dataset(rows, schema, os.path.join(out, name))
+    outputs = Outputs(out)
+    try:
+        outputs.add_rows(events=result.events, composites=result.composites,
+                         errors=result.errors, cel=result.cel)
+    except BaseException:
+        outputs.abort()
+        raise
+    outputs.close()
 
 
 def run_local(history: str, out: str, definitions: str | None = None, *,
@@ -54,11 +113,13 @@ def run_local(history: str, out: str, definitions: str | None = None, *,
               within: int | Duration | str | None = None, show: int = 5,
               progress: ReplayProgress | None = None, queries: Sequence[str] = ()
               ) -> ReplayReport:
-    """Replay the version table ``history`` in process and write its outputs under ``out``.
+    """Replay the version table ``history`` in process and write its outputs under ``out``
+    as they are produced (see the module for what is held).
 
     Args:
         history: the version table (JSON lines, maybe ``.gz``; Parquet; a folder).
-        out: the folder of the outputs (``events``, ``composites``, ``errors`` replaced).
+        out: the folder of the outputs (``events``, ``composites``, ``errors``, ``cel``
+            replaced).
         definitions: definition text (None: only the events).
         options, namespaces, within: as for :func:`~._history.replay_history`.
         show: composites of each type to keep for the report.
@@ -68,7 +129,8 @@ def run_local(history: str, out: str, definitions: str | None = None, *,
 
     Returns:
         The report: counts, errors, the first composites, the warnings' facts, and the
-        seconds spent ``reading``, in the ``replay`` and ``writing``.
+        seconds spent ``reading`` (the table's first pass), in the ``replay`` and
+        ``writing`` (the outputs, as they were written and closed).
 
     Raises:
         VersionTableError: if ``history`` is no version table (its bad lines are error rows).
@@ -85,23 +147,32 @@ def run_local(history: str, out: str, definitions: str | None = None, *,
     start = time.perf_counter()
     progress.stage(f"reading {history}")
     unreadable: list[dict[str, Any]] = []
-    grouped, duplicates = ordered_versions(read_versions(history, unreadable))
-    result = HistoryResult(errors=unreadable + duplicates, documents=len(grouped))
-    read = time.perf_counter()
-    total = sum(len(v) for v in grouped.values())
-    progress.stage(f"replaying {total:,} version{'' if total == 1 else 's'} of "
-                   f"{len(grouped):,} document{'' if len(grouped) == 1 else 's'} in process")
-    progress.versions(len(grouped), total)
-    replay_grouped(grouped, result, defs, options=options, namespaces=ns or None,
-                   within=within, on_document=progress.document, on_version=progress.version,
-                   queries=cel)
-    replayed = time.perf_counter()
-    progress.stage(f"writing {out}/events, composites, errors, cel")
-    write_result(result, out)
+    with index_versions(history, unreadable) as index:
+        read = time.perf_counter()
+        documents, total = len(index.documents), len(index)
+        progress.stage(f"replaying {total:,} version{'' if total == 1 else 's'} of "
+                       f"{documents:,} document{'' if documents == 1 else 's'} in process")
+        progress.versions(documents, total)
+        tally = ReportTally(show, options.keys)
+        outputs = Outputs(out)
+        try:
+            outputs.add_rows(errors=unreadable)
+            tally.add_rows(errors=unreadable)
+            for step in history_steps(index, defs, options=options, namespaces=ns or None,
+                                      within=within, on_document=progress.document,
+                                      on_version=progress.version, queries=cel):
+                outputs.add(step)
+                tally.add(step)
+            replayed = time.perf_counter()
+            progress.stage(f"writing {out}/events, composites, errors, cel")
+            outputs.close()
+        except BaseException:
+            outputs.abort()
+            raise
     written = time.perf_counter()
-    report = report_of(result, engine="local", where="in process, no JVM", show=show,
-                       keys=options.keys, definitions=defs, namespaces=ns,
-                       queries=len(cel))
-    report.times = [("reading", read - start), ("replay", replayed - read),
-                    ("writing", written - replayed)]
+    report = tally.report(engine="local", where="in process, no JVM", definitions=defs,
+                          namespaces=ns, queries=len(cel))
+    writing = outputs.seconds
+    report.times = [("reading", read - start), ("replay", replayed - read - (
+        writing - (written - replayed))), ("writing", writing)]
     return report

@@ -17,7 +17,7 @@ import os
 import secrets
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Any, TextIO
+from typing import IO, Any, NamedTuple, TextIO
 
 from xmlevents._foundation.jsonlines import MAX_INT, JsonLineError, load_line
 from xmlevents._foundation.rows import ERRORS_TABLE, VERSIONS_TABLE
@@ -25,7 +25,8 @@ from xmlevents._foundation.rows import ERRORS_TABLE, VERSIONS_TABLE
 from ._errors import GitHistoryError, VersionTableError
 
 __all__ = ["read_versions", "write_versions", "table_format", "check_row", "json_row",
-           "folder_row", "decode_xml", "VERSION_FIELDS"]
+           "folder_row", "decode_xml", "VERSION_FIELDS", "located_rows", "line_row", "LineAt",
+           "Location", "PARQUET_BATCH"]
 
 #: The columns of a version table (``xmlevents.algebra.VERSIONS_TABLE``); ``commit`` and
 #: ``time`` are optional.
@@ -156,9 +157,24 @@ def _input_error(message: str) -> dict[str, Any]:
     return ERRORS_TABLE.row(None, stage="input", message=message)
 
 
+class LineAt(NamedTuple):
+    """Where a row's line is in a plain JSON-lines file: its first byte, its length in bytes
+    and its number (as messages count lines)."""
+
+    offset: int
+    length: int
+    line: int
+
+
+#: Where a row can be read again: its line in a plain JSON-lines file, its file in a folder
+#: table, or None (a compressed file or a Parquet table is read through, not into).
+Location = LineAt | Path | None
+
+
 def read_versions(path: str | os.PathLike[str], errors: list[dict[str, Any]] | None = None
                   ) -> Iterator[dict[str, Any]]:
-    """The rows of a version table, in file order.
+    """The rows of a version table, in file order, one at a time (a Parquet table is read a
+    batch of rows at a time, not whole: issue 29).
 
     Args:
         path: JSON lines (``.jsonl``, ``.json``, ``.ndjson``, each maybe ``.gz``), Parquet (a
@@ -175,67 +191,112 @@ def read_versions(path: str | os.PathLike[str], errors: list[dict[str, Any]] | N
         VersionTableError: naming the file and line (or row, or file) of a bad entry (only
             without ``errors``); or a path that is no version table (always).
     """
+    for row, _ in located_rows(path, errors):
+        yield row
+
+
+def located_rows(path: str | os.PathLike[str], errors: list[dict[str, Any]] | None = None
+                 ) -> Iterator[tuple[dict[str, Any], Location]]:
+    """:func:`read_versions`' rows, each with where it can be read again (:class:`Location`):
+    the line's bytes in a plain JSON-lines file, the file in a folder; None in a compressed
+    file or a Parquet table, which are only read through (the version index's first pass,
+    :mod:`._index`)."""
     p = Path(path)
     kind = table_format(p)
     if kind == "jsonl":
         yield from _json_rows(p, os.fspath(path), errors)
     elif kind == "parquet":
-        import pyarrow.parquet as pq  # type: ignore[import-untyped]  # pyarrow has no types
+        for row in _parquet_rows(p, errors):
+            yield row, None
+    else:
+        yield from _folder_rows(p, os.fspath(path), errors)
 
-        table = pq.read_table(p)
-        for n, d in enumerate(table.to_pylist(), 1):
+
+#: Rows of a Parquet table converted at a time: a few versions' XML held, not the table's.
+PARQUET_BATCH = 16
+
+
+def _parquet_rows(p: Path, errors: list[dict[str, Any]] | None) -> Iterator[dict[str, Any]]:
+    """The rows of a Parquet file or dataset folder, in the order ``pyarrow.parquet.
+    read_table`` gives them (the same dataset: hive partitions, ``.x``/``_x`` passed over),
+    :data:`PARQUET_BATCH` rows at a time; ``row N`` counts from 1 over the whole table."""
+    import pyarrow.dataset as ds  # type: ignore[import-untyped]  # pyarrow has no types
+
+    dataset = (ds.dataset(p, format="parquet") if p.is_file() else
+               ds.dataset(p, format="parquet",
+                          partitioning=ds.HivePartitioning.discover(infer_dictionary=True)))
+    n = 0
+    for batch in dataset.to_batches(batch_size=PARQUET_BATCH, batch_readahead=0,
+                                    fragment_readahead=0, use_threads=False):
+        for d in batch.to_pylist():
+            n += 1
             try:
                 yield check_row(d, f"{p}, row {n}")
             except VersionTableError as exc:
                 if errors is None:
                     raise
                 errors.append(_input_error(str(exc)))
-    else:
-        yield from _folder_rows(p, os.fspath(path), errors)
 
 
-def _lines(f: Iterable[bytes]) -> Iterator[bytes]:
+def _lines(f: Iterable[bytes]) -> Iterator[tuple[int, bytes]]:
     """The lines of a binary file as Spark's text reader splits them: at ``\n``, ``\r\n``
-    and a bare ``\r`` alike, so that both readers number the same lines (issue 16)."""
+    and a bare ``\r`` alike, so that both readers number the same lines (issue 16); each with
+    the offset of its first byte (the version index reads a line again from there)."""
+    at = 0
     for raw in f:
+        start, at = at, at + len(raw)
         if raw.endswith(b"\r\n"):
             raw = raw[:-2]
         elif raw.endswith((b"\n", b"\r")):
             raw = raw[:-1]
         if b"\r" in raw:
-            yield from raw.split(b"\r")
+            for part in raw.split(b"\r"):
+                yield start, part
+                start += len(part) + 1
         else:
-            yield raw
+            yield start, raw
+
+
+def line_row(raw: bytes, where: str, collecting: bool) -> dict[str, Any] | None:
+    """The row of one line's bytes (None for a blank line), decoded as :func:`read_versions`
+    decodes it: strictly, or (``collecting`` errors) with what is not UTF-8 replaced, as
+    Spark's text reader does.
+
+    Raises:
+        VersionTableError: for a line that is not UTF-8 (strictly), not JSON or not a version.
+    """
+    if collecting:
+        return json_row(raw.decode("utf-8", errors="replace"), where)
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise VersionTableError(f"{where}: not UTF-8 ({exc.reason} at byte "
+                                f"{exc.start})") from None
+    return json_row(line, where)
 
 
 def _json_rows(p: Path, name: str, errors: list[dict[str, Any]] | None
-               ) -> Iterator[dict[str, Any]]:
+               ) -> Iterator[tuple[dict[str, Any], Location]]:
     """The rows of a JSON-lines table; ``name`` (the path as given) names it in messages, as
-    on Spark."""
+    on Spark. In a plain file each row comes with its line's offset and length (None in a
+    compressed one: it has no cheap offsets)."""
+    plain = not p.name.lower().endswith(".gz")
     with _open(p) as f:
-        for n, raw in enumerate(_lines(f), 1):
+        for n, (start, raw) in enumerate(_lines(f), 1):
             where = f"{name}, line {n}"
             try:
-                if errors is None:
-                    try:
-                        line = raw.decode("utf-8")
-                    except UnicodeDecodeError as exc:
-                        raise VersionTableError(f"{where}: not UTF-8 ({exc.reason} at byte "
-                                                f"{exc.start})") from None
-                else:  # Spark's text reader replaces what is not UTF-8
-                    line = raw.decode("utf-8", errors="replace")
-                row = json_row(line, where)
+                row = line_row(raw, where, errors is not None)
             except VersionTableError as exc:
                 if errors is None:
                     raise
                 errors.append(_input_error(str(exc)))
                 continue
             if row is not None:
-                yield row
+                yield row, (LineAt(start, len(raw), n) if plain else None)
 
 
 def _folder_rows(p: Path, name: str, errors: list[dict[str, Any]] | None
-                 ) -> Iterator[dict[str, Any]]:
+                 ) -> Iterator[tuple[dict[str, Any], Location]]:
     """The rows of a folder of ``DOC/VERSION.xml`` files, in path order. Collecting errors,
     a file is named as on Spark: the folder as given, then the file's absolute path."""
     base = p.resolve() if errors is not None else p
@@ -243,7 +304,7 @@ def _folder_rows(p: Path, name: str, errors: list[dict[str, Any]] | None
         if not file.is_file() or any(_hidden(part) for part in file.relative_to(base).parts):
             continue
         try:
-            yield folder_row(base, file, file.read_bytes())
+            yield folder_row(base, file, file.read_bytes()), file
         except ValueError as exc:  # a VersionTableError, or a file outside the folder
             if errors is None:
                 raise
