@@ -2,7 +2,9 @@
 
 The pure core — :func:`edit_script` between two versions (a list of typed actions, encoded
 for Spark by :func:`encode_script`), :class:`DocumentHistory` for one document's versions,
-:func:`replay_history` for a whole table in this process — needs no Spark. The Spark job
+:func:`replay_history` for a whole table in this process (:func:`iter_history` step by step,
+holding only the live state; :func:`index_versions` reads a table on disk one version at a
+time) — needs no Spark. The Spark job
 (:func:`replay_frames`, :func:`read_versions_df`, :func:`write_frames`) and its schemas are
 imported on first use, so pyspark is only needed for them; the errors are not.
 
@@ -56,7 +58,15 @@ from ._errors import (
     VersionTableError,
 )
 from ._hints import NamespaceHint, NamespaceWarning, namespace_hints
-from ._history import DocumentHistory, HistoryResult, VersionResult, replay_history
+from ._history import (
+    DocumentHistory,
+    HistoryResult,
+    VersionResult,
+    VersionRows,
+    iter_history,
+    replay_history,
+)
+from ._index import VersionIndex, index_versions
 from ._keys import Key, KeyField, KeyNote
 from ._match import key_notes
 from ._report import ReplayReport
@@ -74,6 +84,8 @@ __all__ = [
     # histories, tables
     "DocumentHistory", "VersionResult", "HistoryResult", "replay_history",
     "read_versions", "write_versions", "git_history",
+    # the same, holding only the live state (issue 29)
+    "iter_history", "VersionRows", "index_versions", "VersionIndex",
     # errors
     "BadVersion", "MissingXmlError", "VersionTableError", "GitHistoryError", "EditScriptError",
     "ScriptFormatError", "ScriptPathError", "DiffActionError", "InexactScriptError",
