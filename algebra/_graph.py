@@ -169,6 +169,23 @@ class EventGraph:
         self._last_ts: int | None = None
         self._closed = False
 
+    # --- pickling (issue 29: the replay's checkpoint) --------------------------------------
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The graph's state without what :meth:`_wire` derives from the trees: the leaf
+        index is a cache, and the rank of leaves is keyed by their ``id()``, which a copy
+        does not keep. The documents, conditions and callbacks pickle as their owners say
+        (the replay's checkpoint gives the documents back as its own; see
+        ``xmlevents.replay``)."""
+        state = self.__dict__.copy()
+        state["_dispatch"] = {}
+        state.pop("_rank", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._wire()
+
     # --- a live graph ----------------------------------------------------------------------
 
     def add(self, definitions: Any, *, namespaces: Mapping[str, str] | None = None

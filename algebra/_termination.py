@@ -387,14 +387,29 @@ class NonLocal(Holding):
 def compile_condition(documents: Any, expression: str) -> Condition:
     """``expression`` compiled with the graph's documents into a test of a potential event."""
     assert documents is not None, "the graph rejects conditions without documents"
-    test = documents.compile(expression)
+    return _Check(documents, expression)
 
-    def check(c: CompositeEvent) -> bool:
+
+class _Check:
+    """A compiled termination condition. A class, not a closure, so that a graph's state can
+    be pickled (issue 29, the replay's checkpoint): it pickles as its documents and its text
+    and is compiled again when loaded (the compiled XPath is lxml's and cannot be pickled)."""
+
+    __slots__ = ("documents", "expression", "test")
+
+    def __init__(self, documents: Any, expression: str) -> None:
+        self.documents = documents
+        self.expression = expression
+        self.test = documents.compile(expression)
+
+    def __call__(self, c: CompositeEvent) -> bool:
         try:
-            node = documents.resolve(c.doc, c.pi)
-            return node is not None and bool(test(node))
+            node = self.documents.resolve(c.doc, c.pi)
+            return node is not None and bool(self.test(node))
         except Exception as exc:  # a failing condition must not stop detection (issue 4)
             raise ConditionError(f"{type(exc).__name__}: {exc}", definition=c.type.name or "",
-                                 condition=expression, doc=c.doc, path=str(c.pi),
+                                 condition=self.expression, doc=c.doc, path=str(c.pi),
                                  cause=exc) from exc
-    return check
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (compile_condition, (self.documents, self.expression))

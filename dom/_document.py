@@ -106,6 +106,21 @@ class WatchedDocument:
         self._count = max((int(i[1:]) for i in ids if i[:1] == "n" and i[1:].isdigit()),
                           default=0)
 
+    @property
+    def issued(self) -> int:
+        """How many ids of the form ``n<number>`` were issued (the next is one more). A
+        document resumed from a snapshot (:func:`~xmlevents.dom.from_snapshot`) counts from
+        the snapshot's highest id; ids of nodes deleted before it was taken were issued
+        too: set this to the count then, and the ids go on exactly (issue 29)."""
+        return self._count
+
+    @issued.setter
+    def issued(self, value: int) -> None:
+        if value < self._count:
+            raise InvalidArgumentError(f"issued={value}: ids up to n{self._count} were issued "
+                                       "already, and an id is never reused")
+        self._count = value
+
     # --- what the operations need ---------------------------------------------------------
 
     def new_id(self) -> str:

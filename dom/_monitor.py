@@ -478,6 +478,39 @@ class Monitor:
     def closed(self) -> bool:
         return self._closed
 
+    @property
+    def resolver(self) -> XPathDocuments:
+        """What the graph resolves path instances and compiles conditions with (this
+        monitor's documents): a saved graph is given it back when resumed (:meth:`resume`)."""
+        return self._documents
+
+    @property
+    def tick(self) -> int:
+        """The tick of the last event numbered (0 before the first)."""
+        return self._ts
+
+    def resume(self, graph: EventGraph | None, tick: int) -> None:
+        """Go on from a saved state (issue 29, the replay's checkpoint): ``graph`` — a copy
+        of this monitor's graph as it was, its documents this monitor's — replaces the one
+        built from the definitions, and events are numbered after ``tick``.
+
+        Raises:
+            InvalidArgumentError: the graph's definitions are not this monitor's, or
+                events were numbered already.
+        """
+        if self._ts or self._outbox:
+            raise InvalidArgumentError("this monitor numbered events already; resume a new one")
+        mine = self._definitions
+        if (graph is None) != (mine is None) or (
+                graph is not None and mine is not None
+                and [str(d.definition) for d in graph.definitions]
+                != [str(d.definition) for d in mine]):
+            raise InvalidArgumentError("the saved graph has other definitions than this monitor")
+        if graph is not None:
+            self.graph = graph
+            self._definitions = graph.definitions
+        self._ts = tick
+
     def _raise(self, raised: list[CompositeEvent]) -> list[CompositeEvent]:
         if raised:
             doc = next(iter(self.documents.values()), None)

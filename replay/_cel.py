@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,11 +36,10 @@ from xmlevents.cel import (
     PRIMITIVE_SCHEMA,
     CELQueryError,
     CELSyntaxError,
-    Event,
+    Evaluation,
     Query,
     check_automaton,
     compile_query,
-    evaluate,
     primitive_event,
 )
 
@@ -115,49 +115,147 @@ def compiled_queries(texts: tuple[str, ...]) -> tuple[CelQuery, ...]:
     return check_queries(texts)
 
 
+#: Events read between two releases of the ids no complex event can reach any more (as
+#: ``xmlevents cel`` does; issue 29).
+RELEASE_EVERY = 1024
+
+
 class CelStream:
     """One document's primitive events as a CEL stream, and the complex events the queries
-    find in it (see the module)."""
+    find in it (see the module), evaluated as the events come (issue 29): each query is an
+    :class:`~xmlevents.cel.Evaluation` fed every event once; what is kept of the events is
+    the ids of the positions a complex event may still hold (released at the evaluations'
+    :attr:`~xmlevents.cel.Evaluation.horizon`: under a window only the window's, without
+    one every id), never the events.
+
+    Rows are made as complex events are found: :meth:`take` hands over those found so far
+    (position by position, the queries of one position in order), :meth:`rows` all of them
+    at the end, query by query. A query that fails (a measure going backwards under a
+    duration window) stops on this stream; :meth:`rows` then leaves all its rows out, as a
+    whole evaluation at the end would, :meth:`take` keeps those already found (a
+    checkpointed replay hands them out run by run: the run that fails cannot take them
+    back). The state between two versions pickles (:meth:`checkpoint`, :meth:`resume`).
+    """
 
     def __init__(self, doc: str, queries: Sequence[CelQuery]) -> None:
         self.doc = doc
         self.queries = tuple(queries)
-        self._events: list[Event] = []
-        # Per position: the version, commit and time of the event there.
-        self._origin: list[tuple[int, str | None, float | None]] = []
+        self._evaluations: list[Evaluation | None] = [Evaluation(q.query) for q in queries]
+        self._position = 0  # the next event's
+        self._ids: dict[int, str] = {}
+        self._order: deque[int] = deque()  # the positions held, oldest first
+        self._release_at = RELEASE_EVERY
+        self._found: list[dict[str, Any]] = []
+        self._failed: list[tuple[CelQuery, Exception]] = []
+        self._failures: list[tuple[CelQuery, Exception, int, float | None]] = []
+
+    @property
+    def position(self) -> int:
+        """How many events were read (the next one's position)."""
+        return self._position
 
     def add(self, version: int, events: Sequence[PrimitiveEvent], *,
             commit: str | None = None, time: float | None = None) -> None:
-        """Append one version's events (in the order the replay produced them)."""
+        """Read one version's events (in the order the replay produced them): the complex
+        events ending at them become rows."""
+        evaluations = self._evaluations
+        ids, order = self._ids, self._order
         for e in events:
-            event = primitive_event(e, len(self._events))
+            position = self._position
+            event = primitive_event(e, position)
             if event.time is None and time is not None:
                 # the version's time, as the events output carries it
                 event = dataclasses.replace(event, time=time)
-            self._events.append(event)
-        self._origin.extend([(version, commit, time)] * len(events))
+            ident = str(event.attrs["id"])
+            ids[position] = ident
+            order.append(position)
+            self._position = position + 1
+            for i, evaluation in enumerate(evaluations):
+                if evaluation is None:
+                    continue
+                q = self.queries[i]
+                try:
+                    for m in evaluation.matches(event):
+                        self._found.append({
+                            "doc": self.doc, "version": version, "commit": commit,
+                            "time": time, "query": q.index, "text": q.text, "end": m.end,
+                            "positions": list(m.positions),
+                            "ids": [ids[p] for p in m.positions]})
+                except Exception as exc:  # one query on one document never stops the others
+                    evaluations[i] = None
+                    self._failed.append((q, exc))
+                    self._failures.append((q, exc, version, time))
+            if self._position >= self._release_at:
+                self._release_at = self._position + RELEASE_EVERY
+                self._release()
+
+    def _release(self) -> None:
+        horizon = min((ev.horizon for ev in self._evaluations if ev is not None),
+                      default=float(self._position))
+        order, ids = self._order, self._ids
+        while order and order[0] < horizon:
+            del ids[order.popleft()]
+
+    def take(self) -> tuple[list[dict[str, Any]], list[tuple[CelQuery, Exception, int,
+                                                              float | None]]]:
+        """The rows found since the last take (by position, the queries of a position in
+        order) and the queries that failed since, each with the version and time it failed
+        at; both are handed over (a checkpointed replay writes them run by run)."""
+        found, self._found = self._found, []
+        failures, self._failures = self._failures, []
+        return found, failures
 
     def rows(self) -> tuple[list[dict[str, Any]], list[tuple[CelQuery, Exception]]]:
         """The rows of :data:`CEL_TABLE` of every query, query by query, each in the
         evaluator's order (by last position, then positions); and the queries that failed
         on this stream with their exception (their rows are left out)."""
-        events = self._events
-        if not self.queries or not events:
-            return [], []
-        ids = [str(e.attrs["id"]) for e in events]
-        rows: list[dict[str, Any]] = []
-        failed: list[tuple[CelQuery, Exception]] = []
-        for q in self.queries:
-            found: list[dict[str, Any]] = []
-            try:
-                for m in evaluate(q.query, events):
-                    version, commit, time = self._origin[m.end]
-                    found.append({"doc": self.doc, "version": version, "commit": commit,
-                                  "time": time, "query": q.index, "text": q.text,
-                                  "end": m.end, "positions": list(m.positions),
-                                  "ids": [ids[p] for p in m.positions]})
-            except Exception as exc:  # one query on one document never stops the others
-                failed.append((q, exc))
-                continue
-            rows.extend(found)
-        return rows, failed
+        failed = {q.index for q, _ in self._failed}
+        found, self._found = self._found, []
+        rows = sorted((r for r in found if r["query"] not in failed),
+                      key=lambda r: r["query"])  # stable: each query's in the found order
+        return rows, list(self._failed)
+
+    def checkpoint(self) -> bytes:
+        """The stream's state between two versions (what :meth:`resume` goes on from): the
+        evaluations' runs and the ids they may still use. Rows not yet taken are not part
+        of it (:meth:`take` them, before or after).
+
+        Raises:
+            CheckpointError: a part of the state cannot be saved.
+        """
+        from ._state import dump
+
+        externals = {id(q.query): ("query", q.index) for q in self.queries}
+        state = (self._evaluations, self._position, self._ids, self._order,
+                 self._release_at, [(q.index, exc) for q, exc in self._failed])
+        return dump(state, externals, part=f"CEL state of {self.doc}")
+
+    @classmethod
+    def resume(cls, doc: str, queries: Sequence[CelQuery], data: bytes) -> CelStream:
+        """The stream :meth:`checkpoint` saved, with ``queries`` (the same texts: the
+        checkpoint's fingerprint sees to it) in place of the old ones.
+
+        Raises:
+            CheckpointError: the data is damaged or names a query not given.
+        """
+        from ._state import CheckpointError, load
+
+        by_index = {q.index: q for q in queries}
+
+        def external(token: Any) -> Any:
+            kind, index = token
+            if kind != "query" or index not in by_index:
+                raise CheckpointError(f"{doc}: the CEL state names query {index}, which is "
+                                      "not given")
+            return by_index[index].query
+
+        stream = cls(doc, queries)
+        evaluations, position, ids, order, release_at, failed = load(data, external)
+        if len(evaluations) != len(stream.queries):
+            raise CheckpointError(f"{doc}: the CEL state has {len(evaluations)} queries, "
+                                  f"{len(stream.queries)} are given")
+        stream._evaluations = evaluations
+        stream._position, stream._ids, stream._order = position, ids, order
+        stream._release_at = release_at
+        stream._failed = [(by_index[i], exc) for i, exc in failed]
+        return stream

@@ -27,6 +27,7 @@ from xmlevents.algebra import (
     DefinitionSet,
     Duration,
     PrimitiveEvent,
+    XmlEventsError,
 )
 from xmlevents.dom import Monitor, Snapshot, empty, from_snapshot
 
@@ -37,6 +38,7 @@ from ._hints import NamespaceWarning, namespace_hints
 from ._keys import KeyNote
 from ._match import key_notes
 from ._script import DiffOptions, apply_script, digest, edit_script, parse_version, sync
+from ._state import CheckpointError, DocumentState, dump, load
 
 if TYPE_CHECKING:
     from ._index import VersionIndex
@@ -123,13 +125,21 @@ class DocumentHistory:
         start: the version before the first to replay, with its ids (a
             :class:`~xmlevents.dom.Snapshot`, e.g. ``history.document.snapshot()`` of an
             earlier run): the next version is diffed against it and its ids carry on.
+        queries: CEL queries (checked: :func:`~._cel.check_queries`) the history runs over
+            its events as they come (:attr:`cel`, a :class:`~._cel.CelStream`: take its rows
+            with ``history.cel.take()``); their state is part of :meth:`checkpoint`.
+
+    A whole history's replay state is :meth:`checkpoint` (a :class:`~._state.DocumentState`)
+    and :meth:`resume` goes on from it exactly, in another process or run (issue 29, item
+    4): the same events, ids, composites and CEL rows as if it had never stopped.
     """
 
     def __init__(self, doc: str, definitions: Any = None, *,
                  options: DiffOptions | None = None, namespaces: dict[str, str] | None = None,
                  context: str = "chronicle", hierarchical: bool = True,
                  semantics: str = "interval", start: Snapshot | None = None,
-                 within: int | Duration | str | None = None) -> None:
+                 within: int | Duration | str | None = None,
+                 queries: Sequence[CelQuery] = ()) -> None:
         self.name = doc
         self.options = options or DiffOptions()
         #: The namespace bindings: definitions use them, and rows show paths with them.
@@ -137,6 +147,10 @@ class DocumentHistory:
         # A version's events happen at its time (the commit's, from the table's ``time``
         # column): the clock a window given as a duration measures (None: no time).
         self.time: float | None = None
+        #: The last good version's commit (where advance was told it) and time.
+        self.commit: str | None = None
+        self.good_time: float | None = None
+        self._commit: str | None = None  # the commit of the version being replayed
         self.monitor = Monitor(definitions, namespaces=namespaces, context=context,
                                hierarchical=hierarchical, semantics=semantics, within=within,
                                clock=lambda: self.time,
@@ -144,6 +158,16 @@ class DocumentHistory:
         self.document = (empty(name=doc, monitor=self.monitor) if start is None else
                          from_snapshot(start, name=doc, monitor=self.monitor))
         self.version: int | None = None  # the last good version replayed
+        self.read: int | None = None  # the last version read, good or bad
+        #: Why the replay stopped for good (a version that raised other than as bad XML).
+        self.stopped: str | None = None
+        #: The CEL queries' evaluation over the events (None without queries).
+        self.cel: CelStream | None = CelStream(doc, queries) if queries else None
+        #: With ``suspend`` set, :meth:`close` ends a run, not the history: it keeps the
+        #: :meth:`checkpoint` here (``state``) and raises nothing (the composites the
+        #: monitor holds stay held for the next run).
+        self.suspend = False
+        self.state: DocumentState | None = None
         self._raised: list[CompositeEvent] = []
         self.monitor.composites.connect(self._collect, weak=False)
         self._stack = contextlib.ExitStack()
@@ -156,21 +180,41 @@ class DocumentHistory:
               ) -> VersionResult:
         events, self._events[:] = list(self._events), []
         raised, self._raised = self._raised, []
+        self.version = version
+        self.commit, self.good_time = self._commit, self.time
+        if self.cel is not None:
+            self.cel.add(version, events, commit=self.commit, time=_time(self.time))
         return VersionResult(version, events, raised, synced, notes or [])
 
     def advance(self, version: int, xml: str | bytes | None = None, *,
                 script: list[Action] | None = None, expect: str | None = None,
-                time: float | None = None) -> VersionResult:
+                time: float | None = None, commit: str | None = None) -> VersionResult:
         """Replay one version: from its ``xml`` (diffed here against the document as it is),
         or from a ``script`` made elsewhere against the last good version (the Spark diff
         stage) with the ``expect``-ed :func:`~._script.digest`; ``xml`` is then only read if
-        the replay does not match it. Its events carry ``time`` (seconds), if given.
+        the replay does not match it. Its events carry ``time`` (seconds), if given; its
+        ``commit`` goes to the CEL rows and the :meth:`checkpoint`.
 
         Raises:
             BadVersion: if ``xml`` is needed and is not well-formed (nothing is changed).
             MissingXmlError: if ``xml`` is needed and is None.
         """
+        if self.stopped is not None:
+            raise MissingXmlError(f"{self.name} version {version}: not replayed, the replay "
+                                  f"of this document stopped ({self.stopped})")
+        self.read = version
         self.time = time
+        self._commit = commit
+        try:
+            return self._advance(version, xml, script, expect)
+        except BadVersion:
+            raise
+        except Exception as exc:  # the document is left half-way: nothing more is replayed
+            self.stopped = f"version {version}: {type(exc).__name__}: {exc}"
+            raise
+
+    def _advance(self, version: int, xml: str | bytes | None, script: list[Action] | None,
+                 expect: str | None) -> VersionResult:
         root = self.document.getroot()
         new = None
         if root is None or script is None:
@@ -178,7 +222,6 @@ class DocumentHistory:
         if root is None:
             first = key_notes(new, self.options.keys)
             self.document.setroot(new)
-            self.version = version
             return self._take(version, notes=first)
         notes: list[KeyNote] = []
         if script is None:
@@ -194,7 +237,6 @@ class DocumentHistory:
             # make it so, with the events that takes.
             new = new if new is not None else self._parse(version, xml)
             synced = len(sync(self.document, new))
-        self.version = version
         return self._take(version, synced, notes)
 
     def _parse(self, version: int, xml: str | bytes | None) -> Any:
@@ -208,9 +250,95 @@ class DocumentHistory:
             raise BadVersion(self.name, version, f"not Unicode text: {exc.reason} at character "
                              f"{exc.start + 1}") from None
 
+    def checkpoint(self) -> DocumentState:
+        """The replay state now, between two versions (see :class:`~._state.DocumentState`):
+        what :meth:`resume` needs to go on exactly. The CEL rows found must be taken first
+        (``history.cel.take()``).
+
+        Raises:
+            CheckpointError: a part of the state that cannot be saved (named), or a history
+                already closed.
+        """
+        if self.monitor.closed:
+            raise CheckpointError(f"{self.name}: the history is closed; checkpoint it before "
+                                  "close() (or set suspend)")
+        if self.stopped is not None:  # never resumed: only what says so is kept
+            return DocumentState(self.name, self.version, self.read, stopped=self.stopped)
+        root = self.document.getroot()
+        graph = self.monitor.graph
+        externals = {id(self.monitor.resolver): "documents"}
+        return DocumentState(
+            self.name, self.version, self.read,
+            snapshot=None if root is None else self.document.snapshot(),
+            issued=self.document.issued, ts=self.monitor.tick,
+            digest=None if root is None else digest(root), commit=self.commit,
+            time=self.good_time,
+            graph=None if graph is None else dump(graph, externals,
+                                                  part=f"event graph of {self.name}"),
+            cel=None if self.cel is None else self.cel.checkpoint())
+
+    @classmethod
+    def resume(cls, state: DocumentState, definitions: Any = None, *,
+               options: DiffOptions | None = None, namespaces: dict[str, str] | None = None,
+               context: str = "chronicle", hierarchical: bool = True,
+               semantics: str = "interval", within: int | Duration | str | None = None,
+               queries: Sequence[CelQuery] = ()) -> DocumentHistory:
+        """The history :meth:`checkpoint` saved, going on after ``state.version`` with the
+        same ids, detection state and CEL state. The arguments must be the ones the state
+        was made with (the checkpoint folder's fingerprint checks them, :mod:`._checkpoint`);
+        the definitions are parsed again and must be the saved graph's.
+
+        Raises:
+            CheckpointError: the state is damaged, was made with other definitions or
+                queries, or its replay stopped for good.
+        """
+        if state.stopped is not None:
+            raise CheckpointError(f"{state.doc}: its replay stopped for good "
+                                  f"({state.stopped}); nothing to resume")
+        if (state.graph is None) != (definitions is None):
+            raise CheckpointError(f"{state.doc}: the state was made "
+                                  f"{'without' if state.graph is None else 'with'} "
+                                  "definitions")
+        if (state.cel is None) != (not queries):
+            raise CheckpointError(f"{state.doc}: the state was made "
+                                  f"{'without' if state.cel is None else 'with'} CEL queries")
+        history = cls(state.doc, definitions, options=options, namespaces=namespaces,
+                      context=context, hierarchical=hierarchical, semantics=semantics,
+                      start=state.snapshot, within=within)
+        monitor = history.monitor
+        resolver = monitor.resolver
+
+        def external(token: Any) -> Any:
+            if token != "documents":
+                raise CheckpointError(f"{state.doc}: the state names {token!r}")
+            return resolver
+
+        try:
+            graph = None if state.graph is None else load(state.graph, external)
+            monitor.resume(graph, state.ts)
+            history.document.issued = state.issued
+        except XmlEventsError as exc:
+            history.close()
+            raise CheckpointError(f"{state.doc}: the state cannot be resumed: {exc}") from None
+        if queries:
+            assert state.cel is not None
+            history.cel = CelStream.resume(state.doc, queries, state.cel)
+        history.version, history.read = state.version, state.read
+        history.time = history.good_time = state.time
+        history.commit = state.commit
+        return history
+
     def close(self) -> list[CompositeEvent]:
         """End the history: the monitor closes (composites it held are raised) and the
-        document is released."""
+        document is released. With :attr:`suspend`, end this run only: the
+        :meth:`checkpoint` is kept in :attr:`state`, nothing is raised, the document is
+        released."""
+        if self.suspend and not self.monitor.closed:
+            self.state = self.checkpoint()
+            self._stack.close()
+            self.monitor.release(self.document)
+            self._raised = []
+            return []
         self._stack.close()
         raised = self.monitor.close()
         self._raised = []

@@ -28,6 +28,8 @@ from xmlevents._cli import main
 from xmlevents.cel import (
     CELQueryError,
     CELSyntaxError,
+    Evaluation,
+    Event,
     Match,
     compile_query,
     evaluate,
@@ -263,12 +265,16 @@ def test_a_query_that_fails_on_a_document_is_an_error_row_and_the_rest_goes_on(
 
     target = compile_query(QUERIES[1])
 
-    def failing(query: Any, events: Any) -> Iterator[Match]:
-        if query == target and events and events[0].attrs.get("doc") == "a.xml":
-            raise RuntimeError("boom")
-        return evaluate(query, events)
+    class Failing(Evaluation):
+        """The evaluation of ``target`` raises at a.xml's third event."""
 
-    monkeypatch.setattr(cel_module, "evaluate", failing)
+        def matches(self, event: Event) -> Iterator[Match]:
+            if self.query == target and event.attrs.get("doc") == "a.xml" \
+                    and event.position == 2:
+                raise RuntimeError("boom")
+            return super().matches(event)
+
+    monkeypatch.setattr(cel_module, "Evaluation", Failing)
     result = replay_history(history_rows(), queries=QUERIES[:2])
     errors = [e for e in result.errors if e["stage"] == CEL_STAGE]
     assert [(e["doc"], e["version"], e["message"]) for e in errors] == [
