@@ -82,9 +82,11 @@ def _json_table(data: bytes, schema: Any) -> Any:
 #: A row group's rows at most (the outputs are written a row group at a time, issue 29).
 ROW_GROUP_ROWS = 65_536
 
-#: A row group's size at most, in bytes of the rows' JSON (a composite with many
-#: constituents is large): what the writer holds before it writes.
-ROW_GROUP_BYTES = 16 << 20
+#: A row group's size at most, in bytes of the rows' JSON (an event row is ~400 bytes, a
+#: composite with many constituents far more): what the writer holds before it writes. The
+#: conversion to Arrow takes several times this while it runs: 16 MB cost a run's peak
+#: ~120 MB more, 4 MB ~40 MB (measured with 300,000 event rows).
+ROW_GROUP_BYTES = 4 << 20
 
 #: The one file of a dataset written in process (the Spark job's are ``part-NNNNN-...``).
 PART = "part-00000-local.snappy.parquet"
@@ -102,7 +104,7 @@ def _replace(path: Path) -> None:
 class DatasetWriter:
     """One Parquet dataset folder written as its rows are produced (issue 29, item 1): the
     rows are held as JSON text until a row group's worth (:data:`ROW_GROUP_ROWS` rows or
-    :data:`ROW_GROUP_BYTES` bytes, whichever first) is written with
+    :data:`ROW_GROUP_BYTES` bytes of JSON, whichever first) is written with
     ``pyarrow.parquet.ParquetWriter``, so memory follows a row group, not the output.
 
     Row groups are not cut at a document's end: 20,000 small documents would make 20,000
@@ -152,6 +154,9 @@ class DatasetWriter:
             self._held, self._bytes = [], 0
             self._writer.write_table(_json_table(data, self.schema))
             self.row_groups += 1
+            # The conversion's buffers go back to the system, not to the pool's arenas,
+            # which would keep the largest row group's worth for the rest of the run.
+            pa.default_memory_pool().release_unused()
 
     def close(self) -> None:
         """Write what is held, close the file and give it its name."""
