@@ -44,6 +44,13 @@ from ._actions import (
     encode_script,
 )
 from ._cel import CEL_STAGE, CEL_TABLE, check_queries
+from ._checkpoint import (
+    Checkpoint,
+    CheckpointNote,
+    fingerprint,
+    resume_history,
+    write_run,
+)
 from ._errors import (
     BadVersion,
     DiffActionError,
@@ -71,6 +78,7 @@ from ._keys import Key, KeyField, KeyNote
 from ._match import key_notes
 from ._report import ReplayReport
 from ._script import DiffOptions, apply_script, c14n, digest, edit_script, parse_version, sync
+from ._state import CheckpointError, DocumentState
 from ._tables import read_versions, write_versions
 
 __all__ = [
@@ -105,6 +113,9 @@ __all__ = [
     "EVENTS_SCHEMA", "COMPOSITES_SCHEMA", "ERRORS_SCHEMA", "VERSIONS_SCHEMA", "CEL_SCHEMA",
     # CEL queries over each document's events (issue 19)
     "CEL_TABLE", "CEL_STAGE", "check_queries",
+    # run after run: a replay resumed from a checkpoint folder (issue 29, item 4)
+    "resume_history", "Checkpoint", "CheckpointError", "CheckpointNote", "DocumentState",
+    "fingerprint", "write_run",
 ]
 
 #: The Spark job's names (and git's, pyarrow's and the displays' protocol), imported on first

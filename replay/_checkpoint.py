@@ -63,7 +63,6 @@ import tempfile
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +106,8 @@ class CheckpointNote(UserWarning):
 
 
 def _library() -> str:
+    from importlib import metadata  # (when a checkpoint is used: not at import)
+
     try:
         return metadata.version("xmlevents")
     except metadata.PackageNotFoundError:  # pragma: no cover - a source tree not installed

@@ -94,7 +94,8 @@ class DocumentState:
 _CELLS = frozenset({("xmlevents.cel._cea", "Node"), ("xmlevents.cel._cea", "Bag")})
 
 
-#: The modules of objects a state must not hold (besides lxml's): the live documents.
+#: The modules of objects a state must not hold (besides lxml's and their subclasses, the
+#: watched elements): the live documents and their monitor.
 _REFUSED = frozenset({"xmlevents.dom._document", "xmlevents.dom._monitor"})
 
 
@@ -118,9 +119,9 @@ class _Pickler(pickle.Pickler):
                 index = self._cells[id(obj)] = len(self.cells)
                 self.cells.append(obj)
             return ("c", cls, index)
-        if module.startswith("lxml") or module in _REFUSED:
+        if module in _REFUSED or any(k.__module__.startswith("lxml") for k in cls.__mro__):
             raise CheckpointError(
-                f"the {self._part} holds {type(obj).__module__}.{type(obj).__name__}, "
+                f"the {self._part} holds {module}.{cls.__name__}, "
                 "which cannot be saved in a checkpoint (no state may be kept in lxml "
                 "objects or watched documents): checkpoint without it")
         return None
