@@ -1,8 +1,9 @@
 """A replay resumed from a checkpoint (issue 29, item 4): :mod:`xmlevents.replay._checkpoint`.
 
 * the property: a generated history (several documents, items inserted, changed and
-  removed, bad versions, definitions with a sequence, a conjunction, a termination condition
-  and a window, CEL queries) split at a random version per document into two or three runs
+  removed, bad versions, definitions with a sequence, a conjunction, a termination condition,
+  a multiplicity, a negation, the non-local and custom modes (composites held across runs),
+  every context and windows, CEL queries) split at a random version per document into two or three runs
   gives the rows of one run, ids included; a rerun adds nothing;
 * a crash while the second run writes its states, then a rerun: as if no crash;
 * refusals: other definitions, options, queries, window, format, library version;
@@ -52,6 +53,12 @@ Changed := upd(item/price/text()) | upd(item/quantity/text())
 Removed := ins(item) ; del(item)
 Cheap := ins(item) ; upd(item/price/text()) with when="price < 3"
 Repriced := Complete(item) ; upd(item/price/text())
+Twice := [2,3] upd(item/price/text())
+Away := ins(item) ; upd(item/price/text()) with mode=non-local
+Held := ins(item) & ins(item/price) with mode=custom, context=cumulative
+NoQty := not(ins(item), ins(item/quantity), del(item))
+Soon := ins(item) ; del(item) with within=5, context=recent
+Any2 := any(2, ins(item/price), ins(item/quantity), del(item)) with context=unrestricted
 """
 QUERIES = [
     "SELECT * FROM S WHERE ins AS i ; upd AS u FILTER i[path MATCHES 'item'] AND "
@@ -152,7 +159,8 @@ def test_the_split_property_is_not_vacuous(tmp_path: Path) -> None:
             for v, x in enumerate(versions)]
     one = resume_history(rows, tmp_path / "one", DEFS, within=WITHIN, queries=QUERIES)
     assert {c["type"] for c in one.composites} >= {"Complete", "Changed", "Removed", "Cheap",
-                                                   "Repriced"}
+                                                   "Repriced", "Twice", "Away", "NoQty",
+                                                   "Any2"}
     assert {r["query"] for r in one.cel} == set(range(len(QUERIES)))
     assert [e["stage"] for e in one.errors] == ["parse"]
     for cut in range(len(versions)):
@@ -359,6 +367,8 @@ def test_a_history_checkpointed_and_resumed_by_hand() -> None:
 
     whole = run(None)
     assert any(c for _, c in whole[:3]) and whole[-1]
+    # the custom mode's composites, held across the split, are raised when it closes
+    assert "Held" in {c["type"] for c in whole[-2]}
     for split in (1, 2):
         assert run(split) == whole
     state = DocumentHistory("d", DEFS).checkpoint()
