@@ -116,6 +116,8 @@ __all__ = [
     # run after run: a replay resumed from a checkpoint folder (issue 29, item 4)
     "resume_history", "Checkpoint", "CheckpointError", "CheckpointNote", "DocumentState",
     "fingerprint", "write_run",
+    # continuous: replay --follow on Structured Streaming (issue 29, item 5; Spark)
+    "follow", "Follower", "FollowSource", "FollowError", "BatchReport",
 ]
 
 #: The Spark job's names (and git's, pyarrow's and the displays' protocol), imported on first
@@ -133,11 +135,13 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "._spark_job": ("run_spark",),
     "._arrow": ("arrow_schema", "write_dataset"),
     "._progress": ("ReplayProgress", "Silent"),
+    "._follow": ("follow", "Follower", "FollowSource", "FollowError", "BatchReport"),
 }
 __getattr__, __dir__ = lazy_names(__name__, globals(), _MODULES)
 
 if TYPE_CHECKING:
     from ._arrow import arrow_schema, write_dataset
+    from ._follow import BatchReport, Follower, FollowError, FollowSource, follow
     from ._git import git_history
     from ._local import run_local
     from ._output import OutputLocationError, check_spark_output
