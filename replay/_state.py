@@ -112,19 +112,34 @@ class _Pickler(pickle.Pickler):
         if token is not None:
             return ("x", token)
         cls = type(obj)
-        module = cls.__module__
-        if (module, cls.__name__) in _CELLS:
+        kind = _KINDS.get(cls)
+        if kind is None:
+            kind = _KINDS[cls] = _kind(cls)
+        if kind is _PLAIN:
+            return None
+        if kind is _CELL:
             index = self._cells.get(id(obj))
             if index is None:
                 index = self._cells[id(obj)] = len(self.cells)
                 self.cells.append(obj)
             return ("c", cls, index)
-        if module in _REFUSED or any(k.__module__.startswith("lxml") for k in cls.__mro__):
-            raise CheckpointError(
-                f"the {self._part} holds {module}.{cls.__name__}, "
-                "which cannot be saved in a checkpoint (no state may be kept in lxml "
-                "objects or watched documents): checkpoint without it")
-        return None
+        raise CheckpointError(
+            f"the {self._part} holds {cls.__module__}.{cls.__name__}, which cannot be saved "
+            "in a checkpoint (no state may be kept in lxml objects or watched documents): "
+            "checkpoint without it")
+
+
+_PLAIN, _CELL, _REFUSE = "plain", "cell", "refuse"
+#: What each class met is (decided once a class: pickling asks for every object).
+_KINDS: dict[type, str] = {}
+
+
+def _kind(cls: type) -> str:
+    if (cls.__module__, cls.__name__) in _CELLS:
+        return _CELL
+    if cls.__module__ in _REFUSED or any(k.__module__.startswith("lxml") for k in cls.__mro__):
+        return _REFUSE
+    return _PLAIN
 
 
 def dump(obj: Any, externals: Mapping[int, Hashable] | None = None, *, part: str = "state"
