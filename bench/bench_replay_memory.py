@@ -11,8 +11,11 @@ Two generated histories (``bench_diff.py``'s catalogue generator, seeded), each 
   documents, the rows interleaved as a history by time is (every document's version 0,
   then every version 1, ...: not in order, so the XML is spilled and read back).
 
-Each measurement runs in a fresh process and prints its seconds (the run's own, without the
-interpreter's start and imports) and the process's peak RSS (``ru_maxrss``): ``local`` is
+Each table is written and each measurement runs in a fresh process, and prints its seconds
+(the run's own, without the interpreter's start and imports) and the process's peak RSS
+(``ru_maxrss``; and ``VmHWM``, the high-water mark of its own memory map, which agrees: Linux
+carries ``ru_maxrss`` across ``exec``, so the parent that starts the measurement must stay
+small, hence the tables written by another process). ``local`` is
 :func:`run_local` (``xmlevents replay --engine local``'s job, the outputs written), ``iter``
 is :func:`iter_history` over :func:`index_versions` in process (every step read and
 dropped). The catalogue is diffed with ``identical_subtrees`` (as ``bench_diff.py`` runs
@@ -87,7 +90,9 @@ def run(mode: str, path: str, out: str) -> None:
         times = {}
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"seconds": seconds, "peak_mb": peak, "events": events,
+    with open("/proc/self/status", encoding="ascii") as f:
+        hwm = next(int(line.split()[1]) for line in f if line.startswith("VmHWM")) / 1024
+    print(json.dumps({"seconds": seconds, "peak_mb": peak, "hwm_mb": hwm, "events": events,
                       "versions": versions, "times": times}))
 
 
@@ -105,21 +110,25 @@ def main() -> None:
     p.add_argument("--versions", type=int, default=100, help="N for the catalogue (100)")
     p.add_argument("--documents", type=int, default=1250, help="N for the documents (1,250)")
     p.add_argument("--run", nargs=3, help=argparse.SUPPRESS)
+    p.add_argument("--write", nargs=3, help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.run:
         run(*args.run)
         return
+    if args.write:
+        case, count, path = args.write
+        write(path, history(int(count)) if case == "catalogue" else documents(int(count)))
+        return
     print(f"{'case':<10} {'mode':<6} {'versions':>8} {'events':>10} {'seconds':>8} "
-          f"{'peak MB':>8} {'growth':>7}  load (1, 5, 15 min)", flush=True)
+          f"{'peak MB':>8} {'VmHWM':>6} {'growth':>7}  load (1, 5, 15 min)", flush=True)
     with tempfile.TemporaryDirectory(prefix="xmlevents-bench-memory-") as folder:
         for case in args.cases:
             tables = []
             for scale in (1, 16):
                 path = os.path.join(folder, f"{case}-{scale}.jsonl.gz")
-                if case == "catalogue":
-                    write(path, history(scale * args.versions))
-                else:
-                    write(path, documents(scale * args.documents))
+                count = scale * (args.versions if case == "catalogue" else args.documents)
+                subprocess.run([sys.executable, __file__, "--write", case, str(count), path],
+                               check=True)
                 tables.append(path)
             for mode in args.modes:
                 first = None
@@ -128,7 +137,7 @@ def main() -> None:
                     got = measure(mode, path, os.path.join(folder, "out"))
                     first = first or got["peak_mb"]
                     print(f"{case:<10} {mode:<6} {got['versions']:>8,} {got['events']:>10,} "
-                          f"{got['seconds']:>8.1f} {got['peak_mb']:>8.1f} "
+                          f"{got['seconds']:>8.1f} {got['peak_mb']:>8.1f} {got['hwm_mb']:>6.1f} "
                           f"{got['peak_mb'] / first:>6.2f}x  {load}", flush=True)
 
 
