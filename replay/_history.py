@@ -159,7 +159,8 @@ class DocumentHistory:
                          from_snapshot(start, name=doc, monitor=self.monitor))
         self.version: int | None = None  # the last good version replayed
         self.read: int | None = None  # the last version read, good or bad
-        #: Why the replay stopped for good (a version that raised other than as bad XML).
+        #: Why the replay stops for good: the last version raised other than as bad XML
+        #: (the loops replay nothing more of the document; None once a version succeeds).
         self.stopped: str | None = None
         #: The CEL queries' evaluation over the events (None without queries).
         self.cel: CelStream | None = CelStream(doc, queries) if queries else None
@@ -181,6 +182,7 @@ class DocumentHistory:
         events, self._events[:] = list(self._events), []
         raised, self._raised = self._raised, []
         self.version = version
+        self.stopped = None  # a caller that went on past a failure: it did not stop
         self.commit, self.good_time = self._commit, self.time
         if self.cel is not None:
             self.cel.add(version, events, commit=self.commit, time=_time(self.time))
@@ -199,9 +201,6 @@ class DocumentHistory:
             BadVersion: if ``xml`` is needed and is not well-formed (nothing is changed).
             MissingXmlError: if ``xml`` is needed and is None.
         """
-        if self.stopped is not None:
-            raise MissingXmlError(f"{self.name} version {version}: not replayed, the replay "
-                                  f"of this document stopped ({self.stopped})")
         self.read = version
         self.time = time
         self._commit = commit
@@ -209,7 +208,9 @@ class DocumentHistory:
             return self._advance(version, xml, script, expect)
         except BadVersion:
             raise
-        except Exception as exc:  # the document is left half-way: nothing more is replayed
+        except Exception as exc:
+            # The loops stop the document here (it may be left half-way): a checkpoint
+            # says so, and a resumed run replays nothing more of it, as one run would not.
             self.stopped = f"version {version}: {type(exc).__name__}: {exc}"
             raise
 
