@@ -19,7 +19,7 @@ from xmlevents.algebra import DefinitionSet
 from ._hints import namespace_hints
 from ._history import VersionRows
 from ._keys import Key
-from ._report import ReplayReport, sorted_errors
+from ._report import Record, ReplayReport, sorted_errors
 
 __all__ = ["ReportTally"]
 
@@ -43,8 +43,8 @@ class ReportTally:
         self.cel: Counter[int] = Counter()
         self.paths: Counter[str] = Counter()  # one entry a distinct path: bounded by the
         self.inserted: set[str] = set()  # documents' shapes, not by their histories
-        self.errors: list[Mapping[str, Any]] = []
-        self._first: dict[str, list[tuple[str, int, int, Mapping[str, Any]]]] = {}
+        self.errors: list[Record] = []
+        self._first: dict[str, list[tuple[str, int, int, Record]]] = {}
         self._seen = 0  # composites so far: the tie-breaker of equal (doc, tick)
         self._doc: str | None = None
 

@@ -9,7 +9,7 @@ import gzip
 import json
 import random
 import tracemalloc
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +27,13 @@ from xmlevents.algebra import DefinitionSet
 from xmlevents.replay import (
     HistoryResult,
     VersionRows,
+    _arrow,
     index_versions,
     iter_history,
     read_versions,
     replay_history,
     run_local,
 )
-from xmlevents.replay import _arrow
 from xmlevents.replay._report import report_of
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "purchase_orders.jsonl.gz"
@@ -85,6 +85,7 @@ def write_lines(path: Path, lines: list[str]) -> Path:
 # --- the example history -----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_example_history_gives_the_old_outputs_and_report(tmp_path: Path) -> None:
     """run_local on the example history (compressed, not in order: its XML spilled and read
     back): every dataset's rows and the report equal those of replay_history over every row
@@ -102,6 +103,7 @@ def test_the_example_history_gives_the_old_outputs_and_report(tmp_path: Path) ->
     assert report.versions > 300 and report.composites and report.errors
 
 
+@pytest.mark.slow
 def test_iter_history_over_the_index_is_replay_history_step_for_step(tmp_path: Path) -> None:
     """The steps of iter_history over the index, collected, are replay_history's result
     over the rows in memory, row for row and in the same order."""
@@ -133,7 +135,7 @@ def table_rows(seed: int) -> list[dict[str, Any]]:
     return rows
 
 
-def write_table(path: Path, rows: list[dict[str, Any]], bad: list[str] = ()) -> Path:
+def write_table(path: Path, rows: list[dict[str, Any]], bad: Sequence[str] = ()) -> Path:
     """Rows as a table of the form the name says (bad lines only in JSON lines)."""
     if path.suffix == ".parquet":
         full = [{"doc": r["doc"], "version": r["version"], "xml": r["xml"],
@@ -265,15 +267,16 @@ def test_the_outputs_are_the_old_ones_in_any_row_order(
 
 def test_large_outputs_are_written_in_several_row_groups(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """With row groups of 500 rows, the example history's events come in several row
-    groups of at most 500 rows, and the datasets hold the same rows as in one."""
-    definitions = EXAMPLE_DEFS.read_text(encoding="utf-8")
-    run_local(str(EXAMPLE), str(tmp_path / "one"), definitions)
-    monkeypatch.setattr(_arrow, "ROW_GROUP_ROWS", 500)
-    run_local(str(EXAMPLE), str(tmp_path / "many"), definitions)
+    """With row groups of 10 rows, the events come in several row groups of at most 10
+    rows, and the datasets hold the same rows as in one."""
+    path = write_table(tmp_path / "h.jsonl", table_rows(3))
+    run_local(str(path), str(tmp_path / "one"), DEFS)
+    assert pq.ParquetFile(tmp_path / "one" / "events" / _arrow.PART).metadata.num_row_groups == 1
+    monkeypatch.setattr(_arrow, "ROW_GROUP_ROWS", 10)
+    run_local(str(path), str(tmp_path / "many"), DEFS)
     meta = pq.ParquetFile(tmp_path / "many" / "events" / _arrow.PART).metadata
-    assert meta.num_row_groups >= 4
-    assert max(meta.row_group(i).num_rows for i in range(meta.num_row_groups)) <= 500
+    assert meta.num_row_groups >= 3
+    assert max(meta.row_group(i).num_rows for i in range(meta.num_row_groups)) <= 10
     assert outputs(tmp_path / "many") == outputs(tmp_path / "one")
 
 
