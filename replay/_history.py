@@ -464,7 +464,7 @@ def iter_history(rows: Iterable[Mapping[str, Any]] | VersionIndex, definitions: 
     document's end.
 
     What it holds: one :class:`DocumentHistory` (the document at its last good version,
-    its ids, the detection's state and, with ``queries``, the document's events for CEL)
+    its ids, the detection's state and, with ``queries``, the CEL runs and what they found)
     and the version being replayed — no earlier output row and no other document. The rows
     given: from a :class:`~._index.VersionIndex` (:func:`~._index.index_versions` over a
     table on disk), they are read one at a time, in order; any other iterable is grouped
@@ -577,8 +577,9 @@ def iter_document(history: DocumentHistory,
     then the CEL ``queries``' rows over the document's primitive events, in the order they
     were produced (:class:`~._cel.CelStream`; a query that fails on them is an error row).
     ``on_version()`` is called after each version (a progress display). Holds the history
-    and the version being fed, no earlier row (the CEL stream keeps the document's events:
-    the queries' state)."""
+    and the version being fed, no earlier row (the CEL stream keeps what its queries' runs
+    need, and the complex events found until the document's end, where they are ordered
+    query by query)."""
     doc = history.name
     ns = history.namespaces
     stream = CelStream(doc, queries) if queries else None
