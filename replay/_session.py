@@ -315,6 +315,11 @@ def make_session(master: str | None = None, *, app_name: str = "xmlevents replay
         assert choice.url is not None
         builder = builder.master(choice.url)
     elsewhere = _spark_submit_settings() if submitted else configured_elsewhere()
+    # The executors' Python: spark.pyspark.python over PYSPARK_PYTHON, as spark-submit takes
+    # them; pyspark itself reads only the variable (SparkContext.pythonExec).
+    python = conf.get("spark.pyspark.python") or elsewhere.get("spark.pyspark.python")
+    if python and not running:
+        os.environ["PYSPARK_PYTHON"] = python
     settings = {
         "spark.ui.showConsoleProgress": "true" if progress else "false",
         "spark.sql.shuffle.partitions": "8",  # small tables: 200 empty tasks cost more

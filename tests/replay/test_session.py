@@ -249,28 +249,35 @@ def clean_env(**extra: str) -> dict[str, str]:
 @pytest.mark.slow
 def test_spark_reads_spark_defaults_conf_and_the_user_settings_win(tmp_path: Path) -> None:
     """A real session from a spark-defaults.conf in a temporary SPARK_CONF_DIR: Spark itself
-    reads its master (the session sets none), the summary names the file, and the file's
-    settings and then --conf win over the session's defaults."""
+    reads its master (the session sets none), the summary names the file, the file's
+    settings and then --conf win over the session's defaults, and its spark.pyspark.python
+    over PYSPARK_PYTHON runs the workers."""
     pytest.importorskip("pyspark")
     folder = conf_dir(tmp_path / "conf", "spark.master  local[1]\n"
                                          "spark.sql.shuffle.partitions 3\n"
-                                         "spark.sql.execution.arrow.maxRecordsPerBatch 5\n")
+                                         "spark.sql.execution.arrow.maxRecordsPerBatch 5\n"
+                                         f"spark.pyspark.python {sys.executable}\n")
     code = """if True:
         import json
         from xmlevents.replay import make_session, master_where
         spark = make_session(progress=False, **{"spark.sql.shuffle.partitions": "6"})
+        ran = spark.sparkContext.parallelize([1, 2], 2).map(lambda x: x * 10).sum()
         print(json.dumps([spark.sparkContext.master, master_where(spark),
                           spark.conf.get("spark.sql.shuffle.partitions"),
                           spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch"),
-                          spark.sparkContext.getConf().get("spark.ui.enabled")]))
+                          spark.sparkContext.getConf().get("spark.ui.enabled"),
+                          spark.sparkContext.pythonExec, ran]))
         spark.stop()
     """
-    master, where, partitions, batch, ui = run_python(
-        code, clean_env(SPARK_CONF_DIR=str(folder)), tmp_path)
+    master, where, partitions, batch, ui, python, ran = run_python(
+        code, clean_env(SPARK_CONF_DIR=str(folder), PYSPARK_PYTHON="/nowhere/python3"),
+        tmp_path)
     assert (master, where) == ("local[1]", "local[1], from spark-defaults.conf")
     assert partitions == "6"  # --conf over the file over the session's 8
     assert batch == "5"  # the file's over the session's 64
     assert ui == "false"  # the session's default where nothing names it
+    # spark.pyspark.python over PYSPARK_PYTHON (a path that does not exist): the workers ran
+    assert (python, ran) == (sys.executable, 30)
 
 
 @pytest.mark.slow
