@@ -21,6 +21,7 @@ from xmlevents.algebra import XmlEventsError
 
 from ._common import (
     ENVIRONMENT,
+    USAGE,
     Failure,
     Streams,
     add_namespace_option,
@@ -49,6 +50,17 @@ def _at_least(low: int) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"{value} is less than {low}: give {low} or more")
         return value
     return number
+
+
+def _seconds(text: str) -> float:
+    """An argparse type: a number of seconds above 0 (a usage error otherwise)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text}: give a number of seconds above 0")
+    return value
 
 
 def _cel_queries(args: list[str]) -> list[str]:
@@ -141,6 +153,32 @@ def add_parser(sub: Any) -> None:
     replay.add_argument("--quiet", "-q", action="store_true",
                         help="no progress on stderr and nothing from Spark's JVM: only the "
                              "summary (and warnings)")
+    # Continuous replay (issue 29, item 5): HISTORY is the folder new version files arrive
+    # in, or kafka://HOST:PORT/TOPIC.
+    replay.add_argument("--follow", action="store_true",
+                        help="keep replaying: new version rows arriving in the HISTORY folder "
+                             "(JSON lines, .gz, Parquet), or from kafka://HOST:PORT/TOPIC, are "
+                             "replayed as they come on Spark Structured Streaming, each "
+                             "document going on from its state; micro-batch N is written to "
+                             "DIR/<output>/batch=N, exactly once across a restart (needs "
+                             "--checkpoint; Spark only)")
+    replay.add_argument("--checkpoint", metavar="CKPT",
+                        help="the checkpoint folder (made if missing): with --follow, the "
+                             "fingerprint of the definitions and options, and Spark's "
+                             "checkpointLocation with each document's state (CKPT/stream); "
+                             "another set of definitions or options is refused")
+    replay.add_argument("--checkpoint-reset", action="store_true",
+                        help="empty the checkpoint first: the history is replayed from the "
+                             "start")
+    replay.add_argument("--trigger", type=_seconds, metavar="SECONDS",
+                        help="with --follow: a micro-batch every SECONDS (default: the next "
+                             "as soon as one ends)")
+    replay.add_argument("--available-now", action="store_true",
+                        help="with --follow: replay what has arrived, in micro-batches, and "
+                             "stop (Spark's Trigger.AvailableNow: for a cron job)")
+    replay.add_argument("--max-files", type=_at_least(1), metavar="N",
+                        help="with --follow: new files of each kind (JSON lines, Parquet) "
+                             "per micro-batch, at least 1 (default: 8)")
 
 
 def run(args: argparse.Namespace, streams: Streams) -> int:
@@ -212,6 +250,7 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     keys = _keys(args.key, namespaces)  # so are the keys
     queries = _cel_queries(args.cel)  # and the CEL queries
     conf = _spark_conf(args.conf)
+    _check_follow(args)  # --follow's options: usage errors before any work
     if args.engine == "local":
         given = [o for o, v in (("--master", args.master), ("--conf", args.conf or None),
                                 ("--partitions", args.partitions)) if v is not None]
@@ -221,8 +260,13 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
         if "://" in args.out:
             raise Failure(f"--out {args.out}: --engine local writes to a folder of this "
                                "machine: give its path")
-    if not os.path.exists(args.history):
+    if args.follow and args.history.startswith("kafka://"):
+        pass  # a topic: Spark's Kafka source reads it
+    elif not os.path.exists(args.history):
         raise Failure(f"{args.history}: no such file or folder")
+    elif args.follow and not os.path.isdir(args.history):
+        raise Failure(f"{args.history}: --follow reads a folder new version files arrive in "
+                      "(or kafka://HOST:PORT/TOPIC), not a file")
     if _local_output(args, conf):
         _check_out(args.out)  # so is the output folder (on a cluster: once Spark runs)
     from xmlevents.replay import DiffOptions
@@ -232,6 +276,9 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     options = DiffOptions(fast_match=args.fast_match, uniqueattrs=(
         *DiffOptions().uniqueattrs, *args.unique_attr), keys=keys,
         unique_tags=args.unique_tags, identical_subtrees=args.identical_subtrees)
+    if args.follow:
+        _run_follow(args, conf, definitions, namespaces, options, queries, out, err)
+        return
     progress = progress_for(err, args.quiet)
     try:
         if args.engine == "local":
@@ -316,6 +363,80 @@ def _run_spark(args: argparse.Namespace, conf: dict[str, str], definitions: str 
             raise Failure(exc.for_cli()) from None
     report.times.insert(0, ("Spark start", started))
     return report
+
+
+def _check_follow(args: argparse.Namespace) -> None:
+    """``--follow`` and its options, checked together (a usage error, status 2)."""
+    given = [o for o, v in (("--trigger", args.trigger is not None),
+                            ("--available-now", args.available_now),
+                            ("--max-files", args.max_files is not None)) if v]
+    if not args.follow:
+        if given:
+            raise Failure(f"{' and '.join(given)}: --follow's; add --follow", USAGE)
+        if args.checkpoint is not None or args.checkpoint_reset:
+            raise Failure("--checkpoint: the batch engines do not take a checkpoint yet; "
+                          "use it with --follow", USAGE)
+        return
+    if args.engine == "local":
+        raise Failure("--follow runs on Spark Structured Streaming: drop --engine local",
+                      USAGE)
+    if args.checkpoint is None:
+        raise Failure("--follow needs --checkpoint CKPT: where each document's state and "
+                      "Spark's progress are kept across restarts", USAGE)
+    if args.trigger is not None and args.available_now:
+        raise Failure("--trigger and --available-now: give one (a micro-batch every "
+                      "SECONDS, or what has arrived and stop)", USAGE)
+
+
+def _run_follow(args: argparse.Namespace, conf: dict[str, str], definitions: str | None,
+                namespaces: dict[str, str], options: DiffOptions, queries: list[str],
+                out: TextIO, err: TextIO) -> None:
+    """``--follow``: a Structured Streaming query on a session started here, a line per
+    micro-batch on stderr (unless ``-q``), until it stops (``--available-now``) or Ctrl-C
+    (KeyboardInterrupt: the query stopped first, status 130)."""
+    import tempfile
+
+    from xmlevents.replay import BatchReport, follow, spark_session
+
+    log = None
+    if args.quiet:
+        fd, log = tempfile.mkstemp(prefix="xmlevents-jvm-", suffix=".log")
+        os.close(fd)
+    if not args.quiet:
+        err.write(f"following {args.history} -> {args.out} (checkpoint {args.checkpoint})\n")
+    batches: list[BatchReport] = []
+
+    def report(r: BatchReport) -> None:
+        batches.append(r)
+        if not args.quiet:
+            err.write(f"{r.line()}\n")
+            err.flush()
+
+    with contextlib.ExitStack() as stack:
+        try:
+            spark = stack.enter_context(spark_session(args.master, progress=False,
+                                                      jvm_log=log, **conf))
+        except Exception as exc:  # Java missing, a bad master URL, ...
+            kept = f" (the JVM's messages: {log})" if log is not None else ""
+            raise Failure(f"cannot start Spark: {_first_line(exc)}{kept}",
+                          ENVIRONMENT) from None
+        if log is not None:
+            stack.callback(_remove, log)
+        try:
+            follower = follow(spark, args.history, args.out, args.checkpoint, definitions,
+                              options=options, namespaces=namespaces, within=args.within,
+                              queries=queries, trigger=args.trigger,
+                              available_now=args.available_now, max_files=args.max_files or 8,
+                              partitions=args.partitions, reset=args.checkpoint_reset)
+            follower.run(report)
+        except XmlEventsError as exc:  # another checkpoint, no Kafka connector, a failure
+            raise Failure(exc.for_cli()) from None
+    total = {k: sum(getattr(b, k) for b in batches)
+             for k in ("versions", "events", "composites", "errors", "cel")}
+    out.write(f"followed {args.history} -> {args.out}: {len(batches):,} micro-batches, "
+              f"{total['versions']:,} versions replayed, {total['events']:,} events, "
+              f"{total['composites']:,} composites, {total['errors']:,} errors, "
+              f"{total['cel']:,} CEL rows\n")
 
 
 def _remove(path: str) -> None:
