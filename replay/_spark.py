@@ -18,15 +18,16 @@ Stages, each a DataFrame transformation:
    document and sorted by document and version within each partition
    (``repartition("doc").sortWithinPartitions("doc", "version")``, one shuffle and a sort that
    spills, as ``groupBy`` has), and ``mapInPandas`` walks each partition's Arrow batches (64
-   versions: ``spark.sql.execution.arrow.maxRecordsPerBatch``) keeping one
-   :class:`~._document_rows.DocumentRows` — the current document — and handing its rows to
-   Spark a frame of ``_FRAME_ROWS`` at a time. A worker then holds a batch of versions, the
-   live document and one frame, whatever the history's length. ``groupBy("doc")
-   .applyInPandas`` gave a document's whole history (every version's XML and script) to one
-   worker as one pandas frame and built all its rows before returning them; the iterator form
-   of grouped ``applyInPandas`` (Spark 4.1) streams a group but promises no order within it,
-   and sorting the versions there would hold them all again. The CEL stream keeps what it
-   keeps per document: that is the queries' state.
+   versions: ``spark.sql.execution.arrow.maxRecordsPerBatch``), replaying one document at a
+   time with the in-process loop (:func:`~._history.iter_document`, fed the document's
+   versions as they are read) and handing the rows to Spark a frame of ``_FRAME_ROWS`` at a
+   time. A worker then holds a batch of versions, the live document, the version being
+   replayed and one frame, whatever the history's length. ``groupBy("doc").applyInPandas``
+   gave a document's whole history (every version's XML and script) to one worker as one
+   pandas frame and built all its rows before returning them; the iterator form of grouped
+   ``applyInPandas`` (Spark 4.1) streams a group but promises no order within it, and sorting
+   the versions there would hold them all again. The CEL stream keeps what it keeps per
+   document: that is the queries' state.
 
 The apply stage yields one table of tagged rows, cached and split into the four outputs.
 """
@@ -55,11 +56,17 @@ from xmlevents._foundation.rows import (
 )
 from xmlevents.algebra import ArgumentTypeError, DefinitionSet, Duration
 
-from ._actions import decode_script, encode_script
+from ._actions import Action, decode_script, encode_script
 from ._cel import CEL_TABLE, check_queries, compiled_queries
-from ._document_rows import DocumentRows, TaggedRow
 from ._errors import BadVersion, VersionTableError
-from ._history import DUPLICATE, KEY_STAGE, DocumentHistory, error_row
+from ._history import (
+    DUPLICATE,
+    KEY_STAGE,
+    DocumentHistory,
+    VersionRows,
+    error_row,
+    iter_document,
+)
 from ._keys import Key, KeyNote
 from ._script import DiffOptions, digest, edit_script, parse_version
 from ._tables import folder_row, json_row, table_format
@@ -69,6 +76,10 @@ __all__ = ["VERSIONS_SCHEMA", "EVENTS_SCHEMA", "COMPOSITES_SCHEMA", "ERRORS_SCHE
            "diff_stage", "write_frames"]
 
 _S, _L, _I = T.StringType(), T.LongType(), T.IntegerType()
+
+# An output row of the apply stage and the output it belongs to: ``version`` (one per version
+# replayed: ``doc`` and ``version`` only), ``event``, ``composite``, ``error`` or ``cel``.
+TaggedRow = tuple[str, dict[str, Any]]
 
 
 def _spark_type(column: Column) -> T.DataType:
@@ -319,9 +330,12 @@ def _diff(options: DiffOptions) -> Any:
 
 
 # The rows a frame of the apply stage holds: a frame goes to Spark as soon as it is full, so
-# the worker holds one frame's rows, never a document's (a catalogue's first version alone
-# inserts ~20,000 nodes).
+# the worker holds one frame's rows (and the version being replayed), never a document's.
 _FRAME_ROWS = 4096
+
+# A version as the apply stage reads it: (doc, version, xml, script, expect, time, commit,
+# notes), the diff stage's columns.
+_Diffed = tuple[Any, Any, Any, Any, Any, Any, Any, Any]
 
 
 def _apply(definitions: str | None, options: DiffOptions,
@@ -331,31 +345,80 @@ def _apply(definitions: str | None, options: DiffOptions,
     sorted by document then version, replayed one document at a time (see the module)."""
     def run(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:  # pragma: no cover
         cel = compiled_queries(queries) if queries else ()
+        partition = _Partition(batches)
         rows: list[dict[str, Any]] = []  # the frame being filled
-        current: DocumentRows | None = None
-        for b in batches:
-            for doc, v, xml, s, e, t, c, notes in zip(
-                    b["doc"], b["version"], b["xml"], b["script"], b["expect"], b["time"],
-                    b["commit"], b["notes"], strict=False):
-                doc, version = str(doc), int(v)
-                if current is None or current.doc != doc:  # a document ends, the next begins
-                    if current is not None:
-                        yield from _filled(rows, current.close())
-                    current = DocumentRows(DocumentHistory(
-                        doc, definitions, options=options, namespaces=namespaces,
-                        within=within), cel)
-                time = None if pd.isna(t) else float(t)
-                commit = None if pd.isna(c) else str(c)
-                yield from _filled(rows, current.feed(
-                    version, xml, decode_script(s) if s is not None else None, e, time,
-                    commit))
-                if isinstance(notes, str) and current.history.version == version:
-                    yield from _filled(rows, _note_rows(doc, version, notes, time, commit))
-        if current is not None:
-            yield from _filled(rows, current.close())
+        while (doc := partition.document()) is not None:
+            history = DocumentHistory(doc, definitions, options=options,
+                                      namespaces=namespaces, within=within)
+            for step in iter_document(history, partition.versions(doc), queries=cel):
+                yield from _filled(rows, _tagged_rows(step))
+                if step.replayed:
+                    yield from _filled(rows, partition.notes())
+            # a version that failed stopped the document: its other versions are skipped
+            for _ in partition.versions(doc):
+                pass
         if rows:
             yield _frame(rows, _TAGGED)
     return run
+
+
+class _Partition:  # pragma: no cover (in the workers)
+    """A partition's diffed versions, sorted by document then version, read one document at
+    a time from the Arrow batches (64 versions each), one version ahead."""
+
+    def __init__(self, batches: Iterator[pd.DataFrame]) -> None:
+        self._rows = self._read(batches)
+        self._next: _Diffed | None = next(self._rows, None)
+        self._given: _Diffed | None = None  # the version given last
+
+    @staticmethod
+    def _read(batches: Iterator[pd.DataFrame]) -> Iterator[_Diffed]:
+        for b in batches:
+            yield from zip(b["doc"], b["version"], b["xml"], b["script"], b["expect"],
+                           b["time"], b["commit"], b["notes"], strict=False)
+
+    def document(self) -> str | None:
+        """The document of the next version (None at the partition's end)."""
+        return None if self._next is None else str(self._next[0])
+
+    def versions(self, doc: str) -> Iterator[tuple[int, Any, list[Action] | None, str | None,
+                                                   float | None, str | None]]:
+        """``doc``'s next versions as :func:`~._history.iter_document` takes them, up to the
+        next document's first."""
+        while self._next is not None and str(self._next[0]) == doc:
+            self._given = row = self._next
+            self._next = next(self._rows, None)
+            _, v, xml, script, expect, t, c, _ = row
+            yield (int(v), xml, decode_script(script) if script is not None else None,
+                   expect, _number(t), _text(c))
+
+    def notes(self) -> Iterator[TaggedRow]:
+        """The diff stage's key notes of the version given last (when it was replayed), as
+        error rows (as in process)."""
+        if self._given is None or not isinstance(self._given[7], str):
+            return
+        doc, v, _, _, _, t, c, notes = self._given
+        for m in json.loads(notes):
+            yield "error", error_row(str(doc), int(v), KEY_STAGE, m, commit=_text(c),
+                                     time=_number(t))
+
+
+def _number(value: Any) -> float | None:
+    return None if pd.isna(value) else float(value)
+
+
+def _text(value: Any) -> str | None:
+    return None if pd.isna(value) else str(value)
+
+
+def _tagged_rows(step: VersionRows) -> Iterator[TaggedRow]:  # pragma: no cover
+    """A step's rows, tagged by output; a replayed version also as a ``version`` row."""
+    if step.replayed:
+        yield "version", {"doc": step.doc, "version": step.version}
+    for record, rows in (("error", step.errors), ("event", step.events),
+                         ("composite", step.composites), ("cel", step.cel)):
+        for row in rows:
+            yield record, row
 
 
 def _filled(rows: list[dict[str, Any]], produced: Iterable[TaggedRow]
@@ -374,13 +437,6 @@ def _encode_notes(notes: list[KeyNote]) -> str | None:
     old version's were noted when it was the new one (its first, by the apply stage)."""
     messages = [n.message() for n in notes if n.side == "new"]
     return json.dumps(messages) if messages else None
-
-
-def _note_rows(doc: str, version: int, notes: str, time: float | None,
-               commit: str | None) -> Iterator[TaggedRow]:  # pragma: no cover
-    """The diff stage's key notes of a version replayed, as error rows (as in process)."""
-    for m in json.loads(notes):
-        yield "error", error_row(doc, version, KEY_STAGE, m, commit=commit, time=time)
 
 
 def replay_frames(spark: SparkSession, versions: DataFrame, definitions: str | None = None,
