@@ -8,13 +8,16 @@ or removed, an item inserted, deleted or moved. Nothing is read from ``../shared
 
 Then replays it, each measurement in a fresh process: ``inproc`` (:func:`replay_history`, the
 whole history in one call), ``local`` (``xmlevents replay --engine local``, end to end) and
-``spark`` (``--engine spark``). Prints, per run, the versions, the wall-clock seconds, seconds
-per version, the peak RSS of the process (and its children, for the CLI) and the machine's
-load average before the run. Target (issue 29): at least 10x faster per version than before
-the digests (0.35-0.6 s per version on this machine), with identical events.
+``spark`` (``--engine spark --master local[2]``), each with the fast path (``on``: unchanged
+subtrees recognised by their serialisations, the default) and without it (``off``:
+``--no-identical-subtrees``, xmldiff node by node). Prints, per run, the versions, the
+wall-clock seconds, seconds per version, the peak RSS of the process (and its children, for
+the CLI), the events (in process) and the machine's load average before the run. Target
+(issue 29): at least 10x faster per version than without, with identical events (the matching
+is xmldiff's either way: ``replay/_digests.py``).
 
-    python3 bench/bench_diff.py [--versions 100 400 1600] [--modes inproc local spark]
-                                [--items 2000] [--seed 29] [--write PATH]
+    python3 bench/bench_diff.py [--versions 100 400 1600 6400] [--modes inproc local spark]
+                                [--fast on off] [--items 2000] [--seed 29] [--write PATH]
 """
 
 from __future__ import annotations
@@ -111,14 +114,14 @@ def write(path: str, versions: int, items: int, seed: int) -> None:
             f.write(json.dumps(row) + "\n")
 
 
-def _inproc(path: str) -> None:
+def _inproc(path: str, fast: bool) -> None:
     """In this (fresh) process: replay_history over the file; prints one JSON line."""
     from xmlevents.replay import DiffOptions, replay_history
 
     with gzip.open(path, "rt", encoding="utf-8") as f:
         rows = [json.loads(line) for line in f]
     start = time.perf_counter()
-    result = replay_history(rows, options=DiffOptions(identical_subtrees=True))
+    result = replay_history(rows, options=DiffOptions(identical_subtrees=fast))
     seconds = time.perf_counter() - start
     print(json.dumps({"seconds": seconds, "versions": result.versions,
                       "events": len(result.events)}))
@@ -143,46 +146,59 @@ def _run(argv: list[str]) -> tuple[float, float, str]:
         return seconds, usage.ru_maxrss / 1024, out.read()
 
 
-def measure(mode: str, path: str, out: str) -> dict[str, Any]:
+def measure(mode: str, fast: bool, path: str, out: str) -> dict[str, Any]:
     """One run of ``mode`` over the history at ``path``, in a fresh process."""
     if mode == "inproc":
-        _, rss, stdout = _run([sys.executable, __file__, "--inproc", path])
+        _, rss, stdout = _run([sys.executable, __file__, "--inproc", path]
+                              + ([] if fast else ["--no-identical-subtrees"]))
         got = dict(json.loads(stdout.splitlines()[-1]))
         got["rss_mb"] = rss
         return got
-    seconds, rss, _ = _run([sys.executable, "-m", "xmlevents", "replay", path, "--out", out,
-                            "--engine", mode, "-q", "--identical-subtrees"])
+    argv = [sys.executable, "-m", "xmlevents", "replay", path, "--out", out, "--engine", mode,
+            "-q"]
+    if mode == "spark":
+        argv += ["--master", "local[2]"]
+    if not fast:
+        argv.append("--no-identical-subtrees")
+    seconds, rss, _ = _run(argv)
     return {"seconds": seconds, "rss_mb": rss}
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--versions", type=int, nargs="+", default=[100, 400, 1600])
+    p.add_argument("--versions", type=int, nargs="+", default=[100, 400, 1600, 6400])
     p.add_argument("--modes", nargs="+", default=["inproc", "local"],
                    choices=["inproc", "local", "spark"])
     p.add_argument("--items", type=int, default=2000)
     p.add_argument("--seed", type=int, default=29)
     p.add_argument("--write", metavar="PATH", help="only write the history (.jsonl.gz)")
+    p.add_argument("--fast", nargs="+", default=["on", "off"], choices=["on", "off"],
+                   help="with the fast path (on), without it (off), or both")
     p.add_argument("--inproc", metavar="PATH", help=argparse.SUPPRESS)
+    p.add_argument("--no-identical-subtrees", dest="identical", action="store_false",
+                   help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.inproc:
-        _inproc(args.inproc)
+        _inproc(args.inproc, args.identical)
         return
     if args.write:
         write(args.write, max(args.versions), args.items, args.seed)
         return
-    print(f"{'mode':<7} {'versions':>8} {'seconds':>8} {'s/version':>9} {'peak MB':>8}  "
-          f"{'load':>14}", flush=True)
+    print(f"{'mode':<7} {'fast':<4} {'versions':>8} {'seconds':>8} {'s/version':>9} "
+          f"{'peak MB':>8}  {'load':>14}", flush=True)
     with tempfile.TemporaryDirectory(prefix="xmlevents-bench-diff-") as folder:
         for versions in args.versions:
             path = os.path.join(folder, f"catalogue-{versions}.jsonl.gz")
             write(path, versions, args.items, args.seed)
             for mode in args.modes:
-                load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-                got = measure(mode, path, os.path.join(folder, f"out-{mode}-{versions}"))
-                print(f"{mode:<7} {versions:>8} {got['seconds']:>8.1f} "
-                      f"{got['seconds'] / versions:>9.3f} {got['rss_mb']:>8.0f}  {load:>14}"
-                      + (f"  events {got['events']}" if "events" in got else ""), flush=True)
+                for fast in args.fast:
+                    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+                    got = measure(mode, fast == "on", path,
+                                  os.path.join(folder, f"out-{mode}-{fast}-{versions}"))
+                    print(f"{mode:<7} {fast:<4} {versions:>8} {got['seconds']:>8.1f} "
+                          f"{got['seconds'] / versions:>9.3f} {got['rss_mb']:>8.0f}  {load:>14}"
+                          + (f"  events {got['events']}" if "events" in got else ""),
+                          flush=True)
 
 
 if __name__ == "__main__":

@@ -46,7 +46,15 @@ from lxml import etree
 from xmldiff import actions, utils
 from xmldiff.diff import Differ
 
-from ._digests import Forms, breadth_first, identical_children, post_order, reverse_post_order
+from ._digests import (
+    Forms,
+    breadth_first,
+    has_instructions,
+    post_order,
+    reverse_post_order,
+    similar,
+    twin_subtrees,
+)
 from ._errors import EditScriptError
 from ._keys import Key, KeyNote, KeyValue
 
@@ -154,33 +162,20 @@ def _document_wide(left: Any, right: Any, values: Mapping[Any, Identity]) -> Ite
 
 
 def prematch(left: Any, right: Any, values: Mapping[Any, Identity], *,
-             unique_tags: bool = True, uniqueattrs: Sequence[Any] = (),
-             forms: Forms | None = None, identical: set[Any] | None = None) -> list[Pair]:
+             unique_tags: bool = True, uniqueattrs: Sequence[Any] = ()) -> list[Pair]:
     """The pairs (old, new) that keys and unique tags decide, the roots excluded (see the
-    module): top-down from the roots, then document-wide by key value, then top-down again.
-
-    Given ``forms`` (:mod:`._digests`, issue 29), among the children of each pair, identical
-    subtrees are paired first, and every pair whose subtrees are identical (by whatever
-    rule it was taken) goes into ``identical``, both its nodes: the nodes inside are the
-    same nodes, matched without being paired here, and nothing below is visited."""
+    module): top-down from the roots, then document-wide by key value, then top-down again."""
     pairs: list[Pair] = []
     taken: set[Any] = {left, right}
     queue: deque[Pair] = deque([(left, right)])
-    same: set[Any] = identical if identical is not None else set()
 
-    def take(candidates: Iterable[Pair], *, anywhere: bool = False) -> None:
+    def take(candidates: Iterable[Pair]) -> None:
         for a, b in candidates:
             if a in taken or b in taken:
                 continue
-            # Document-wide candidates may lie inside identical subtrees, matched already.
-            if anywhere and same and (_inside(a, same) or _inside(b, same)):
-                continue
             taken.update((a, b))
             pairs.append((a, b))
-            if forms is not None and forms.of(a) == forms.of(b):
-                same.update((a, b))
-            else:
-                queue.append((a, b))
+            queue.append((a, b))
 
     def drain() -> None:
         while queue:
@@ -188,8 +183,6 @@ def prematch(left: Any, right: Any, values: Mapping[Any, Identity], *,
             lkids, rkids = _elements(parent), _elements(namesake)
             if not lkids or not rkids:
                 continue
-            if forms is not None:
-                take(identical_children(lkids, rkids, forms))
             if values:
                 take(_keyed_children(lkids, rkids, values))
             if unique_tags:
@@ -197,18 +190,13 @@ def prematch(left: Any, right: Any, values: Mapping[Any, Identity], *,
 
     drain()
     if values:
-        take(_document_wide(left, right, values), anywhere=True)
+        take(_document_wide(left, right, values))
         drain()
         # Ancestors the keyed pairs agree on (a profile, a plugin: tags that repeat), then
         # what unique tags and keys decide below them.
         take(_agreed_ancestors(pairs, taken, values))
         drain()
     return pairs
-
-
-def _inside(node: Any, subtrees: set[Any]) -> bool:
-    """Whether an ancestor of ``node`` is one of ``subtrees``."""
-    return any(a in subtrees for a in node.iterancestors())
 
 
 def _agreed_ancestors(pairs: list[Pair], taken: set[Any], values: Mapping[Any, Identity]
@@ -246,12 +234,14 @@ class KeyedDiffer(Differ):  # type: ignore[misc]  # xmldiff has no type informat
     _text_cache: dict[Any, str]
 
     def __init__(self, *, keys: Sequence[Key] = (), unique_tags: bool = True,
-                 identical_subtrees: bool = False, **differ: Any) -> None:
+                 identical_subtrees: bool = True, **differ: Any) -> None:
         super().__init__(**differ)
         self.keys = {k.element: k for k in keys}
         self.unique_tags = unique_tags
         self.identical_subtrees = identical_subtrees
+        self.ratio_mode = differ.get("ratio_mode", "fast")
         self._owners: dict[Any, Identity] = {}
+        self._char_counts: dict[str, Counter[str]] = {}
         #: Both nodes of every pair matched with its whole subtree (:mod:`._digests`).
         self._identical: set[Any] = set()
 
@@ -267,17 +257,19 @@ class KeyedDiffer(Differ):  # type: ignore[misc]  # xmldiff has no type informat
         self._identical = set()
         values = {**key_values(self.left, self.keys), **key_values(self.right, self.keys)}
         self._owners = key_owners(values)
-        forms = Forms() if self.identical_subtrees else None
+        forms = (Forms() if self.identical_subtrees and not has_instructions(self.left)
+                 and not has_instructions(self.right) else None)
         for a, b in prematch(self.left, self.right, values, unique_tags=self.unique_tags,
-                             uniqueattrs=self.uniqueattrs, forms=forms,
-                             identical=self._identical):
+                             uniqueattrs=self.uniqueattrs):
             self.append_match(a, b, 1.0)
         lnodes = self._unmatched(self.left, self._l2rmap)
         rnodes = self._unmatched(self.right, self._r2lmap)
         if self.fast_match:
-            lnodes, rnodes = self._fast_match(lnodes, rnodes)
+            lnodes, rnodes = self._fast_match(lnodes, rnodes, forms)
         self._greedy_match(lnodes, rnodes)
         self.append_match(self.left, self.right, 1.0)  # the roots, as xmldiff does
+        if forms is not None:
+            self._identical = twin_subtrees(self.right, self._r2lmap, forms)
         return matches
 
     def update_node_attr(self, left: Any, right: Any) -> Iterator[Any]:
@@ -297,15 +289,16 @@ class KeyedDiffer(Differ):  # type: ignore[misc]  # xmldiff has no type informat
         yield from super().update_node_text(left, right)
 
     def _unmatched(self, root: Any, matched: Mapping[int, Any]) -> list[Any]:
-        """The nodes under ``root`` (in xmldiff's post-order) left to match: not those inside
-        identical subtrees, which are matched with them."""
-        return [n for n in post_order(root, self._identical)
-                if n is not root and id(n) not in matched]
+        """The nodes under ``root`` (in xmldiff's post-order) left to match."""
+        return [n for n in post_order(root, set()) if n is not root and id(n) not in matched]
 
-    def _fast_match(self, lnodes: list[Any], rnodes: list[Any]) -> tuple[list[Any], list[Any]]:
-        """xmldiff's first pass: the longest common subsequence of similar nodes."""
-        common = list(utils.longest_common_subsequence(
-            lnodes, rnodes, lambda a, b: self.node_ratio(a, b) >= self.F))
+    def _fast_match(self, lnodes: list[Any], rnodes: list[Any], forms: Forms | None = None
+                    ) -> tuple[list[Any], list[Any]]:
+        """xmldiff's first pass: the longest common subsequence of similar nodes (given
+        ``forms``, equal ones are similar without their ratio: :func:`._digests.similar`)."""
+        test = (similar(self.node_ratio, self.F, forms, self._owners) if forms is not None
+                else lambda a, b: self.node_ratio(a, b) >= self.F)
+        common = list(utils.longest_common_subsequence(lnodes, rnodes, test))
         for i, j in common:
             self.append_match(lnodes[i], rnodes[j], None)
         lused, rused = {i for i, _ in common}, {j for _, j in common}
@@ -397,6 +390,27 @@ class KeyedDiffer(Differ):  # type: ignore[misc]  # xmldiff has no type informat
             if id(lnode) not in self._l2rmap:
                 yield actions.DeleteNode(utils.getpath(lnode, ltree))
                 lnode.getparent().remove(lnode)
+
+    def leaf_ratio(self, left: Any, right: Any) -> float:
+        """xmldiff's similarity of two nodes' own texts; in its default ``fast`` mode
+        difflib's ``quick_ratio`` (twice the characters the texts share, as multisets, over
+        their total length) computed from a count of each text's characters kept per text,
+        the same number without difflib's per-pair set-up (issue 29: most of a changed
+        version's ratio time)."""
+        if self.ratio_mode != "fast":
+            return float(super().leaf_ratio(left, right))
+        ltext, rtext = self.node_text(left), self.node_text(right)
+        length = len(ltext) + len(rtext)
+        if not length:
+            return 1.0
+        shared = self._counts(ltext) & self._counts(rtext)
+        return 2.0 * sum(shared.values()) / length
+
+    def _counts(self, text: str) -> Counter[str]:
+        counts = self._char_counts.get(text)
+        if counts is None:
+            counts = self._char_counts[text] = Counter(text)
+        return counts
 
     def node_ratio(self, left: Any, right: Any) -> float:
         """xmldiff's similarity, but 0 unless both nodes lie in keyed elements with one key

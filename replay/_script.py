@@ -68,12 +68,11 @@ class DiffOptions:
     ``fast_match``, which is ~2x faster on the pom history and still exact here, since every
     script is checked and completed), the ``keys`` that identify elements, and whether an
     element whose tag is unique among its siblings is matched to its namesake first
-    (``unique_tags``; :mod:`._match`), and whether children whose subtrees are identical are
-    matched outright, their insides never shown to xmldiff (``identical_subtrees``;
-    :mod:`._digests`, issue 29: a version then costs what changed, not the document's size;
-    off by default: where xmldiff matched look-alike siblings by position it pairs the
-    identical ones, so a reordering becomes a move, whose re-insertion detection sees, and the
-    events differ from the plain diff's).
+    (``unique_tags``; :mod:`._match`), and whether unchanged subtrees are recognised by their
+    serialisations instead of node by node (``identical_subtrees``, on by default;
+    :mod:`._digests`, issue 29: the matching and the script are xmldiff's exactly, so the
+    events are the same either way; on, the unchanged stretches cost a comparison of bytes
+    instead of xmldiff's ratios and visits).
     Immutable and picklable: it travels to Spark's workers.
 
     Raises:
@@ -86,7 +85,7 @@ class DiffOptions:
     uniqueattrs: tuple[str, ...] = field(default=("{http://www.w3.org/XML/1998/namespace}id",))
     keys: tuple[Key, ...] = ()
     unique_tags: bool = True
-    identical_subtrees: bool = False
+    identical_subtrees: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "keys", tuple(self.keys))

@@ -1,10 +1,14 @@
-"""Unchanged subtrees matched outright (issue 29, item 2; :mod:`xmlevents.replay._digests`).
+"""Unchanged subtrees recognised by their serialisations (issue 29, item 2;
+:mod:`xmlevents.replay._digests`).
 
-Checked: which children are paired as identical; that the traversals are xmldiff's, minus the
-inside of identical subtrees; that the re-written diff phase gives xmldiff's own actions for
-the same matching; that a change to one item of a wide document costs what changed (the
-similarity is asked about the changed nodes only, the script touches only them); and that the
-namespace scans read from one serialisation agree with the element-by-element ones.
+Checked: that the scripts, hence the events, are xmldiff's alone — on every case of the script
+tests, and as a property on random documents and random edits (reorders of identical and of
+distinct siblings, duplicates, moves between parents, texts, tails, attributes, comments), with
+and without keys; that every script replays to the new version; that the traversals are
+xmldiff's minus the inside of skipped subtrees; that the re-written diff phase gives xmldiff's
+own actions for the same matching; that a change to one item of a wide document asks for the
+ratio of the changed nodes only; and that the namespace scans read from one serialisation
+agree with the element-by-element ones.
 """
 
 from __future__ import annotations
@@ -14,26 +18,34 @@ import random
 from typing import Any
 
 import pytest
+from hypothesis import given, note, settings
+from hypothesis import strategies as st
 from lxml import etree
 from xmldiff import utils
 from xmldiff.diff import Differ
 
 from tests.replay.test_script import CASES
+from tests.strategies import examples
 from xmlevents.replay import (
     DiffOptions,
     EditScriptError,
-    Move,
+    Key,
     SetText,
     _script,
+    apply_script,
+    c14n,
     edit_script,
     parse_version,
+    replay_history,
 )
 from xmlevents.replay._digests import (
+    FLOOR,
     Forms,
     breadth_first,
-    identical_children,
+    has_instructions,
     post_order,
     reverse_post_order,
+    twin_subtrees,
 )
 from xmlevents.replay._match import KeyedDiffer
 
@@ -50,29 +62,67 @@ def kids(xml: str) -> list[Any]:
     return list(etree.fromstring(xml))
 
 
-# --- pairing -----------------------------------------------------------------------------------
+#: The fast path on (the default) and off (xmldiff node by node).
+ON = DiffOptions(identical_subtrees=True)
+OFF = DiffOptions(identical_subtrees=False)
 
 
-def test_a_form_once_on_each_side_pairs_its_children_wherever_they_are() -> None:
-    left = kids("<r><a>1</a><b>2</b><c>3</c></r>")
-    right = kids("<r><c>3</c><a>1</a><b>changed</b></r>")
-    pairs = identical_children(left, right, Forms())
-    assert {(lft.tag, rgt.tag) for lft, rgt in pairs} == {("a", "a"), ("c", "c")}
+def test_the_fast_path_is_the_default() -> None:
+    """Issue 29: unchanged subtrees are recognised by their forms unless asked otherwise."""
+    assert DiffOptions().identical_subtrees is True
 
 
-def test_repeated_forms_are_paired_in_order() -> None:
-    left = kids("<r><s>0</s><s>0</s><x/><s>0</s></r>")
-    right = kids("<r><s>0</s><y/><s>0</s></r>")
-    pairs = identical_children(left, right, Forms())
-    assert [(left.index(a), right.index(b)) for a, b in pairs] == [(0, 0), (1, 2)]
+# --- forms ---------------------------------------------------------------------------------------
 
 
 def test_the_tail_is_not_part_of_the_form_but_everything_inside_is() -> None:
+    """A form is the subtree's serialisation without its own tail."""
     forms = Forms()
     a, b = kids("<r><a x='1'>t<b/>u</a> one</r>")[0], kids("<r><a x='1'>t<b/>u</a> two</r>")[0]
     assert forms.of(a) == forms.of(b)
     c = kids("<r><a x='1'>t<b/>v</a></r>")[0]  # a tail inside differs
     assert forms.of(a) != forms.of(c)
+
+
+def test_a_prefix_bound_to_another_uri_is_another_form() -> None:
+    """The declarations a subtree needs are part of its form."""
+    a = kids('<r xmlns:p="urn:a"><p:x>1</p:x></r>')[0]
+    b = kids('<r xmlns:p="urn:b"><p:x>1</p:x></r>')[0]
+    assert Forms().of(a) != Forms().of(b)
+
+
+def test_equal_forms_are_never_less_similar_than_the_floor() -> None:
+    """The shortcut's premise: xmldiff's ratio of two equal subtrees is at least FLOOR, with
+    none of their children matched (its lowest), and 1 for a leaf."""
+    differ = KeyedDiffer()
+    old = parse_version("<r><a k='1'>t<b/><c>u</c></a><d>x</d></r>")
+    new = parse_version("<r><a k='1'>t<b/><c>u</c></a><d>x</d></r>")
+    differ.set_trees(old, new)
+    differ._l2rmap, differ._text_cache = {}, {}
+    assert differ.node_ratio(old[0], new[0]) == FLOOR
+    assert differ.node_ratio(old[1], new[1]) == 1.0
+
+
+def test_documents_with_instructions_are_left_to_xmldiff() -> None:
+    """xmldiff's ratio fails on a processing instruction: that failure (and sync) stays."""
+    assert has_instructions(parse_version("<r><a><?pi x?></a></r>"))
+    assert not has_instructions(parse_version("<r><!-- c --><a/></r>"))
+    old, new = "<r><a><?pi x?></a><b>1</b></r>", "<r><a><?pi x?></a><b>2</b></r>"
+    assert edit_script(old, new, ON) == edit_script(old, new, OFF)
+
+
+def test_twin_subtrees_are_the_outermost_pairs_matched_node_for_node() -> None:
+    """A matched pair with equal forms whose insides are matched to their twins is skipped;
+    its descendants are not listed; the changed path is not."""
+    differ = ON.differ()
+    old, new = parse_version(items(5)), parse_version(items(5, {2: "99"}))
+    differ.match(old, new)
+    twins = differ._identical
+    assert differ.right[0] in twins and differ.right[0][0] not in twins
+    assert differ.right[2] not in twins and differ.right[2][0] in twins  # its name
+    assert differ.right not in twins
+    same = twin_subtrees(differ.right, differ._r2lmap, Forms())
+    assert same == twins
 
 
 # --- traversals --------------------------------------------------------------------------------
@@ -83,10 +133,6 @@ def random_tree(rng: random.Random, depth: int = 0) -> Any:
     for _ in range(rng.randint(0, 4 if depth < 3 else 0)):
         e.append(random_tree(rng, depth + 1) if rng.random() < 0.8 else etree.Comment("c"))
     return e
-
-
-#: The option on (it is off by default: issue 29's identical events).
-ON = DiffOptions(identical_subtrees=True)
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -133,10 +179,144 @@ def test_the_diff_phase_is_xmldiffs_for_the_same_matching(old: str, new: str) ->
 
 
 @pytest.mark.parametrize(("old", "new"), list(CASES.values()), ids=list(CASES))
-def test_identical_subtrees_change_no_script_of_the_small_cases(old: str, new: str) -> None:
-    """On every case of the script tests the scripts with and without identical subtrees
-    are the same (the events of the existing tests do not change)."""
-    assert edit_script(old, new, ON) == edit_script(old, new, DiffOptions(identical_subtrees=False))
+def test_the_fast_path_changes_no_script_of_the_small_cases(old: str, new: str) -> None:
+    """On every case of the script tests the scripts with and without the fast path are the
+    same (the events of the existing tests do not change)."""
+    assert edit_script(old, new, ON) == edit_script(old, new, OFF)
+
+
+def test_a_reordering_among_look_alike_siblings_stays_xmldiffs() -> None:
+    """The Spark tests' history: an unchanged item moved one place while its neighbour
+    changed is what xmldiff makes of it (look-alike items aligned by position), not a move
+    of the unchanged one (whose re-insertion a definition on ins(item) would see)."""
+    old = "<order><item><price>6</price><quantity>2</quantity></item><item/></order>"
+    new = ("<order><item><quantity>1</quantity><price>1</price></item>"
+           "<item><price>6</price><quantity>2</quantity></item></order>")
+    script = edit_script(old, new, ON)
+    assert script == edit_script(old, new, OFF)
+    assert not any(isinstance(a, _script.Move) and a.path == (0,) for a in script)
+
+
+# --- random documents, random edits --------------------------------------------------------------
+
+TAGS = ("a", "b", "item")
+TEXTS = (None, "1", "2", "x y")
+
+
+@st.composite
+def trees(draw: st.DrawFn, depth: int = 0) -> Any:
+    """A small element with few tags, texts and attributes, so that equal subtrees (and
+    look-alike ones) are frequent; now and then a comment or a tail."""
+    e = etree.Element(draw(st.sampled_from(TAGS)))
+    e.text = draw(st.sampled_from(TEXTS))
+    if draw(st.booleans()):
+        e.set("k", draw(st.sampled_from(("1", "2"))))
+    width = draw(st.integers(0, 4 if depth < 3 else 0))
+    for _ in range(width):
+        if draw(st.integers(0, 9)) == 0:
+            child = etree.Comment(draw(st.sampled_from(("c", "d"))))
+        else:
+            child = draw(trees(depth + 1))
+        child.tail = draw(st.sampled_from((None, None, "t")))
+        e.append(child)
+    return e
+
+
+EDITS = ("duplicate", "swap_equal", "swap", "reverse", "move", "delete", "insert", "text",
+         "tail", "attribute")
+
+
+def _edit(data: st.DataObject, root: Any) -> str:
+    """One random edit of ``root``, in place; its name."""
+    kind = data.draw(st.sampled_from(EDITS))
+    nodes = list(root.iter())[1:]
+    parents = [e for e in root.iter(tag=etree.Element) if len(e)]
+    pick = lambda seq: seq[data.draw(st.integers(0, len(seq) - 1))]  # noqa: E731
+    if kind == "duplicate" and nodes:
+        node = pick(nodes)
+        node.addnext(copy.deepcopy(node))
+    elif kind in ("swap_equal", "swap") and parents:
+        parent = pick(parents)
+        if len(parent) > 1:
+            i = data.draw(st.integers(0, len(parent) - 2))
+            if kind == "swap_equal":
+                parent[i + 1] = copy.deepcopy(parent[i])  # two equal ones, then swapped
+            a, b = parent[i], parent[i + 1]
+            b.addnext(copy.deepcopy(a))
+            parent.remove(a)
+    elif kind == "reverse" and parents:
+        parent = pick(parents)
+        kids = list(parent)
+        for k in kids:
+            parent.remove(k)
+        parent.extend(reversed(kids))
+    elif kind == "move" and nodes:
+        node = pick(nodes)
+        inside = set(node.iter())
+        targets = [e for e in root.iter(tag=etree.Element) if e not in inside]
+        target = pick(targets)
+        target.insert(data.draw(st.integers(0, len(target))), node)
+    elif kind == "delete" and nodes:
+        node = pick(nodes)
+        node.getparent().remove(node)
+    elif kind == "insert":
+        target = pick(list(root.iter(tag=etree.Element)))
+        target.insert(data.draw(st.integers(0, len(target))), data.draw(trees(2)))
+    elif kind == "text":
+        pick(list(root.iter(tag=etree.Element))).text = data.draw(st.sampled_from(TEXTS))
+    elif kind == "tail" and nodes:
+        pick(nodes).tail = data.draw(st.sampled_from(TEXTS))
+    elif kind == "attribute":
+        e = pick(list(root.iter(tag=etree.Element)))
+        if data.draw(st.booleans()) and "k" in e.attrib:
+            del e.attrib["k"]
+        else:
+            e.set("k", data.draw(st.sampled_from(("1", "2", "3"))))
+    return kind
+
+
+@st.composite
+def version_pairs(draw: st.DrawFn) -> tuple[str, str]:
+    """A random document and a version of it after 1..4 random edits."""
+    data = draw(st.data())
+    root = draw(trees())
+    old = etree.tostring(root, encoding="unicode")
+    done = [_edit(data, root) for _ in range(draw(st.integers(1, 4)))]
+    new = etree.tostring(root, encoding="unicode")
+    note(f"{done}: {old} -> {new}")
+    return old, new
+
+
+KEYED = DiffOptions(keys=(Key.parse("item=@k"),))
+
+
+def events_of(old: str, new: str, options: DiffOptions) -> list[tuple[Any, ...]]:
+    """The primitive events of replaying the two versions: op, path and moved flag, with the
+    ids renamed in order of appearance (ids up to renaming)."""
+    rows = [{"doc": "d", "version": 0, "xml": old}, {"doc": "d", "version": 1, "xml": new}]
+    names: dict[Any, int] = {}
+    found = []
+    for e in replay_history(rows, options=options).events:
+        ident = names.setdefault(e["id"], len(names))
+        found.append((e["version"], e["op"], e["path"], e.get("moved"), ident))
+    return found
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(version_pairs())
+def test_the_fast_path_gives_xmldiffs_script_and_events(pair: tuple[str, str]) -> None:
+    """On random documents and edits the script with the fast path is the one without it,
+    action for action (so are the events, ids up to renaming), with keys too, and it turns the
+    old version into the new one."""
+    old, new = pair
+    for fast, slow in ((ON, OFF), (KEYED, KEYED.__class__(
+            keys=KEYED.keys, identical_subtrees=False))):
+        script = edit_script(old, new, fast)
+        assert script == edit_script(old, new, slow)
+        tree = etree.ElementTree(parse_version(old))
+        apply_script(tree, script)
+        assert c14n(tree.getroot()) == c14n(parse_version(new))
+    assert events_of(old, new, ON) == events_of(old, new, OFF)
 
 
 # --- what a change costs -----------------------------------------------------------------------
@@ -159,24 +339,21 @@ def asked(old: str, new: str, identical: bool, monkeypatch: pytest.MonkeyPatch) 
 
 def test_one_changed_item_of_many_is_the_only_one_compared(monkeypatch: pytest.MonkeyPatch
                                                              ) -> None:
+    """Only the changed path gets xmldiff's ratio; without the fast path every node does."""
     old, new = items(300), items(300, {150: "99"})
     assert asked(old, new, True, monkeypatch) <= 10
     assert asked(old, new, False, monkeypatch) > 300  # xmldiff alone compares them all
 
 
-def test_one_changed_item_gives_one_text_update_and_a_moved_one_one_move() -> None:
-    old = items(300)
-    assert edit_script(old, items(300, {150: "99"}), ON) == [SetText((150, 1), "99")]
-    root = etree.fromstring(old)
-    moved = root[10]
-    root.remove(moved)
-    root.insert(200, moved)
-    script = edit_script(old, etree.tostring(root, encoding="unicode"), ON)
-    assert [type(a) for a in script if not isinstance(a, _script.SetTail)] == [Move]
+def test_one_changed_item_gives_one_text_update() -> None:
+    """The script of one changed price is one text update, with the fast path or without."""
+    old, new = items(300), items(300, {150: "99"})
+    assert edit_script(old, new, ON) == [SetText((150, 1), "99")] == edit_script(old, new, OFF)
 
 
 def test_an_unchanged_version_gives_no_action_and_compares_nothing(
         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Identical versions: no action, no ratio."""
     assert edit_script(items(200), items(200), ON) == []
     assert asked(items(200), items(200), True, monkeypatch) == 0
 
