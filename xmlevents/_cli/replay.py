@@ -139,11 +139,14 @@ def add_parser(sub: Any) -> None:
     replay.add_argument("--no-unique-tags", dest="unique_tags", action="store_false",
                         help="do not match a child whose tag is unique among its siblings in "
                              "both versions to its namesake before similarity (default: do)")
-    replay.add_argument("--identical-subtrees", action="store_true",
-                        help="match children whose subtrees are identical outright, before "
-                             "keys and xmldiff: a version costs what changed (10x faster on "
-                             "large documents), but a reordering becomes a move, whose "
-                             "re-insertion definitions see (default: off; issue 29)")
+    replay.add_argument("--no-identical-subtrees", dest="identical_subtrees",
+                        action="store_false",
+                        help="compare unchanged subtrees node by node, as xmldiff alone does, "
+                             "instead of by their serialisations (the same events, slower; "
+                             "default: by serialisation; issue 29)")
+    # Accepted as before issue 29 made it the default; it changes nothing.
+    replay.add_argument("--identical-subtrees", dest="identical_subtrees",
+                        action="store_true", help=argparse.SUPPRESS)
     replay.add_argument("--within", type=window_argument, default=None, metavar="TICKS",
                         help="the window of every operator that sets none, in ticks of a "
                              "document's event stream, or a duration such as 30d of the "
