@@ -278,3 +278,42 @@ def test_versions_in_many_batches_and_out_of_order_replay_as_in_process(spark: A
             frames.unpersist()
         for k, v in saved.items():
             spark.conf.set(k, v)
+
+
+def test_the_apply_stage_hands_its_rows_over_a_frame_at_a_time() -> None:
+    """The apply stage's worker function (no JVM: pandas batches in, frames out) yields frames
+    of at most _FRAME_ROWS rows as it goes, several for one large version, and the rows are
+    replay_history's, in its order."""
+    import pandas as pd
+
+    from xmlevents.replay import DiffOptions
+    from xmlevents.replay._spark import _DIFFED, _FRAME_ROWS, _apply
+
+    item = "<item><price>1</price><quantity>1</quantity></item>"  # 5 events, a composite
+    big = "<order>" + item * (_FRAME_ROWS // 4) + "</order>"
+    rows = [{"doc": "big.xml", "version": 0, "xml": big, "time": 5, "commit": "c"},
+            {"doc": "big.xml", "version": 1, "xml": big.replace("1", "2", 3), "time": None,
+             "commit": None},
+            {"doc": "small.xml", "version": 0, "xml": "<order/>", "time": 7, "commit": "d"},
+            {"doc": "small.xml", "version": 1, "xml": "<order><item/></order>", "time": 8,
+             "commit": "e"}]
+    local = replay_history(rows, DEFS)
+    assert len(local.events) > _FRAME_ROWS and local.composites
+    # The diff stage's rows, two to a batch; no script: the apply stage diffs itself.
+    diffed = [{"doc": r["doc"], "version": r["version"], "xml": r["xml"], "script": None,
+               "expect": None, "error": None, "time": r["time"], "commit": r["commit"],
+               "notes": None} for r in rows]
+    batches = [pd.DataFrame(diffed[i:i + 2], columns=_DIFFED.fieldNames())
+               for i in range(0, len(diffed), 2)]
+    frames = list(_apply(DEFS, DiffOptions(), None, None)(iter(batches)))
+    assert len(frames) >= 2 and all(len(f) <= _FRAME_ROWS for f in frames)
+    out = pd.concat(frames)
+    events = out[out["record"] == "event"]
+    assert list(events["id"]) == [e["id"] for e in local.events]
+    assert list(events["doc"]) == [e["doc"] for e in local.events]
+    composites = out[out["record"] == "composite"]
+    assert [(d, t, list(e)) for d, t, e in zip(
+        composites["doc"], composites["ts"], composites["events"], strict=True)] == [
+        (c["doc"], c["ts"], c["events"]) for c in local.composites]
+    assert list(zip(*(out[out["record"] == "version"][c] for c in ("doc", "version")),
+                    strict=True)) == local.replayed
