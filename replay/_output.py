@@ -65,28 +65,28 @@ def check_spark_output(spark: SparkSession, out: str) -> None:
             "write on their own file systems: give a URL they share (hdfs://..., s3a://...), "
             f"or file://{_absolute(out)} if every machine has that folder (a shared mount)")
     try:
-        _probe(hadoop, fs, fs.makeQualified(path))
+        _probe(hadoop, fs, fs.makeQualified(path), out)
     except Py4JJavaError as exc:
         raise OutputLocationError(f"{out}: cannot write there: "
                                   f"{_java_message(exc)}") from None
 
 
-def _probe(hadoop: Any, fs: Any, path: Any) -> None:
-    """``path`` is, or can be made, a folder that takes a new file: made (with its missing
-    parents), written in, and everything made removed again."""
+def _probe(hadoop: Any, fs: Any, path: Any, out: str) -> None:
+    """``path`` (``out`` qualified) is, or can be made, a folder that takes a new file: made
+    (with its missing parents), written in, and everything made removed again."""
     if fs.exists(path) and not fs.getFileStatus(path).isDirectory():
-        raise OutputLocationError(f"{path.toString()}: a file is there, not a folder")
+        raise OutputLocationError(f"{out}: a file is there, not a folder")
     top = None  # the highest folder made here, removed at the end with what it holds
     ancestor = path
     while ancestor is not None and not fs.exists(ancestor):
         top = ancestor
         ancestor = ancestor.getParent()
     if ancestor is not None and not fs.getFileStatus(ancestor).isDirectory():
-        raise OutputLocationError(f"{path.toString()}: {ancestor.toString()} is a file, "
-                                  "not a folder")
+        raise OutputLocationError(f"{out}: {ancestor.toUri().getPath()} is a file, not a "
+                                  "folder")
     try:
         if top is not None and not fs.mkdirs(path):
-            raise OutputLocationError(f"{path.toString()}: cannot create the folder")
+            raise OutputLocationError(f"{out}: cannot create the folder")
         probe = hadoop.Path(path, f".xmlevents-probe-{uuid.uuid4().hex}")
         fs.create(probe, False).close()
         fs.delete(probe, False)
@@ -98,7 +98,11 @@ def _probe(hadoop: Any, fs: Any, path: Any) -> None:
 def _no_file_system(out: str, exc: BaseException) -> str:
     """The one line for a URL whose file system this Spark cannot open."""
     text = _java_message(exc)
-    if "UnsupportedFileSystemException" in str(exc) or "No FileSystem for scheme" in text:
+    # An unknown scheme, or a known one whose class is missing (Hadoop names s3a's
+    # S3AFileSystem in its defaults; hadoop-aws holds it).
+    if any(sign in text or sign in str(exc) for sign in (
+            "UnsupportedFileSystemException", "No FileSystem for scheme",
+            "ClassNotFoundException")):
         scheme = out.split("://", 1)[0] if "://" in out else out.split(":", 1)[0]
         return (f"{out}: this Spark has no file system for {scheme}:// (its connector is not "
                 "on the classpath: add it, e.g. --conf spark.jars.packages=org.apache.hadoop:"

@@ -287,16 +287,22 @@ def test_the_output_is_checked_through_hadoops_file_system(spark: Any, tmp_path:
     cannot be made: one line each; a good folder is made, probed and removed again."""
     from xmlevents.replay import OutputLocationError, check_spark_output
 
-    with pytest.raises(OutputLocationError) as missing:
-        check_spark_output(spark, "s3a://bucket/out")
-    assert str(missing.value).startswith("s3a://bucket/out: this Spark has no file system "
-                                         "for s3a:// (its connector is not on the classpath")
-    assert "\n" not in str(missing.value)
+    for url in ("s3a://bucket/out", "nosuch://host/out"):  # a class missing, a scheme
+        with pytest.raises(OutputLocationError) as missing:
+            check_spark_output(spark, url)
+        scheme = url.split(":")[0]
+        assert str(missing.value).startswith(
+            f"{url}: this Spark has no file system for {scheme}:// (its connector is not on "
+            "the classpath"), str(missing.value)
+        assert "\n" not in str(missing.value)
     (tmp_path / "file").write_text("x")
-    with pytest.raises(OutputLocationError, match="a file is there, not a folder"):
+    with pytest.raises(OutputLocationError) as file:
         check_spark_output(spark, f"file://{tmp_path / 'file'}")
-    with pytest.raises(OutputLocationError, match="is a file, not a folder"):
+    assert str(file.value) == f"file://{tmp_path / 'file'}: a file is there, not a folder"
+    with pytest.raises(OutputLocationError) as inside:
         check_spark_output(spark, str(tmp_path / "file" / "out"))
+    assert str(inside.value) == (f"{tmp_path / 'file' / 'out'}: {tmp_path / 'file'} is a "
+                                 "file, not a folder")
     if os.geteuid() != 0:
         (tmp_path / "ro").mkdir(mode=0o555)
         with pytest.raises(OutputLocationError, match="cannot"):
