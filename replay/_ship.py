@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import importlib
 import importlib.util
 import io
 import os
@@ -52,10 +53,11 @@ def package_files(name: str = "xmlevents") -> Iterator[tuple[str, str]]:
     seen: set[str] = set()
     for package in (name, *(f"{name}.{sub}" for sub in PACKAGES)):
         spec = importlib.util.find_spec(package)
-        if spec is None or not spec.submodule_search_locations:
-            raise ModuleNotFoundError(f"no package {package} to ship", name=package)
+        locations = list(spec.submodule_search_locations or []) if spec is not None else []
+        if not locations:  # not installed: importing it raises Python's own error for it
+            locations = list(importlib.import_module(package).__path__)
         prefix = package.replace(".", "/")
-        for folder in spec.submodule_search_locations:
+        for folder in locations:
             for root, dirs, files in os.walk(folder):
                 dirs[:] = sorted(d for d in dirs if d != "__pycache__")
                 inside = os.path.relpath(root, folder)

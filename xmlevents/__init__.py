@@ -76,6 +76,7 @@ __all__ = [
     "DiffActionError",
     "InexactScriptError",
     "KeySpecError",
+    "OutputLocationError",
     "RuleSyntaxError",
     "RuleError",
     "UnknownDocumentError",
@@ -120,7 +121,7 @@ _PACKAGES: dict[str, tuple[str, ...]] = {
     "xmlevents.replay": (
         "BadVersion", "MissingXmlError", "VersionTableError", "GitHistoryError",
         "EditScriptError", "ScriptFormatError", "ScriptPathError", "DiffActionError",
-        "InexactScriptError", "KeySpecError"),
+        "InexactScriptError", "KeySpecError", "OutputLocationError"),
     "xmlevents.rules": (
         "RuleSyntaxError", "RuleError", "UnknownDocumentError", "UpdateError", "StepLimitError",
         "ActionError"),
@@ -189,6 +190,7 @@ if TYPE_CHECKING:
         InexactScriptError,
         KeySpecError,
         MissingXmlError,
+        OutputLocationError,
         ScriptFormatError,
         ScriptPathError,
         VersionTableError,
