@@ -50,6 +50,7 @@ import shutil
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
@@ -413,6 +414,24 @@ def _open_checkpoint(folder: str, prints: dict[str, str], source: FollowSource,
     return stream
 
 
+def _local_folder(checkpoint: str) -> str:
+    """The checkpoint folder as a path of this machine (``file://`` URIs too).
+
+    Raises:
+        FollowError: a URL of another file system (``hdfs://``, ``s3a://``): the manifest is
+            written by this process, so the folder must be one it can write (on a cluster, a
+            folder every machine mounts at that path).
+    """
+    if "://" not in checkpoint:
+        return checkpoint
+    url = urlparse(checkpoint)
+    if url.scheme != "file":
+        raise FollowError(f"--checkpoint {checkpoint}: give a folder of this machine (on a "
+                          "cluster, one every machine mounts at that path, e.g. "
+                          f"file:///shared/checkpoint); {url.scheme}:// is not supported")
+    return url.path
+
+
 # --- the follower --------------------------------------------------------------------------
 
 
@@ -519,7 +538,7 @@ def follow(spark: SparkSession, source: str, out: str, checkpoint: str,
     options = options or DiffOptions()
     where = FollowSource.parse(source)
     prints = fingerprint(defs, options=options, namespaces=ns, within=within, queries=texts)
-    stream = _open_checkpoint(checkpoint, prints, where, reset)
+    stream = _open_checkpoint(_local_folder(checkpoint), prints, where, reset)
     rows = (_folder_stream(spark, where.where, max_files) if where.kind == "folder"
             else _kafka_stream(spark, where, max_offsets))
     tagged = rows.groupBy("doc").applyInPandasWithState(
@@ -530,7 +549,8 @@ def follow(spark: SparkSession, source: str, out: str, checkpoint: str,
     if partitions is not None:
         spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
     writer = (tagged.writeStream.foreachBatch(_write_batch(out, written))
-              .option("checkpointLocation", stream))
+              # a file: URI, not a path fs.defaultFS (a cluster's HDFS) would resolve
+              .option("checkpointLocation", Path(stream).absolute().as_uri()))
     if available_now:
         writer = writer.trigger(availableNow=True)
     elif trigger is not None:
