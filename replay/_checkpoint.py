@@ -19,8 +19,9 @@ folder, flushed and fsynced, renamed over, the folder fsynced). A run ``N`` writ
 ``<h>.N.state`` for the documents it replayed, never touching a file of an earlier run, and
 commits by writing the manifest with ``run: N`` last: a document's state is its newest file
 of a run at or below the manifest's. A run that crashes before the manifest leaves the
-previous checkpoint exactly as it was (its files of run ``N`` are ignored, and replaced by
-the rerun); after a commit the files it superseded are deleted. One run at a time writes a
+previous checkpoint exactly as it was (its files of run ``N`` are deleted when the folder is
+next opened, before the rerun writes its own); after a commit the files it superseded are
+deleted. One run at a time writes a
 folder. Pickle runs code when loaded: a checkpoint folder is as trusted as the library.
 
 The fingerprint is a digest per part of everything that changes the rows: the definitions
@@ -190,8 +191,15 @@ class Checkpoint:
         folder = path / _DOCUMENTS
         for name in os.listdir(folder):
             m = _STATE.match(name)
-            if m:
-                self._files.setdefault(m.group(1), []).append((int(m.group(2)), name))
+            if not m:
+                continue
+            if int(m.group(2)) > run:
+                # A run that crashed before its manifest: its states never counted, and must
+                # not count once this run commits the same number.
+                with contextlib.suppress(OSError):
+                    os.unlink(folder / name)
+                continue
+            self._files.setdefault(m.group(1), []).append((int(m.group(2)), name))
 
     @property
     def next_run(self) -> int:

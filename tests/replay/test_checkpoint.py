@@ -3,8 +3,8 @@
 * the property: a generated history (several documents, items inserted, changed and
   removed, bad versions, definitions with a sequence, a conjunction, a termination condition,
   a multiplicity, a negation, the non-local and custom modes (composites held across runs),
-  every context and windows, CEL queries) split at a random version per document into two or three runs
-  gives the rows of one run, ids included; a rerun adds nothing;
+  every context and windows, CEL queries) split at a random version per document into two
+  or three runs gives the rows of one run, ids included; a rerun adds nothing;
 * a crash while the second run writes its states, then a rerun: as if no crash;
 * refusals: other definitions, options, queries, window, format, library version;
 * document names with ``/``, ``..`` and unicode; a changed old version; an input older than
@@ -215,6 +215,30 @@ def test_a_crash_while_writing_the_states_then_a_rerun_is_as_if_no_crash(
     assert json.loads((folder / "manifest.json").read_text())["run"] == 2
     # the superseded and the crashed run's files are gone: one state a document
     assert len(list((folder / "documents").iterdir())) == 3
+
+
+def test_a_crashed_runs_states_never_count(tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The states a crashed run wrote are dropped: a rerun with other input (here without
+    the first document's new version) does not take them as its own."""
+    rows = [{"doc": d, "version": 0, "xml": "<a/>"} for d in ("x", "y")]
+    resume_history(rows, tmp_path)
+    real = Checkpoint.write
+
+    def crashing(self: Checkpoint, state: DocumentState) -> None:
+        real(self, state)
+        if state.doc == "x":
+            raise OSError("crash (simulated)")
+
+    monkeypatch.setattr(Checkpoint, "write", crashing)
+    with pytest.raises(OSError, match="simulated"):
+        resume_history([*rows, {"doc": "x", "version": 1, "xml": "<a><b/></a>"}], tmp_path)
+    monkeypatch.setattr(Checkpoint, "write", real)
+    resume_history([*rows, {"doc": "y", "version": 1, "xml": "<a><c/></a>"}], tmp_path)
+    with pytest.warns(CheckpointNote, match="y: the checkpoint has it up to version 1"):
+        later = resume_history([*rows, {"doc": "x", "version": 1, "xml": "<a><b/></a>"}],
+                               tmp_path)
+    assert [(e["doc"], e["version"], e["path"]) for e in later.events] == [("x", 1, "/a/b")]
 
 
 def test_nothing_new_commits_nothing(tmp_path: Path) -> None:
