@@ -474,12 +474,23 @@ def write_run(result: HistoryResult, out: str | os.PathLike[str], run: int) -> N
     partition replaced (see the module).
 
     Raises:
+        CheckpointError: an output folder holds files beside its ``run=`` partitions (a
+            plain replay's output: give the checkpointed runs a folder of their own).
         OSError: if a folder cannot be replaced or written.
     """
     from xmlevents._foundation.rows import COMPOSITES_TABLE, ERRORS_TABLE, EVENTS_TABLE
 
     from ._arrow import write_dataset
 
+    for name in ("events", "composites", "errors", "cel"):
+        folder = Path(out) / name
+        if folder.is_dir():
+            other = [p.name for p in folder.iterdir() if not p.name.startswith("run=")]
+            if other:
+                raise CheckpointError(
+                    f"{folder} holds {other[0]!r}, not only runs (run=N): a replay's output "
+                    "without a checkpoint? Give the checkpointed runs an output folder of "
+                    "their own")
     for name, rows, schema in (("events", result.events, EVENTS_TABLE),
                                ("composites", result.composites, COMPOSITES_TABLE),
                                ("errors", result.errors, ERRORS_TABLE),

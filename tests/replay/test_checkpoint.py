@@ -241,6 +241,18 @@ def test_a_crashed_runs_states_never_count(tmp_path: Path,
     assert [(e["doc"], e["version"], e["path"]) for e in later.events] == [("x", 1, "/a/b")]
 
 
+def test_an_output_folder_of_a_plain_replay_is_refused(tmp_path: Path) -> None:
+    """Runs are not written beside a replay's unpartitioned output (one dataset would mix
+    them); nothing is committed then."""
+    pytest.importorskip("pyarrow")
+    (tmp_path / "out" / "events").mkdir(parents=True)
+    (tmp_path / "out" / "events" / "part-00000-local.snappy.parquet").write_bytes(b"")
+    with pytest.raises(CheckpointError, match="not only runs"):
+        resume_history([{"doc": "a", "version": 0, "xml": "<a/>"}], tmp_path / "ck",
+                       out=tmp_path / "out")
+    assert not (tmp_path / "ck" / "manifest.json").exists()
+
+
 def test_nothing_new_commits_nothing(tmp_path: Path) -> None:
     """A rerun of the same input adds no rows, no partition and no run."""
     rows = [{"doc": "a", "version": 0, "xml": "<a/>"}, {"doc": "a", "version": 0, "xml": "<b/>"}]
