@@ -71,8 +71,10 @@ class MasterChoice:
             ``MASTER``, ``PYSPARK_SUBMIT_ARGS``, the path of the ``spark-defaults.conf`` (or
             ``--properties-file``) that names it, or ``""`` for the embedded ``local[*]``.
         set_here: whether the session's builder sets it; False where Spark reads it itself
-            (``spark-submit``, ``PYSPARK_SUBMIT_ARGS``, ``spark-defaults.conf``), which
-            setting it here would override.
+            as its JVM starts (``spark-submit``, ``PYSPARK_SUBMIT_ARGS``,
+            ``spark-defaults.conf``: the proof that Spark sees what this resolution says; a
+            JVM this process started earlier read them then, so :func:`make_session` names
+            the URL to it).
     """
 
     url: str | None
@@ -311,8 +313,9 @@ def make_session(master: str | None = None, *, app_name: str = "xmlevents replay
     # A session already running (a caller's) is returned as it is: its master was named
     # elsewhere, so the summary names no source for it.
     running = SparkContext._active_spark_context is not None
-    if choice.set_here:
-        assert choice.url is not None
+    # Spark reads its own sources (the defaults file, PYSPARK_SUBMIT_ARGS) as the JVM starts;
+    # a JVM this process started before keeps the master of its start: name it then.
+    if choice.url is not None and (choice.set_here or not launching):
         builder = builder.master(choice.url)
     elsewhere = _spark_submit_settings() if submitted else configured_elsewhere()
     # The executors' Python: spark.pyspark.python over PYSPARK_PYTHON, as spark-submit takes
