@@ -56,16 +56,17 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import json
 import os
 import pickle
 import re
 import tempfile
 import warnings
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from xmlevents.algebra import DefinitionSet, Duration
 
@@ -74,14 +75,21 @@ from ._history import (
     DUPLICATE,
     DocumentHistory,
     HistoryResult,
+    VersionRows,
     error_row,
+    iter_document,
+    ordered_versions,
     replay_document,
 )
 from ._script import DiffOptions, digest, parse_version
 from ._state import CheckpointError, DocumentState
 
-__all__ = ["FORMAT", "CHECKPOINT_STAGE", "Checkpoint", "CheckpointNote", "fingerprint",
-           "resume_history", "write_run"]
+if TYPE_CHECKING:
+    from ._index import VersionIndex
+
+__all__ = ["FORMAT", "CHECKPOINT_STAGE", "Checkpoint", "CheckpointNote", "CheckpointRun",
+           "RunSummary", "fingerprint", "open_runs", "read_state", "write_state",
+           "resume_history", "write_run", "check_run_folders"]
 
 #: The format of the folder and its state files; another is refused.
 FORMAT = 1
@@ -175,6 +183,62 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+
+def _state_name(doc: str, run: int) -> str:
+    return f"{_sha(doc)}.{run}.state"
+
+
+def read_state(folder: str | os.PathLike[str], doc: str, run: int) -> DocumentState:
+    """``doc``'s state file of run ``run`` in the checkpoint folder ``folder`` (a Spark
+    worker reads it so, the driver having named the run: :meth:`Checkpoint.heads`).
+
+    Raises:
+        CheckpointError: the file is missing, damaged or of another format or library
+            version.
+    """
+    path = Path(folder) / _DOCUMENTS / _state_name(doc, run)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise CheckpointError(f"{path}: the state of {doc!r} cannot be read: "
+                              f"{exc.strerror or exc}") from None
+    head, _, body = data.partition(b"\n")
+    try:
+        header = json.loads(head)
+    except ValueError:
+        raise CheckpointError(f"{path}: not a state file") from None
+    if header.get("format") != FORMAT or header.get("library") != _library():
+        raise CheckpointError(
+            f"{path}: a state of format {header.get('format')} by xmlevents "
+            f"{header.get('library')}; this library reads format {FORMAT} of "
+            f"{_library()}: use a new checkpoint folder or reset this one")
+    if header.get("doc") != doc:
+        raise CheckpointError(f"{path}: the state of {header.get('doc')!r}, not {doc!r}")
+    try:
+        state = pickle.loads(body)
+    except Exception as exc:
+        raise CheckpointError(f"{path}: the state cannot be read: {exc}") from None
+    if not isinstance(state, DocumentState) or state.doc != doc:
+        raise CheckpointError(f"{path}: not the state of {doc!r}")
+    return state
+
+
+def write_state(folder: str | os.PathLike[str], run: int, state: DocumentState) -> str:
+    """Write ``state`` as its document's file of run ``run`` in the checkpoint folder
+    ``folder``, atomically (a Spark worker writes so; it counts once the driver commits
+    the run). The header line holds, besides the format, library, document and run, the
+    state's ``version``, ``read`` and whether it ``stopped``: what a driver reads of every
+    document (:meth:`Checkpoint.heads`). Returns the file's name."""
+    header = json.dumps({"format": FORMAT, "library": _library(), "doc": state.doc,
+                         "run": run, "version": state.version, "read": state.read,
+                         "stopped": state.stopped is not None},
+                        ensure_ascii=True).encode("ascii")
+    name = _state_name(state.doc, run)
+    _write_atomic(Path(folder) / _DOCUMENTS / name,
+                  header + b"\n" + pickle.dumps(state, protocol=5))
+    return name
+
+
 class Checkpoint:
     """A checkpoint folder, opened for one run (see the module for the layout).
 
@@ -265,43 +329,52 @@ class Checkpoint:
         Raises:
             CheckpointError: its file is damaged or of another format or library version.
         """
-        files = [(r, n) for r, n in self._files.get(self._key(doc), ()) if r <= self.run]
-        if not files:
-            return None
-        _, name = max(files)
-        path = self.path / _DOCUMENTS / name
-        data = path.read_bytes()
-        head, _, body = data.partition(b"\n")
-        try:
-            header = json.loads(head)
-        except ValueError:
-            raise CheckpointError(f"{path}: not a state file") from None
-        if header.get("format") != FORMAT or header.get("library") != _library():
-            raise CheckpointError(
-                f"{path}: a state of format {header.get('format')} by xmlevents "
-                f"{header.get('library')}; this library reads format {FORMAT} of "
-                f"{_library()}: use a new checkpoint folder or reset this one")
-        if header.get("doc") != doc:
-            raise CheckpointError(f"{path}: the state of {header.get('doc')!r}, not {doc!r}")
-        try:
-            state = pickle.loads(body)
-        except Exception as exc:
-            raise CheckpointError(f"{path}: the state cannot be read: {exc}") from None
-        if not isinstance(state, DocumentState) or state.doc != doc:
-            raise CheckpointError(f"{path}: not the state of {doc!r}")
-        return state
+        run = self.state_run(doc)
+        return None if run is None else read_state(self.path, doc, run)
+
+    def state_run(self, doc: str) -> int | None:
+        """The run of ``doc``'s state file (None: the checkpoint has not seen it)."""
+        files = [r for r, _ in self._files.get(self._key(doc), ()) if r <= self.run]
+        return max(files) if files else None
+
+    def heads(self) -> Iterator[dict[str, Any]]:
+        """The header of each document's state of the last committed run (``doc``,
+        ``version``, ``read``, ``stopped``, ``run``: see :func:`write_state`), read without
+        its state: what a driver needs to drop the versions already replayed."""
+        for files in self._files.values():
+            kept = [f for f in files if f[0] <= self.run]
+            if not kept:
+                continue
+            _, name = max(kept)
+            path = self.path / _DOCUMENTS / name
+            with open(path, "rb") as f:
+                head = f.readline()
+            try:
+                header = json.loads(head)
+            except ValueError:
+                raise CheckpointError(f"{path}: not a state file") from None
+            if "read" not in header:  # a state file written before headers said it
+                state = read_state(self.path, str(header.get("doc")), int(header["run"]))
+                header = {**header, "version": state.version, "read": state.read,
+                          "stopped": state.stopped is not None}
+            yield header
 
     def write(self, state: DocumentState) -> None:
         """Save ``state`` for the next run (it counts once :meth:`commit` is done)."""
-        run = self.next_run
-        header = json.dumps({"format": FORMAT, "library": _library(), "doc": state.doc,
-                             "run": run}, ensure_ascii=True).encode("ascii")
-        name = f"{self._key(state.doc)}.{run}.state"
-        _write_atomic(self.path / _DOCUMENTS / name,
-                      header + b"\n" + pickle.dumps(state, protocol=5))
+        name = write_state(self.path, self.next_run, state)
         files = self._files.setdefault(self._key(state.doc), [])
-        if (run, name) not in files:
-            files.append((run, name))
+        if (self.next_run, name) not in files:
+            files.append((self.next_run, name))
+
+    def rescan(self) -> None:
+        """Take in the state files of the next run written by other processes (Spark's
+        workers: :func:`write_state`), before :meth:`commit`."""
+        for name in os.listdir(self.path / _DOCUMENTS):
+            m = _STATE.match(name)
+            if m and int(m.group(2)) == self.next_run:
+                files = self._files.setdefault(m.group(1), [])
+                if (self.next_run, name) not in files:
+                    files.append((self.next_run, name))
 
     def commit(self) -> int:
         """Make the states written the checkpoint: the manifest of the next run, written
@@ -482,6 +555,17 @@ def write_run(result: HistoryResult, out: str | os.PathLike[str], run: int) -> N
 
     from ._arrow import write_dataset
 
+    check_run_folders(out)
+    for name, rows, schema in (("events", result.events, EVENTS_TABLE),
+                               ("composites", result.composites, COMPOSITES_TABLE),
+                               ("errors", result.errors, ERRORS_TABLE),
+                               ("cel", result.cel, CEL_TABLE)):
+        write_dataset(rows, schema, os.path.join(out, name, f"run={run}"))
+
+
+def check_run_folders(out: str | os.PathLike[str]) -> None:
+    """Refuse an output folder whose ``events``, ``composites``, ``errors`` or ``cel`` holds
+    files beside its ``run=`` partitions (see :func:`write_run`)."""
     for name in ("events", "composites", "errors", "cel"):
         folder = Path(out) / name
         if folder.is_dir():
@@ -491,8 +575,247 @@ def write_run(result: HistoryResult, out: str | os.PathLike[str], run: int) -> N
                     f"{folder} holds {other[0]!r}, not only runs (run=N): a replay's output "
                     "without a checkpoint? Give the checkpointed runs an output folder of "
                     "their own")
-    for name, rows, schema in (("events", result.events, EVENTS_TABLE),
-                               ("composites", result.composites, COMPOSITES_TABLE),
-                               ("errors", result.errors, ERRORS_TABLE),
-                               ("cel", result.cel, CEL_TABLE)):
-        write_dataset(rows, schema, os.path.join(out, name, f"run={run}"))
+
+
+# --- runs of the command line's engines ----------------------------------------------------
+
+#: The marker of a follower's checkpoint folder (``replay --follow``: :mod:`._follow`).
+_FOLLOWER = "follow.json"
+
+
+def open_runs(path: str | os.PathLike[str], prints: dict[str, str], *,
+              reset: bool = False) -> Checkpoint:
+    """:meth:`Checkpoint.open` for the runs of ``replay --checkpoint`` (either engine): a
+    follower's folder (``replay --follow``, whose states live in Spark's state store) is
+    refused, reset or not.
+
+    Raises:
+        CheckpointError: as :meth:`Checkpoint.open`, or a follower's folder.
+    """
+    if (Path(path) / _FOLLOWER).exists():
+        raise CheckpointError(f"{path}: the checkpoint of a follower (replay --follow keeps "
+                              "its states in Spark's state store), not of runs: give the "
+                              "runs a folder of their own")
+    return Checkpoint.open(path, prints, reset=reset)
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What a run with a checkpoint did, for its summary.
+
+    Attributes:
+        run: the run committed (``committed``), else the checkpoint's last (0: none).
+        committed: whether this run wrote anything (nothing new: nothing is committed).
+        resumed: documents that went on from their state.
+        started: documents new to the checkpoint.
+        skipped: versions at or below a document's last version read: replayed (or refused)
+            by an earlier run, not again.
+        stopped: documents whose replay had stopped for good (their new rows not replayed).
+    """
+
+    run: int
+    committed: bool
+    resumed: int = 0
+    started: int = 0
+    skipped: int = 0
+    stopped: int = 0
+
+    def line(self) -> str:
+        """The summary's line: ``run 3 (resumed 2 documents, started 1; 40 versions
+        skipped as replayed before)``."""
+        head = f"run {self.run}" if self.committed else \
+            f"nothing new: run {self.run} stays the last"
+        s = "" if self.skipped == 1 else "s"
+        tail = f"{self.skipped:,} version{s} skipped as replayed before"
+        if self.stopped:
+            tail += f", {self.stopped:,} stopped for good"
+        return (f"{head} (resumed {self.resumed:,} document{'' if self.resumed == 1 else 's'}"
+                f", started {self.started:,}; {tail})")
+
+
+class CheckpointRun:
+    """One run of a version table from the checkpoint ``checkpoint``, as steps
+    (:class:`~._history.VersionRows`, as :func:`~._history.iter_history` gives them):
+    :func:`resume_history`'s rules (see the module) with one document's replay state and
+    one version held at a time, each document's new state written to the checkpoint as
+    the document ends (it counts once the caller commits). The command line's local engine
+    runs it (:func:`~._local.run_local`).
+
+    Args:
+        checkpoint: the checkpoint, opened (:func:`open_runs`).
+        definitions: a parsed definition set, or None.
+        options, namespaces, within: as for :func:`resume_history`.
+        queries: the CEL queries, checked (:func:`~._cel.check_queries`).
+    """
+
+    def __init__(self, checkpoint: Checkpoint, definitions: DefinitionSet | None, *,
+                 options: DiffOptions | None = None,
+                 namespaces: dict[str, str] | None = None,
+                 within: int | Duration | str | None = None,
+                 queries: Sequence[CelQuery] = ()) -> None:
+        self.checkpoint = checkpoint
+        self.definitions = definitions
+        self.options = options
+        self.namespaces = namespaces or None
+        self.within = within
+        self.queries = tuple(queries)
+        self.resumed = self.started = self.skipped = self.stopped = 0
+        self.written = 0  # states written for the next run
+
+    def summary(self, committed: bool) -> RunSummary:
+        """What this run did (after :meth:`Checkpoint.commit`, if ``committed``)."""
+        return RunSummary(self.checkpoint.run, committed, self.resumed, self.started,
+                          self.skipped, self.stopped)
+
+    def _read(self, doc: str | None) -> int | None:
+        state = self.checkpoint.state(doc) if doc is not None else None
+        return None if state is None else state.read
+
+    def fresh(self, errors: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The error rows of versions this run reads (the input's duplicate versions, an
+        unreadable entry of a document's version): those at or below the document's last
+        version read were reported by the run that read it."""
+        reads: dict[str, int | None] = {}
+        kept = []
+        for e in errors:
+            doc, version = e.get("doc"), e.get("version")
+            if doc is not None and version is not None:
+                if doc not in reads:
+                    reads[doc] = self._read(doc)
+                read = reads[doc]
+                if read is not None and int(version) <= read:
+                    continue
+            kept.append(e)
+        return kept
+
+    def steps(self, rows: Iterable[Mapping[str, Any]] | VersionIndex,
+              on_document: Callable[[str, int], None] | None = None,
+              on_version: Callable[[], None] | None = None) -> Iterator[VersionRows]:
+        """The run's steps over the version table ``rows`` (a
+        :class:`~._index.VersionIndex`: its rows read one at a time; or rows, grouped
+        first): first the duplicate versions' error rows this run reports, then each
+        document's. ``on_document(name, versions)`` and ``on_version()`` as for
+        :func:`~._history.history_steps` (skipped versions count as done)."""
+        from ._index import VersionIndex  # the index reads tables; it builds on _history
+
+        groups: Iterable[tuple[str, int, Iterable[Mapping[str, Any]]]]
+        if isinstance(rows, VersionIndex):
+            duplicates = rows.duplicates
+            groups = _index_groups(rows)
+        else:
+            grouped, duplicates = ordered_versions(rows)
+            groups = ((doc, len(vs), vs) for doc, vs in grouped.items())
+        fresh = self.fresh(duplicates)
+        if fresh:
+            yield VersionRows("input", errors=tuple(fresh))
+        for doc, count, versions in groups:
+            if on_document is not None:
+                on_document(doc, count)
+            yield from self.document(doc, versions, on_version)
+
+    def document(self, doc: str, rows: Iterable[Mapping[str, Any]],
+                 on_version: Callable[[], None] | None = None) -> Iterator[VersionRows]:
+        """One document's steps (its ``rows`` in version order, all read through); its new
+        state written for the next run."""
+        state = self.checkpoint.state(doc)
+        read = state.read if state is not None else None
+        rest = iter(rows)
+        first: Mapping[str, Any] | None = None
+        newest: int | None = None
+        for row in rest:  # the versions read before come first: skipped
+            v = int(row["version"])
+            if read is None or v > read:
+                first = row
+                break
+            newest = v
+            self.skipped += 1
+            assert state is not None
+            if v == state.version and state.stopped is None:
+                why = _changed(row, state)
+                if why is not None:
+                    yield VersionRows("version", doc, v, errors=(error_row(
+                        doc, v, CHECKPOINT_STAGE, why, commit=row.get("commit"),
+                        time=row.get("time")),))
+            if on_version is not None:
+                on_version()
+        if first is None:
+            if read is not None and newest is not None and newest < read:
+                warnings.warn(f"{doc}: the checkpoint has it up to version {read}, the "
+                              f"input only up to version {newest}: nothing to replay",
+                              CheckpointNote, stacklevel=2)
+            return
+        if state is not None and state.stopped is not None:
+            self.stopped += 1
+            for _ in rest:  # as in one run: nothing more of it is replayed
+                pass
+            return
+        yield from self._replay(doc, state, itertools.chain((first,), rest), on_version)
+        for _ in rest:  # the versions after a failure that stopped the document
+            pass
+
+    def _replay(self, doc: str, state: DocumentState | None,
+                rows: Iterator[Mapping[str, Any]], on_version: Callable[[], None] | None
+                ) -> Iterator[VersionRows]:
+        opts = {"options": self.options, "namespaces": self.namespaces,
+                "within": self.within, "queries": self.queries}
+        if state is None:
+            self.started += 1
+            history = DocumentHistory(doc, self.definitions, **opts)  # type: ignore[arg-type]
+        else:
+            self.resumed += 1
+            history = DocumentHistory.resume(state, self.definitions,
+                                             **opts)  # type: ignore[arg-type]
+        history.suspend = True  # close() ends the run, not the history: the state is kept
+        # The CEL rows are taken at the document's end, their commits filled in from here
+        # (the history's CEL stream is not told them); without queries only the last good
+        # version's commit is kept, for the state.
+        commits: dict[int, Any] = {}
+        last: list[Any] = [None, None]  # the version given last and its commit
+
+        def versions() -> Iterator[tuple[int, Any, None, None, Any, Any]]:
+            for r in rows:
+                v, commit = int(r["version"]), r.get("commit")
+                last[:] = [v, commit]
+                if history.cel is not None:
+                    commits[v] = commit
+                yield v, r["xml"], None, None, r.get("time"), commit
+
+        good_commit = state.commit if state is not None else None
+        for step in iter_document(history, versions(), on_version):
+            if step.kind == "end":
+                yield self._end(history, step, commits)
+                break
+            if step.replayed and step.version == last[0]:
+                good_commit = last[1]
+            yield step
+        new = history.state
+        if new is None:  # the loop closed it otherwise (it always closes): say what is known
+            new = history.checkpoint()
+        if new.commit is None and new.version is not None:
+            new = replace(new, commit=good_commit)
+        self.checkpoint.write(new)
+        self.written += 1
+
+    @staticmethod
+    def _end(history: DocumentHistory, step: VersionRows, commits: Mapping[int, Any]
+             ) -> VersionRows:
+        """The document's end: no composites (held for the next run), its CEL rows."""
+        if history.cel is None:
+            return step
+        found, failures = history.cel.take()
+        for r in found:
+            if r["commit"] is None:
+                r["commit"] = commits.get(r["version"])
+        errors = tuple(error_row(
+            history.name, version, CEL_STAGE, f"CEL query {q.index}: {type(exc).__name__}: "
+            f"{exc}", commit=commits.get(version), time=time)
+            for q, exc, version, time in failures)
+        return replace(step, errors=step.errors + errors, cel=step.cel + tuple(found))
+
+
+def _index_groups(index: VersionIndex
+                  ) -> Iterator[tuple[str, int, Iterator[Mapping[str, Any]]]]:
+    """The index's rows as (document, versions, its rows), read as they are replayed."""
+    rows = iter(index)
+    for doc, count in index.documents:
+        yield doc, count, itertools.islice(rows, count)

@@ -20,6 +20,7 @@ core, which is where Spark's start-up costs more than the replay.
 from __future__ import annotations
 
 import os
+import shutil
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -29,6 +30,7 @@ from xmlevents.algebra import DefinitionSet, Duration
 
 from ._arrow import DatasetWriter
 from ._cel import CEL_TABLE, check_queries
+from ._checkpoint import CheckpointRun, check_run_folders, fingerprint, open_runs
 from ._history import HistoryResult, VersionRows, history_steps
 from ._index import index_versions
 from ._progress import ReplayProgress, Silent
@@ -46,19 +48,22 @@ _OUTPUTS = (("events", EVENTS_TABLE), ("composites", COMPOSITES_TABLE),
 class Outputs:
     """The four datasets of a replay (``out/events``, ``out/composites``, ``out/errors``,
     ``out/cel``, each replaced), written as rows arrive (:class:`~._arrow.DatasetWriter`);
-    ``seconds`` is the time spent writing.
+    ``seconds`` is the time spent writing. With ``partition`` (``run=3``), the datasets are
+    ``out/events/run=3`` ... (a run with a checkpoint).
 
     Raises:
         OSError: if a folder cannot be replaced or written.
     """
 
-    def __init__(self, out: str | os.PathLike[str], *, rows: int | None = None) -> None:
+    def __init__(self, out: str | os.PathLike[str], *, rows: int | None = None,
+                 partition: str | None = None) -> None:
         self.seconds = 0.0
         start = time.perf_counter()
         self.writers: dict[str, DatasetWriter] = {}
         try:
             for name, schema in _OUTPUTS:
-                self.writers[name] = DatasetWriter(schema, os.path.join(out, name), rows=rows)
+                folder = os.path.join(out, name, *(() if partition is None else (partition,)))
+                self.writers[name] = DatasetWriter(schema, folder, rows=rows)
         except BaseException:
             self.abort()
             raise
@@ -89,6 +94,17 @@ class Outputs:
         for writer in self.writers.values():
             writer.abort()
 
+    @property
+    def rows(self) -> int:
+        """The rows written or held, in all the outputs."""
+        return sum(w.rows for w in self.writers.values())
+
+    def remove(self) -> None:
+        """Close the datasets and remove their folders (a run with nothing to write)."""
+        self.abort()
+        for writer in self.writers.values():
+            shutil.rmtree(writer.folder, ignore_errors=True)
+
 
 def write_result(result: HistoryResult, out: str | os.PathLike[str]) -> None:
     """Write a replay's rows as ``out/events``, ``out/composites``, ``out/errors`` and
@@ -111,7 +127,8 @@ def write_result(result: HistoryResult, out: str | os.PathLike[str]) -> None:
 def run_local(history: str, out: str, definitions: str | None = None, *,
               options: DiffOptions | None = None, namespaces: Mapping[str, str] | None = None,
               within: int | Duration | str | None = None, show: int = 5,
-              progress: ReplayProgress | None = None, queries: Sequence[str] = ()
+              progress: ReplayProgress | None = None, queries: Sequence[str] = (),
+              checkpoint: str | os.PathLike[str] | None = None, reset: bool = False
               ) -> ReplayReport:
     """Replay the version table ``history`` in process and write its outputs under ``out``
     as they are produced (see the module for what is held).
@@ -119,13 +136,18 @@ def run_local(history: str, out: str, definitions: str | None = None, *,
     Args:
         history: the version table (JSON lines, maybe ``.gz``; Parquet; a folder).
         out: the folder of the outputs (``events``, ``composites``, ``errors``, ``cel``
-            replaced).
+            replaced; with ``checkpoint``, their partition ``run=N`` replaced).
         definitions: definition text (None: only the events).
         options, namespaces, within: as for :func:`~._history.replay_history`.
         show: composites of each type to keep for the report.
         progress: what to report progress to (None: nothing).
         queries: CEL queries (CEQL text) to run over each document's primitive events
             (:mod:`._cel`), their complex events written to ``out/cel``.
+        checkpoint: a checkpoint folder (a path, or a ``file://`` URI; made if missing):
+            only the versions it has not read are replayed, each document going on from its
+            state, and the run's rows go to ``out/<output>/run=N/``
+            (:mod:`._checkpoint`); the report's ``run`` says what the run did.
+        reset: empty the checkpoint first (a replay from the start).
 
     Returns:
         The report: counts, errors, the first composites, the warnings' facts, and the
@@ -137,6 +159,10 @@ def run_local(history: str, out: str, definitions: str | None = None, *,
         ExpressionSyntaxError, DefinitionError: for bad definitions, before any work.
         CELSyntaxError, CELQueryError: for a query that does not parse or that the automaton
             evaluator does not take, before any work.
+        CheckpointError: a checkpoint of other definitions or options (named), of another
+            format or library version, a follower's, a damaged state; an output folder
+            holding a plain replay's files (before any work).
+        FollowError: a checkpoint URL other than ``file://``.
         OSError: if the outputs cannot be written.
     """
     progress = progress or Silent()
@@ -144,6 +170,19 @@ def run_local(history: str, out: str, definitions: str | None = None, *,
     ns = dict(namespaces or {})
     defs = DefinitionSet.of(definitions, namespaces=ns or None) if definitions else None
     cel = check_queries(queries)
+    runs: CheckpointRun | None = None
+    if checkpoint is not None:
+        folder = str(checkpoint)
+        if "://" in folder:
+            from ._follow import _local_folder  # the check --follow makes (imports pyspark)
+
+            folder = _local_folder(folder)
+        prints = fingerprint(defs, options=options, namespaces=ns, within=within,
+                             queries=queries)
+        ck = open_runs(folder, prints, reset=reset)
+        check_run_folders(out)
+        runs = CheckpointRun(ck, defs, options=options, namespaces=ns or None,
+                             within=within, queries=cel)
     start = time.perf_counter()
     progress.stage(f"reading {history}")
     unreadable: list[dict[str, Any]] = []
@@ -154,24 +193,43 @@ def run_local(history: str, out: str, definitions: str | None = None, *,
                        f"{documents:,} document{'' if documents == 1 else 's'} in process")
         progress.versions(documents, total)
         tally = ReportTally(show, options.keys)
-        outputs = Outputs(out)
+        if runs is None:
+            outputs = Outputs(out)
+            steps = history_steps(index, defs, options=options, namespaces=ns or None,
+                                  within=within, on_document=progress.document,
+                                  on_version=progress.version, queries=cel)
+        else:
+            outputs = Outputs(out, partition=f"run={runs.checkpoint.next_run}")
+            unreadable = runs.fresh(unreadable)
+            steps = runs.steps(index, progress.document, progress.version)
         try:
+            # The table's unreadable entries alone (a line that is not JSON, read again by
+            # every run) make no run: a run is something replayed.
             outputs.add_rows(errors=unreadable)
             tally.add_rows(errors=unreadable)
-            for step in history_steps(index, defs, options=options, namespaces=ns or None,
-                                      within=within, on_document=progress.document,
-                                      on_version=progress.version, queries=cel):
+            for step in steps:
                 outputs.add(step)
                 tally.add(step)
             replayed = time.perf_counter()
             progress.stage(f"writing {out}/events, composites, errors, cel")
-            outputs.close()
+            committed = False
+            if runs is not None and outputs.rows == len(unreadable) and not runs.written:
+                outputs.remove()  # nothing new: nothing written, nothing committed
+            else:
+                outputs.close()
+                if runs is not None:  # the outputs first, then the states' manifest
+                    runs.checkpoint.commit()
+                    committed = True
         except BaseException:
             outputs.abort()
             raise
     written = time.perf_counter()
     report = tally.report(engine="local", where="in process, no JVM", definitions=defs,
                           namespaces=ns, queries=len(cel))
+    if runs is not None:
+        report.run = runs.summary(committed)
+        if runs.resumed:  # their elements were inserted by an earlier run
+            report.unselected = []
     writing = outputs.seconds
     report.times = [("reading", read - start), ("replay", replayed - read - (
         writing - (written - replayed))), ("writing", writing)]

@@ -12,13 +12,16 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from xmlevents.algebra import DefinitionSet
 
 from ._hints import NamespaceHint, namespace_hints
 from ._history import HistoryResult
 from ._keys import Key
+
+if TYPE_CHECKING:
+    from ._checkpoint import RunSummary
 
 __all__ = ["ReplayReport", "Record", "report_of", "first_composites", "sorted_errors",
            "unselected_keys"]
@@ -51,6 +54,7 @@ class ReplayReport:
             included; empty without queries).
         times: the parts of the run and their seconds, in order (``Spark start``,
             ``reading``, ``replay``, ``writing``: those that exist).
+        run: with a checkpoint, what the run did (:class:`~._checkpoint.RunSummary`).
     """
 
     engine: str
@@ -65,6 +69,7 @@ class ReplayReport:
     hints: list[NamespaceHint] = field(default_factory=list)
     cel: dict[int, int] = field(default_factory=dict)
     times: list[tuple[str, float]] = field(default_factory=list)
+    run: RunSummary | None = None
 
 
 def sorted_errors(rows: Iterable[Record]) -> list[Record]:

@@ -166,10 +166,13 @@ def add_parser(sub: Any) -> None:
                              "DIR/<output>/batch=N, exactly once across a restart (needs "
                              "--checkpoint; Spark only)")
     replay.add_argument("--checkpoint", metavar="CKPT",
-                        help="the checkpoint folder (made if missing): with --follow, the "
-                             "fingerprint of the definitions and options, and Spark's "
-                             "checkpointLocation with each document's state (CKPT/stream); "
-                             "another set of definitions or options is refused")
+                        help="the checkpoint folder (made if missing; a path or file:// of "
+                             "this machine): run after run, only the versions it has not "
+                             "read are replayed, each document going on from its state, and "
+                             "run N's rows go to DIR/<output>/run=N (replaced on a rerun); "
+                             "with --follow, the fingerprint and Spark's checkpointLocation "
+                             "with each document's state (CKPT/stream); another set of "
+                             "definitions or options is refused")
     replay.add_argument("--checkpoint-reset", action="store_true",
                         help="empty the checkpoint first: the history is replayed from the "
                              "start")
@@ -309,7 +312,8 @@ def _run_local(args: argparse.Namespace, definitions: str | None, namespaces: di
     try:
         return run_local(args.history, args.out, definitions, options=options,
                          namespaces=namespaces, within=args.within, show=args.show,
-                         progress=progress, queries=queries)
+                         progress=progress, queries=queries, checkpoint=args.checkpoint,
+                         reset=args.checkpoint_reset)
     except XmlEventsError as exc:  # a version table that cannot be read, ...
         raise Failure(exc.for_cli()) from None
     except OSError as exc:
@@ -376,9 +380,8 @@ def _check_follow(args: argparse.Namespace) -> None:
     if not args.follow:
         if given:
             raise Failure(f"{' and '.join(given)}: --follow's; add --follow", USAGE)
-        if args.checkpoint is not None or args.checkpoint_reset:
-            raise Failure("--checkpoint: the batch engines do not take a checkpoint yet; "
-                          "use it with --follow", USAGE)
+        if args.checkpoint_reset and args.checkpoint is None:
+            raise Failure("--checkpoint-reset: resets --checkpoint CKPT; give it", USAGE)
         return
     if args.engine == "local":
         raise Failure("--follow runs on Spark Structured Streaming: drop --engine local",
@@ -473,6 +476,8 @@ def _summary(out: TextIO, args: argparse.Namespace, report: ReplayReport, second
     if args.cel:
         w("  complex events    " + ", ".join(f"query {i} {report.cel.get(i, 0):,}"
                                              for i in range(len(args.cel))) + " (CEL)\n")
+    if report.run is not None:
+        w(f"  checkpoint        {args.checkpoint}: {report.run.line()}\n")
     w(f"  time              {seconds:.1f} s" + (f" ({parts})\n" if parts else "\n"))
     if report.shown:
         w(f"first {args.show} of each type (doc, version, tick, where):\n")
