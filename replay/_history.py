@@ -11,6 +11,7 @@ termination conditions evaluated against the document at that version. The Spark
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import itertools
 import warnings
@@ -514,9 +515,14 @@ def history_steps(rows: Iterable[Mapping[str, Any]] | VersionIndex, definitions:
             on_document(doc, count)
         history = DocumentHistory(doc, definitions, options=options, namespaces=namespaces,
                                   within=within)
+        rows = iter(versions)
         yield from iter_document(history, ((int(r["version"]), r["xml"], None, None,
                                             r.get("time"), r.get("commit"))
-                                           for r in versions), on_version, queries=queries)
+                                           for r in rows), on_version, queries=queries)
+        # A document whose replay stopped leaves its later versions unread: they are
+        # passed over here, so that the next document begins at its own (the index's
+        # rows are one stream).
+        collections.deque(rows, maxlen=0)
 
 
 def _index_groups(index: VersionIndex

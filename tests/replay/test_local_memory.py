@@ -216,6 +216,34 @@ def test_unreadable_lines_and_duplicates_are_todays_error_rows(tmp_path: Path) -
         (rows[0]["doc"], rows[0]["version"], rows[0].get("commit"), 7)]
 
 
+def test_a_document_whose_replay_stops_does_not_eat_the_next_ones_versions(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A version that fails other than as bad XML stops its document (an error row, its
+    later versions unread); the next document still begins at its own first version, as
+    when the rows are in memory."""
+    from xmlevents.replay import DocumentHistory
+
+    advance = DocumentHistory.advance
+
+    def failing(self: DocumentHistory, version: int, *args: Any, **kwargs: Any) -> Any:
+        if self.name == "a.xml" and version == 2:
+            raise RuntimeError("boom")
+        return advance(self, version, *args, **kwargs)
+
+    monkeypatch.setattr(DocumentHistory, "advance", failing)
+    rows = [{"doc": "a.xml", "version": v, "xml": x} for v, x in enumerate(XML[:4])]
+    rows += [{"doc": "b.xml", "version": v, "xml": x} for v, x in enumerate(XML[:2])]
+    path = write_table(tmp_path / "h.jsonl.gz", rows)
+    with index_versions(path) as index:
+        streamed = HistoryResult()
+        for step in iter_history(index, DEFS):
+            streamed.add(step)
+    assert streamed == replay_history(rows, DEFS)
+    assert streamed.replayed == [("a.xml", 0), ("a.xml", 1), ("b.xml", 0), ("b.xml", 1)]
+    assert [e["message"] for e in streamed.errors] == [
+        "RuntimeError: boom; the rest of this document is not replayed"]
+
+
 # --- outputs equal to the old behaviour, whatever the order ------------------------------
 
 
