@@ -89,6 +89,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FORMAT", "CHECKPOINT_STAGE", "Checkpoint", "CheckpointNote", "CheckpointRun",
            "RunSummary", "fingerprint", "open_runs", "read_state", "write_state",
+           "resumed_document",
            "resume_history", "write_run", "check_run_folders"]
 
 #: The format of the folder and its state files; another is refused.
@@ -227,11 +228,11 @@ def write_state(folder: str | os.PathLike[str], run: int, state: DocumentState) 
     """Write ``state`` as its document's file of run ``run`` in the checkpoint folder
     ``folder``, atomically (a Spark worker writes so; it counts once the driver commits
     the run). The header line holds, besides the format, library, document and run, the
-    state's ``version``, ``read`` and whether it ``stopped``: what a driver reads of every
-    document (:meth:`Checkpoint.heads`). Returns the file's name."""
+    state's ``version``, ``read``, ``digest`` and whether it ``stopped``: what a driver
+    reads of every document (:meth:`Checkpoint.heads`). Returns the file's name."""
     header = json.dumps({"format": FORMAT, "library": _library(), "doc": state.doc,
                          "run": run, "version": state.version, "read": state.read,
-                         "stopped": state.stopped is not None},
+                         "digest": state.digest, "stopped": state.stopped is not None},
                         ensure_ascii=True).encode("ascii")
     name = _state_name(state.doc, run)
     _write_atomic(Path(folder) / _DOCUMENTS / name,
@@ -339,8 +340,8 @@ class Checkpoint:
 
     def heads(self) -> Iterator[dict[str, Any]]:
         """The header of each document's state of the last committed run (``doc``,
-        ``version``, ``read``, ``stopped``, ``run``: see :func:`write_state`), read without
-        its state: what a driver needs to drop the versions already replayed."""
+        ``version``, ``read``, ``digest``, ``stopped``, ``run``: :func:`write_state`), read
+        without the state: what a driver needs to drop the versions already replayed."""
         for files in self._files.values():
             kept = [f for f in files if f[0] <= self.run]
             if not kept:
@@ -353,10 +354,10 @@ class Checkpoint:
                 header = json.loads(head)
             except ValueError:
                 raise CheckpointError(f"{path}: not a state file") from None
-            if "read" not in header:  # a state file written before headers said it
+            if "digest" not in header:  # a state file written before headers said it
                 state = read_state(self.path, str(header.get("doc")), int(header["run"]))
                 header = {**header, "version": state.version, "read": state.read,
-                          "stopped": state.stopped is not None}
+                          "digest": state.digest, "stopped": state.stopped is not None}
             yield header
 
     def write(self, state: DocumentState) -> None:
@@ -365,6 +366,10 @@ class Checkpoint:
         files = self._files.setdefault(self._key(state.doc), [])
         if (self.next_run, name) not in files:
             files.append((self.next_run, name))
+
+    def written(self, doc: str) -> bool:
+        """Whether ``doc`` has a state file of the next run (after :meth:`rescan`)."""
+        return any(r == self.next_run for r, _ in self._files.get(self._key(doc), ()))
 
     def rescan(self) -> None:
         """Take in the state files of the next run written by other processes (Spark's
@@ -756,61 +761,86 @@ class CheckpointRun:
     def _replay(self, doc: str, state: DocumentState | None,
                 rows: Iterator[Mapping[str, Any]], on_version: Callable[[], None] | None
                 ) -> Iterator[VersionRows]:
-        opts = {"options": self.options, "namespaces": self.namespaces,
-                "within": self.within, "queries": self.queries}
         if state is None:
             self.started += 1
-            history = DocumentHistory(doc, self.definitions, **opts)  # type: ignore[arg-type]
         else:
             self.resumed += 1
-            history = DocumentHistory.resume(state, self.definitions,
-                                             **opts)  # type: ignore[arg-type]
-        history.suspend = True  # close() ends the run, not the history: the state is kept
-        # The CEL rows are taken at the document's end, their commits filled in from here
-        # (the history's CEL stream is not told them); without queries only the last good
-        # version's commit is kept, for the state.
-        commits: dict[int, Any] = {}
-        last: list[Any] = [None, None]  # the version given last and its commit
+        yield from resumed_document(
+            doc, state, ((int(r["version"]), r["xml"], None, None, r.get("time"),
+                          r.get("commit")) for r in rows),
+            self.definitions, options=self.options, namespaces=self.namespaces,
+            within=self.within, queries=self.queries, on_version=on_version,
+            done=self._done)
 
-        def versions() -> Iterator[tuple[int, Any, None, None, Any, Any]]:
-            for r in rows:
-                v, commit = int(r["version"]), r.get("commit")
-                last[:] = [v, commit]
-                if history.cel is not None:
-                    commits[v] = commit
-                yield v, r["xml"], None, None, r.get("time"), commit
-
-        good_commit = state.commit if state is not None else None
-        for step in iter_document(history, versions(), on_version):
-            if step.kind == "end":
-                yield self._end(history, step, commits)
-                break
-            if step.replayed and step.version == last[0]:
-                good_commit = last[1]
-            yield step
-        new = history.state
-        if new is None:  # the loop closed it otherwise (it always closes): say what is known
-            new = history.checkpoint()
-        if new.commit is None and new.version is not None:
-            new = replace(new, commit=good_commit)
-        self.checkpoint.write(new)
+    def _done(self, state: DocumentState) -> None:
+        self.checkpoint.write(state)
         self.written += 1
 
-    @staticmethod
-    def _end(history: DocumentHistory, step: VersionRows, commits: Mapping[int, Any]
-             ) -> VersionRows:
-        """The document's end: no composites (held for the next run), its CEL rows."""
-        if history.cel is None:
-            return step
-        found, failures = history.cel.take()
-        for r in found:
-            if r["commit"] is None:
-                r["commit"] = commits.get(r["version"])
-        errors = tuple(error_row(
-            history.name, version, CEL_STAGE, f"CEL query {q.index}: {type(exc).__name__}: "
-            f"{exc}", commit=commits.get(version), time=time)
-            for q, exc, version, time in failures)
-        return replace(step, errors=step.errors + errors, cel=step.cel + tuple(found))
+
+def resumed_document(doc: str, state: DocumentState | None,
+                     versions: Iterable[tuple[int, Any, Any, str | None, Any, Any]],
+                     definitions: Any, *, options: DiffOptions | None,
+                     namespaces: dict[str, str] | None, within: int | Duration | str | None,
+                     queries: Sequence[CelQuery],
+                     done: Callable[[DocumentState], None],
+                     on_version: Callable[[], None] | None = None) -> Iterator[VersionRows]:
+    """One document's new ``versions`` (``(version, xml, script, expect, time, commit)`` in
+    order, as :func:`~._history.iter_document` takes them) replayed from ``state`` (None:
+    from the start), as steps; its end holds no composites (held for the next run) and the
+    CEL rows; then ``done(new state)``. The local engine's run and Spark's apply stage
+    both replay a document so (``definitions``: text or a parsed set, as the state was
+    made with)."""
+    if state is None:
+        history = DocumentHistory(doc, definitions, options=options, namespaces=namespaces,
+                                  within=within, queries=queries)
+    else:
+        history = DocumentHistory.resume(state, definitions, options=options,
+                                         namespaces=namespaces, within=within,
+                                         queries=queries)
+    history.suspend = True  # close() ends the run, not the history: the state is kept
+    # The CEL rows are taken at the document's end, their commits filled in from here
+    # (the history is not told them); without queries only the last good version's commit
+    # is kept, for the state.
+    commits: dict[int, Any] = {}
+    last: list[Any] = [None, None]  # the version given last and its commit
+
+    def given() -> Iterator[tuple[int, Any, Any, str | None, Any, Any]]:
+        for v, xml, script, expect, time, commit in versions:
+            last[:] = [v, commit]
+            if history.cel is not None:
+                commits[v] = commit
+            yield v, xml, script, expect, time, commit
+
+    good_commit = state.commit if state is not None else None
+    for step in iter_document(history, given(), on_version):
+        if step.kind == "end":
+            yield _end(history, step, commits)
+            break
+        if step.replayed and step.version == last[0]:
+            good_commit = last[1]
+        yield step
+    new = history.state
+    if new is None:  # the loop closed it otherwise (it always closes): say what is known
+        new = history.checkpoint()
+    if new.commit is None and new.version is not None:
+        new = replace(new, commit=good_commit)
+    done(new)
+
+
+def _end(history: DocumentHistory, step: VersionRows, commits: Mapping[int, Any]
+         ) -> VersionRows:
+    """A document's end in a run: no composites (held for the next run), its CEL rows."""
+    if history.cel is None:
+        return step
+    found, failures = history.cel.take()
+    for r in found:
+        if r["commit"] is None:
+            r["commit"] = commits.get(r["version"])
+    errors = tuple(error_row(
+        history.name, version, CEL_STAGE, f"CEL query {q.index}: {type(exc).__name__}: "
+        f"{exc}", commit=commits.get(version), time=time)
+        for q, exc, version, time in failures)
+    return replace(step, errors=step.errors + errors, cel=step.cel + tuple(found))
 
 
 def _index_groups(index: VersionIndex

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, get_args, get_origin
 from urllib.parse import unquote, urlparse
@@ -58,6 +58,7 @@ from xmlevents.algebra import ArgumentTypeError, DefinitionSet, Duration
 
 from ._actions import Action, decode_script, encode_script
 from ._cel import CEL_TABLE, check_queries, compiled_queries
+from ._checkpoint import read_state, resumed_document, write_state
 from ._errors import BadVersion, VersionTableError
 from ._history import (
     DUPLICATE,
@@ -69,11 +70,12 @@ from ._history import (
 )
 from ._keys import Key, KeyNote
 from ._script import DiffOptions, digest, edit_script, parse_version
+from ._state import DocumentState
 from ._tables import folder_row, json_row, table_format
 
 __all__ = ["VERSIONS_SCHEMA", "EVENTS_SCHEMA", "COMPOSITES_SCHEMA", "ERRORS_SCHEMA",
            "CEL_SCHEMA", "spark_schema", "ReplayFrames", "read_versions_df", "replay_frames",
-           "diff_stage", "write_frames"]
+           "diff_stage", "write_frames", "Resume"]
 
 _S, _L, _I = T.StringType(), T.LongType(), T.IntegerType()
 
@@ -338,19 +340,68 @@ _FRAME_ROWS = 4096
 _Diffed = tuple[Any, Any, Any, Any, Any, Any, Any, Any]
 
 
+@dataclass(frozen=True)
+class Resume:
+    """What the apply stage needs of a checkpoint folder (issue 29, item 4;
+    :mod:`._checkpoint`): each document goes on from its state and its new state is
+    written as run ``run``'s file (the driver commits the run once the outputs are written).
+
+    Attributes:
+        folder: the checkpoint folder, a path every worker reads and writes (this machine's,
+            or one every machine mounts at that path).
+        run: the run being written.
+        states: each document the checkpoint has, and the run of its state file.
+        read: each document of this run's input, and its last version (a bad one too: the
+            apply stage does not see those, the state must have read them).
+    """
+
+    folder: str
+    run: int
+    states: dict[str, int]
+    read: dict[str, int]
+
+    def steps(self, doc: str, versions: Iterator[tuple[int, Any, list[Action] | None,
+                                                       str | None, float | None, str | None]],
+              definitions: str | None, options: DiffOptions,
+              namespaces: dict[str, str] | None, within: int | Duration | str | None,
+              queries: Sequence[Any]) -> Iterator[VersionRows]:  # pragma: no cover
+        """``doc``'s steps from its state (:func:`~._checkpoint.resumed_document`), its new
+        state written."""
+        run = self.states.get(doc)
+        state = None if run is None else read_state(self.folder, doc, run)
+
+        def done(new: DocumentState) -> None:
+            read = self.read.get(doc)
+            if new.stopped is None and read is not None and (new.read is None
+                                                              or new.read < read):
+                new = replace(new, read=read)
+            write_state(self.folder, self.run, new)
+
+        return resumed_document(doc, state, versions, definitions, options=options,
+                                namespaces=namespaces, within=within, queries=queries,
+                                done=done)
+
+
 def _apply(definitions: str | None, options: DiffOptions,
            namespaces: dict[str, str] | None, within: int | Duration | str | None,
-           queries: tuple[str, ...] = ()) -> Any:
+           queries: tuple[str, ...] = (), resume: Resume | None = None) -> Any:
     """The apply stage's worker function (``mapInPandas``): a partition's diffed versions,
-    sorted by document then version, replayed one document at a time (see the module)."""
+    sorted by document then version, replayed one document at a time (see the module);
+    with ``resume``, each from its checkpointed state."""
     def run(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:  # pragma: no cover
         cel = compiled_queries(queries) if queries else ()
         partition = _Partition(batches)
         rows: list[dict[str, Any]] = []  # the frame being filled
         while (doc := partition.document()) is not None:
-            history = DocumentHistory(doc, definitions, options=options,
-                                      namespaces=namespaces, within=within)
-            for step in iter_document(history, partition.versions(doc), queries=cel):
+            steps: Iterator[VersionRows]
+            if resume is None:
+                history = DocumentHistory(doc, definitions, options=options,
+                                          namespaces=namespaces, within=within)
+                steps = iter_document(history, partition.versions(doc), queries=cel)
+            else:
+                steps = resume.steps(doc, partition.versions(doc), definitions, options,
+                                     namespaces, within, cel)
+            for step in steps:
                 yield from _filled(rows, _tagged_rows(step))
                 if step.replayed:
                     yield from _filled(rows, partition.notes())
@@ -443,13 +494,15 @@ def replay_frames(spark: SparkSession, versions: DataFrame, definitions: str | N
                   *, options: DiffOptions | None = None,
                   namespaces: dict[str, str] | None = None,
                   partitions: int | None = None, within: int | Duration | str | None = None,
-                  queries: Sequence[str] = ()) -> ReplayFrames:
+                  queries: Sequence[str] = (), resume: Resume | None = None) -> ReplayFrames:
     """The events, composites, errors and CEL complex events of a version table (``doc``,
     ``version``, ``xml``).
 
     ``definitions`` is definition text and ``queries`` CEL queries (CEQL text, run over each
     document's primitive events: :mod:`._cel`), both checked here first: a bad one raises
-    before any work; ``partitions`` spreads the diff stage (default: 4 per core).
+    before any work; ``partitions`` spreads the diff stage (default: 4 per core). With
+    ``resume``, each document goes on from its checkpointed state (the table holding only
+    the versions the checkpoint has not read: :func:`~._spark_job.run_spark`).
     """
     if definitions is not None:
         DefinitionSet.of(definitions, namespaces=namespaces)  # refused here, before any work
@@ -464,7 +517,7 @@ def replay_frames(spark: SparkSession, versions: DataFrame, definitions: str | N
 
     # 3. apply: per document, in version order
     tagged = diffed.repartition("doc").sortWithinPartitions("doc", "version").mapInPandas(
-        _apply(definitions, options, namespaces, within, texts), _TAGGED).persist()
+        _apply(definitions, options, namespaces, within, texts, resume), _TAGGED).persist()
     pick = [F.col(f.name) for f in EVENTS_SCHEMA.fields]
     events = tagged.where(F.col("record") == "event").select(*pick)
     composites = tagged.where(F.col("record") == "composite").select(
@@ -501,14 +554,16 @@ def diff_stage(spark: SparkSession, versions: DataFrame, options: DiffOptions,
     return checked, duplicates, pairs.mapInPandas(_diff(options), _DIFFED)
 
 
-def write_frames(frames: ReplayFrames, out: str, extra_errors: DataFrame | None = None
-                 ) -> None:
+def write_frames(frames: ReplayFrames, out: str, extra_errors: DataFrame | None = None,
+                 *, partition: str | None = None) -> None:
     """Write ``out/events``, ``out/composites``, ``out/errors`` and ``out/cel`` (given
-    ``frames.cel``) as Parquet datasets."""
+    ``frames.cel``) as Parquet datasets (with ``partition``, ``run=3``: as
+    ``out/events/run=3`` ..., each replaced)."""
     errors = frames.errors if extra_errors is None else frames.errors.unionByName(extra_errors)
-    frames.events.write.mode("overwrite").parquet(f"{out}/events")
-    frames.composites.write.mode("overwrite").parquet(f"{out}/composites")
-    errors.write.mode("overwrite").parquet(f"{out}/errors")
+    tail = "" if partition is None else f"/{partition}"
+    frames.events.write.mode("overwrite").parquet(f"{out}/events{tail}")
+    frames.composites.write.mode("overwrite").parquet(f"{out}/composites{tail}")
+    errors.write.mode("overwrite").parquet(f"{out}/errors{tail}")
     if frames.cel is not None:
-        frames.cel.write.mode("overwrite").parquet(f"{out}/cel")
+        frames.cel.write.mode("overwrite").parquet(f"{out}/cel{tail}")
 

@@ -365,7 +365,8 @@ def _run_spark(args: argparse.Namespace, conf: dict[str, str], definitions: str 
             report = run_spark(spark, args.history, args.out, definitions, options=options,
                                namespaces=namespaces, partitions=args.partitions,
                                within=args.within, show=args.show, progress=progress,
-                               queries=queries)
+                               queries=queries, checkpoint=args.checkpoint,
+                               reset=args.checkpoint_reset)
         except XmlEventsError as exc:  # a version table that cannot be read, ...
             raise Failure(exc.for_cli()) from None
     report.times.insert(0, ("Spark start", started))
@@ -418,6 +419,10 @@ def _run_follow(args: argparse.Namespace, conf: dict[str, str], definitions: str
             err.write(f"{r.line()}\n")
             err.flush()
 
+    def stopping() -> None:
+        err.write("stopping once the micro-batch in flight is written (Ctrl-C again: at "
+                  "once, and it runs again at the next start)\n")
+
     with contextlib.ExitStack() as stack:
         try:
             spark = stack.enter_context(spark_session(args.master, progress=False,
@@ -434,7 +439,7 @@ def _run_follow(args: argparse.Namespace, conf: dict[str, str], definitions: str
                               queries=queries, trigger=args.trigger,
                               available_now=args.available_now, max_files=args.max_files or 8,
                               partitions=args.partitions, reset=args.checkpoint_reset)
-            follower.run(report)
+            follower.run(report, on_stopping=None if args.quiet else stopping)
         except XmlEventsError as exc:  # another checkpoint, no Kafka connector, a failure
             raise Failure(exc.for_cli()) from None
     total = {k: sum(getattr(b, k) for b in batches)
