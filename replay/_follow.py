@@ -47,6 +47,8 @@ import json
 import os
 import pickle
 import shutil
+import signal
+import threading
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -464,19 +466,42 @@ class Follower:
         return new
 
     def run(self, on_batch: Callable[[BatchReport], None] | None = None, *,
-            poll: float = 0.5) -> None:
+            poll: float = 0.5, on_stopping: Callable[[], None] | None = None) -> None:
         """Wait for the query to end (with ``available_now``: once what was there is
         replayed; else until stopped), calling ``on_batch`` with each micro-batch's report.
-        A Ctrl-C (KeyboardInterrupt) stops the query cleanly and is raised again.
+        A Ctrl-C (SIGINT in the main thread) stops the query once the micro-batch in flight
+        is written (``on_stopping()`` is called then), a second one at once (the micro-batch
+        is run again at the next start), and raises KeyboardInterrupt.
 
         Raises:
             FollowError: the query failed (the first line of Spark's message).
         """
+        # Ctrl-C sets a flag the loop reads between two calls into the JVM: pyspark's own
+        # handler calls into it from inside the call being waited on (py4j refuses the
+        # reentrant call, with tracebacks); and a query stopped in the middle of a
+        # micro-batch makes Spark's stream thread print a StackOverflowError matching the
+        # interruption's message. So the first Ctrl-C waits for the micro-batch in flight.
+        interrupted = threading.Event()
+        stopping = False
+
+        def on_sigint(signum: int, frame: Any) -> None:
+            if interrupted.is_set():
+                raise KeyboardInterrupt
+            interrupted.set()
+
+        previous = (signal.signal(signal.SIGINT, on_sigint)
+                    if threading.current_thread() is threading.main_thread() else None)
         try:
             while not self.query.awaitTermination(poll):  # type: ignore[arg-type]
                 for r in self.reports():
                     if on_batch is not None:
                         on_batch(r)
+                if interrupted.is_set():
+                    if not stopping and on_stopping is not None:
+                        on_stopping()
+                    stopping = True
+                    if not self.query.status.get("isTriggerActive", False):
+                        raise KeyboardInterrupt
             for r in self.reports():
                 if on_batch is not None:
                     on_batch(r)
@@ -488,6 +513,8 @@ class Follower:
             text = (getattr(exc, "desc", None) or str(exc)).strip().splitlines()
             raise FollowError(f"the follower stopped: {text[0] if text else exc}") from None
         finally:
+            if previous is not None:
+                signal.signal(signal.SIGINT, previous)
             self._restore()
 
     def stop(self) -> None:

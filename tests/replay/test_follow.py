@@ -362,9 +362,10 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
 def test_a_follower_killed_mid_batch_then_restarted_writes_every_row_once(tmp_path: Path
                                                                          ) -> None:
     """``replay --follow --trigger 1`` SIGKILLed while a micro-batch is being written (its
-    offsets logged, its events partition begun, no commit), then restarted
-    (``--available-now``, with one more file): the outputs hold a one-shot replay's rows
-    exactly once (as multisets; its composites but those of the end of the input)."""
+    offsets logged, its events partition begun, no commit), then restarted and given one
+    more file, then Ctrl-C while that file's micro-batch runs (130, once it is written, no
+    traceback): the outputs hold a one-shot replay's rows exactly once (as multisets; its
+    composites but those of the end of the input)."""
     rows = [r for r in _rows() if r["version"] < 18]
     first, second, third = _in_batches(rows, [6, 12])
     src, out, ck = tmp_path / "in", tmp_path / "out", tmp_path / "ck"
@@ -391,17 +392,24 @@ def test_a_follower_killed_mid_batch_then_restarted_writes_every_row_once(tmp_pa
             assert not (commits / "1").exists(), "killed too late: batch 1 was committed"
         finally:
             _kill(proc)
-    _write_json(src / "part-2.jsonl", third)
-    with open(log, "ab") as sink:
-        again = subprocess.Popen([*command, "--available-now"], stdout=subprocess.PIPE,
-                                 stderr=sink, start_new_session=True, env=env)
+    restarted = tmp_path / "restarted.log"
+    with open(restarted, "wb") as sink:
+        again = subprocess.Popen([*command, "--trigger", "1"], stdout=sink, stderr=sink,
+                                 start_new_session=True, env=env)
         try:
-            stdout, _ = again.communicate(timeout=240)
+            _wait(lambda: (commits / "1").exists(), 240, again, "batch 1 run again", restarted)
+            _write_json(src / "part-2.jsonl", third)
+            _wait(lambda: (offsets / "2").exists(), 60, again, "third batch started",
+                  restarted)
+            again.send_signal(signal.SIGINT)  # Ctrl-C: stops once batch 2 is written
+            again.wait(timeout=120)
         finally:
             _kill(again)
-    assert again.returncode == 0, log.read_text(errors="replace")[-3000:]
-    assert "followed" in stdout.decode()
-    assert (commits / "1").exists() and (commits / "2").exists()
+    said = restarted.read_text(errors="replace")
+    assert again.returncode == 130, said[-3000:]
+    assert "Traceback" not in said and "Exception" not in said, said[-3000:]
+    assert "stopping once the micro-batch in flight is written" in said
+    assert (commits / "2").exists()
     one, ended = _one_shot(rows, [])
     assert _bag(_written(out, "events")) == _bag(one.events)
     assert _bag(_written(out, "errors")) == _bag(one.errors)
