@@ -61,6 +61,7 @@ import json
 import os
 import pickle
 import re
+import shutil
 import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -90,7 +91,7 @@ if TYPE_CHECKING:
 __all__ = ["FORMAT", "CHECKPOINT_STAGE", "Checkpoint", "CheckpointNote", "CheckpointRun",
            "RunSummary", "fingerprint", "open_runs", "read_state", "write_state",
            "resumed_document",
-           "resume_history", "write_run", "check_run_folders"]
+           "resume_history", "write_run", "check_run_folders", "clear_runs"]
 
 #: The format of the folder and its state files; another is refused.
 FORMAT = 1
@@ -580,6 +581,17 @@ def check_run_folders(out: str | os.PathLike[str]) -> None:
                     f"{folder} holds {other[0]!r}, not only runs (run=N): a replay's output "
                     "without a checkpoint? Give the checkpointed runs an output folder of "
                     "their own")
+
+
+def clear_runs(out: str | os.PathLike[str]) -> None:
+    """Remove the ``run=`` partitions of ``out``'s outputs: a checkpoint reset replays from
+    the start, and the old runs' rows would be there twice."""
+    for name in ("events", "composites", "errors", "cel"):
+        folder = Path(out) / name
+        if folder.is_dir():
+            for p in folder.iterdir():
+                if p.name.startswith("run=") and p.is_dir():
+                    shutil.rmtree(p)
 
 
 # --- runs of the command line's engines ----------------------------------------------------

@@ -30,7 +30,7 @@ from xmlevents.algebra import DefinitionSet, Duration
 
 from ._arrow import DatasetWriter
 from ._cel import CEL_TABLE, check_queries
-from ._checkpoint import CheckpointRun, check_run_folders, fingerprint, open_runs
+from ._checkpoint import CheckpointRun, check_run_folders, clear_runs, fingerprint, open_runs
 from ._history import HistoryResult, VersionRows, history_steps
 from ._index import index_versions
 from ._progress import ReplayProgress, Silent
@@ -147,7 +147,8 @@ def run_local(history: str, out: str, definitions: str | None = None, *,
             only the versions it has not read are replayed, each document going on from its
             state, and the run's rows go to ``out/<output>/run=N/``
             (:mod:`._checkpoint`); the report's ``run`` says what the run did.
-        reset: empty the checkpoint first (a replay from the start).
+        reset: empty the checkpoint first (a replay from the start) and remove the
+            ``run=`` partitions of ``out``.
 
     Returns:
         The report: counts, errors, the first composites, the warnings' facts, and the
@@ -181,6 +182,8 @@ def run_local(history: str, out: str, definitions: str | None = None, *,
                              queries=queries)
         ck = open_runs(folder, prints, reset=reset)
         check_run_folders(out)
+        if reset:
+            clear_runs(out)
         runs = CheckpointRun(ck, defs, options=options, namespaces=ns or None,
                              within=within, queries=cel)
     start = time.perf_counter()

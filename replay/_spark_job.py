@@ -32,6 +32,7 @@ from ._checkpoint import (
     RunSummary,
     _changed,
     check_run_folders,
+    clear_runs,
     fingerprint,
     open_runs,
 )
@@ -89,8 +90,10 @@ def run_spark(spark: SparkSession, history: str, out: str, definitions: str | No
         folder = os.path.abspath(_local_folder(str(checkpoint)))  # the workers' too
         ck = open_runs(folder, fingerprint(defs, options=options, namespaces=ns,
                                            within=within, queries=queries), reset=reset)
-        if "://" not in out or out.startswith("file://"):
+        if "://" not in out or out.startswith("file://"):  # (a cluster's: left to Spark)
             check_run_folders(urlparse(out).path if "://" in out else out)
+            if reset:
+                clear_runs(urlparse(out).path if "://" in out else out)
     tasks = (SparkTasks(spark.sparkContext, progress) if progress.shows_tasks
              else contextlib.nullcontext())
     report = ReplayReport(engine="spark", where=master_where(spark))

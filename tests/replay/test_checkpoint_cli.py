@@ -1,0 +1,238 @@
+"""``xmlevents replay --checkpoint CKPT`` on the batch engines (issue 29, item 4).
+
+* the local engine: the example history split by version into two runs gives every output
+  of one run (as multisets of rows, the ``run`` column aside), so do three runs; a rerun
+  of the same input adds nothing and changes nothing (outputs, checkpoint); another
+  definition set is refused (status 1, one line); ``--checkpoint-reset`` starts over;
+  a URL other than ``file://``, a follower's folder, ``--checkpoint-reset`` alone;
+* Spark (slow): two runs on ``local[2]`` give one local run's outputs, and Spark's run 2
+  continues a local run 1's checkpoint (the engines share the format).
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pyarrow.dataset as ds  # type: ignore[import-untyped]
+import pytest
+
+from xmlevents._cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "purchase_orders.jsonl.gz"
+EXAMPLE_DEFS = ROOT / "examples" / "purchase_orders.xev"
+QUERY = "SELECT * FROM S WHERE ins AS a ; del AS b WITHIN 40 EVENTS"
+OUTPUTS = ("events", "composites", "errors", "cel")
+
+
+def _rows(last: int | None = None) -> list[dict[str, Any]]:
+    with gzip.open(EXAMPLE, "rt", encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f]
+    return [r for r in rows if last is None or r["version"] <= last]
+
+
+def _table(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _replay(history: Path, out: Path, ck: Path | None, *extra: str,
+            engine: str = "local") -> tuple[int, str, str]:
+    stdout, stderr = io.StringIO(), io.StringIO()
+    args = ["replay", str(history), "-o", str(out), "--definitions", str(EXAMPLE_DEFS),
+            "--cel", QUERY, "-q", "--show", "0", "--engine", engine, *extra]
+    if ck is not None:
+        args += ["--checkpoint", str(ck)]
+    status = main(args, stdout=stdout, stderr=stderr)
+    return status, stdout.getvalue(), stderr.getvalue()
+
+
+def _output(folder: Path) -> Counter[str]:
+    """An output folder's rows (every run=N partition, the run column aside), a multiset."""
+    table = ds.dataset(str(folder), partitioning="hive" if any(
+        p.name.startswith("run=") for p in folder.iterdir()) else None).to_table()
+    if "run" in table.column_names:
+        table = table.drop(["run"])
+    return Counter(json.dumps(r, sort_keys=True, default=str) for r in table.to_pylist())
+
+
+def _same_outputs(runs: Path, one: Path) -> None:
+    for name in OUTPUTS:
+        got, want = _output(runs / name), _output(one / name)
+        assert got == want, name
+        assert sum(want.values()) > 0 or name == "errors", name  # not vacuous
+
+
+def _split(tmp_path: Path, cuts: dict[str, int], last: int | None = None
+           ) -> tuple[Path, Path]:
+    """The history cut per document (versions up to ``cuts[doc]``), and the whole."""
+    rows = _rows(last)
+    head = [r for r in rows if r["version"] <= cuts.get(r["doc"], -1)]
+    return _table(tmp_path / "head.jsonl", head), _table(tmp_path / "all.jsonl", rows)
+
+
+@pytest.fixture(scope="module")
+def one_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The whole example history replayed at once, without a checkpoint."""
+    tmp = tmp_path_factory.mktemp("one")
+    status, _, err = _replay(EXAMPLE, tmp / "out", None)
+    assert status == 0, err
+    return tmp / "out"
+
+
+CUTS = {"orders/2026-11-a.xml": 3, "orders/2026-11-b.xml": 70, "orders/2026-11-c.xml": -1}
+
+
+def test_two_runs_give_the_outputs_of_one(tmp_path: Path, one_run: Path) -> None:
+    head, whole = _split(tmp_path, CUTS)
+    out, ck = tmp_path / "out", tmp_path / "ck"
+    status, first, err = _replay(head, out, ck)
+    assert status == 0, err
+    assert "run 1 (resumed 0 documents, started 2; 0 versions skipped" in first
+    status, second, err = _replay(whole, out, ck)
+    assert status == 0, err
+    assert "run 2 (resumed 2 documents, started 1; 75 versions skipped" in second
+    assert sorted(p.name for p in (out / "events").iterdir()) == ["run=1", "run=2"]
+    _same_outputs(out, one_run)
+
+
+def test_three_runs_give_the_outputs_of_one(tmp_path: Path, one_run: Path) -> None:
+    rows = _rows()
+    out, ck = tmp_path / "out", tmp_path / "ck"
+    for n, cut in enumerate((10, 90, None)):
+        table = _table(tmp_path / f"t{n}.jsonl",
+                       [r for r in rows if cut is None or r["version"] <= cut])
+        status, _, err = _replay(table, out, ck)
+        assert status == 0, err
+    assert json.loads((ck / "manifest.json").read_text())["run"] == 3
+    _same_outputs(out, one_run)
+
+
+def _files(*folders: Path) -> dict[str, bytes]:
+    return {str(p): p.read_bytes() for f in folders for p in sorted(f.rglob("*"))
+            if p.is_file()}
+
+
+def test_a_rerun_of_the_same_input_adds_and_changes_nothing(tmp_path: Path) -> None:
+    whole = _table(tmp_path / "all.jsonl", _rows(20))
+    out, ck = tmp_path / "out", tmp_path / "ck"
+    assert _replay(whole, out, ck)[0] == 0
+    before = _files(out, ck)
+    status, summary, err = _replay(whole, out, ck)
+    assert status == 0, err
+    assert "nothing new: run 1 stays the last" in summary
+    assert "versions          0 replayed" in summary
+    assert _files(out, ck) == before
+
+
+def test_another_definition_set_is_refused(tmp_path: Path) -> None:
+    whole = _table(tmp_path / "all.jsonl", _rows(5))
+    out, ck = tmp_path / "out", tmp_path / "ck"
+    assert _replay(whole, out, ck)[0] == 0
+    before = _files(out, ck)
+    stderr = io.StringIO()
+    status = main(["replay", str(whole), "-o", str(out), "--engine", "local", "-q",
+                   "--checkpoint", str(ck), "--cel", QUERY,
+                   "--define", "Added := ins(item)"], stdout=io.StringIO(), stderr=stderr)
+    assert status == 1
+    message = stderr.getvalue()
+    assert message.count("\n") == 1 and "other definitions" in message
+    assert "--checkpoint-reset" in message
+    assert _files(out, ck) == before
+
+
+def test_checkpoint_reset_starts_over(tmp_path: Path, one_run: Path) -> None:
+    head, whole = _split(tmp_path, CUTS)
+    out, ck = tmp_path / "out", tmp_path / "ck"
+    assert _replay(head, out, ck)[0] == 0
+    assert _replay(whole, out, ck)[0] == 0
+    status, summary, err = _replay(whole, out, ck, "--checkpoint-reset")
+    assert status == 0, err
+    assert "run 1 (resumed 0 documents, started 3; 0 versions skipped" in summary
+    assert sorted(p.name for p in (out / "events").iterdir()) == ["run=1"]
+    _same_outputs(out, one_run)
+
+
+@pytest.mark.parametrize(("extra", "status", "message"), [
+    (["--checkpoint-reset"], 2, "--checkpoint-reset: resets --checkpoint CKPT"),
+    (["--checkpoint", "hdfs://nn:8020/ck"], 1, "hdfs:// is not supported"),
+])
+def test_checkpoint_usage(tmp_path: Path, extra: list[str], status: int, message: str
+                          ) -> None:
+    whole = _table(tmp_path / "all.jsonl", _rows(2))
+    stderr = io.StringIO()
+    got = main(["replay", str(whole), "-o", str(tmp_path / "out"), "--engine", "local",
+                *extra], stdout=io.StringIO(), stderr=stderr)
+    assert got == status
+    assert message in stderr.getvalue() and stderr.getvalue().count("\n") == 1
+
+
+def test_a_file_uri_is_a_folder_of_this_machine(tmp_path: Path) -> None:
+    whole = _table(tmp_path / "all.jsonl", _rows(2))
+    status, summary, err = _replay(whole, tmp_path / "out", None, "--checkpoint",
+                                   f"file://{tmp_path}/ck")
+    assert status == 0, err
+    assert (tmp_path / "ck" / "manifest.json").exists() and "run 1" in summary
+
+
+def test_a_followers_folder_and_a_plain_output_are_refused(tmp_path: Path) -> None:
+    whole = _table(tmp_path / "all.jsonl", _rows(2))
+    (tmp_path / "follower").mkdir()
+    (tmp_path / "follower" / "follow.json").write_text('{"source": "x"}\n')
+    status, _, err = _replay(whole, tmp_path / "out", tmp_path / "follower")
+    assert status == 1 and "the checkpoint of a follower" in err and err.count("\n") == 1
+    assert _replay(whole, tmp_path / "plain", None)[0] == 0  # a replay without checkpoint
+    status, _, err = _replay(whole, tmp_path / "plain", tmp_path / "ck")
+    assert status == 1 and "not only runs" in err and err.count("\n") == 1
+    assert not (tmp_path / "ck" / "manifest.json").exists()
+
+
+# --- on Spark ------------------------------------------------------------------------------
+
+SHORT = 24  # versions 0..24 of each document: Spark's runs in minutes at a loaded machine
+SHORT_CUTS = {"orders/2026-11-a.xml": 3, "orders/2026-11-b.xml": 15}
+
+
+@pytest.fixture(scope="module")
+def one_short(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("short")
+    whole = _table(tmp / "all.jsonl", _rows(SHORT))
+    status, _, err = _replay(whole, tmp / "out", None)
+    assert status == 0, err
+    return tmp / "out"
+
+
+def _spark_replay(history: Path, out: Path, ck: Path) -> tuple[int, str, str]:
+    os.environ.setdefault("PYSPARK_PYTHON", __import__("sys").executable)
+    return _replay(history, out, ck, "--master", "local[2]", "--partitions", "2",
+                   engine="spark")
+
+
+@pytest.mark.slow
+def test_two_spark_runs_give_one_local_run(tmp_path: Path, one_short: Path) -> None:
+    head, whole = _split(tmp_path, SHORT_CUTS, SHORT)
+    out, ck = tmp_path / "out", tmp_path / "ck"
+    status, first, err = _spark_replay(head, out, ck)
+    assert status == 0, err
+    assert "run 1 (resumed 0 documents, started 2" in first
+    status, second, err = _spark_replay(whole, out, ck)
+    assert status == 0, err
+    assert "run 2 (resumed 2 documents, started 1; 20 versions skipped" in second
+    _same_outputs(out, one_short)
+
+
+@pytest.mark.slow
+def test_spark_continues_a_local_run(tmp_path: Path, one_short: Path) -> None:
+    head, whole = _split(tmp_path, SHORT_CUTS, SHORT)
+    out, ck = tmp_path / "out", tmp_path / "ck"
+    assert _replay(head, out, ck)[0] == 0  # run 1 in process
+    status, second, err = _spark_replay(whole, out, ck)
+    assert status == 0, err
+    assert "run 2 (resumed 2 documents, started 1" in second
+    _same_outputs(out, one_short)
