@@ -441,12 +441,10 @@ class Follower:
     """A running follower (:func:`follow`): its Spark ``query``, and the reports of the
     micro-batches written so far."""
 
-    def __init__(self, query: StreamingQuery, written: dict[int, dict[str, int]],
-                 restore: Callable[[], None]) -> None:
+    def __init__(self, query: StreamingQuery, written: dict[int, dict[str, int]]) -> None:
         self.query = query
         self._written = written  # batch id -> rows per record, filled by foreachBatch
         self._reported: set[int] = set()
-        self._restore = restore
 
     def reports(self) -> list[BatchReport]:
         """The micro-batches written since the last call, in order."""
@@ -515,7 +513,6 @@ class Follower:
         finally:
             if previous is not None:
                 signal.signal(signal.SIGINT, previous)
-            self._restore()
 
     def stop(self) -> None:
         """Stop the query (a micro-batch in flight is not committed: it is run again when
@@ -565,9 +562,10 @@ def follow(spark: SparkSession, source: str, out: str, checkpoint: str,
     options = options or DiffOptions()
     where = FollowSource.parse(source)
     prints = fingerprint(defs, options=options, namespaces=ns, within=within, queries=texts)
-    stream = _open_checkpoint(_local_folder(checkpoint), prints, where, reset)
+    folder = _local_folder(checkpoint)
     rows = (_folder_stream(spark, where.where, max_files) if where.kind == "folder"
-            else _kafka_stream(spark, where, max_offsets))
+            else _kafka_stream(spark, where, max_offsets))  # no connector: before the folder
+    stream = _open_checkpoint(folder, prints, where, reset)
     tagged = rows.groupBy("doc").applyInPandasWithState(
         _operator(definitions, options, ns or None, within, texts), _TAGGED, _STATE,
         "append", "NoTimeout")
@@ -583,16 +581,12 @@ def follow(spark: SparkSession, source: str, out: str, checkpoint: str,
     elif trigger is not None:
         writer = writer.trigger(processingTime=f"{trigger} seconds")
 
-    def restore() -> None:
-        if partitions is not None and previous is not None:
-            spark.conf.set("spark.sql.shuffle.partitions", previous)
-
     try:
         query = writer.start()
-    except Exception:
-        restore()
-        raise
-    return Follower(query, written, restore)
+    finally:  # the query runs on a copy of the session's settings, made as it starts
+        if partitions is not None and previous is not None:
+            spark.conf.set("spark.sql.shuffle.partitions", previous)
+    return Follower(query, written)
 
 
 def _write_batch(out: str, written: dict[int, dict[str, int]]

@@ -309,6 +309,10 @@ def test_three_available_now_runs_give_the_one_shot_rows(spark: Any, tmp_path: P
     _write_parquet(src / "part-2.parquet", third)
     run()
     assert [r.batch for r in reports] == [0, 1, 2]
+    # the state store's partitions: partitions=2, not the session's 4 (left as it was)
+    assert sorted(p.name for p in (tmp_path / "ck" / "stream" / "state" / "0").iterdir()
+                  if p.name.isdigit()) == ["0", "1"]
+    assert spark.conf.get("spark.sql.shuffle.partitions") == "4"
     assert [r.rows for r in reports] == [len(first) + 1, len(second), len(third)]
     one, ended = _one_shot(rows)
     bad = [e for e in _written(out, "errors") if e["stage"] == "input"]
@@ -336,6 +340,7 @@ def test_kafka_without_its_connector_is_one_line(spark: Any, tmp_path: Path) -> 
         follow(spark, "kafka://localhost:9/versions", str(tmp_path / "out"),
                str(tmp_path / "ck"), _defs())
     assert "\n" not in str(info.value)
+    assert not (tmp_path / "ck").exists()  # refused before the checkpoint folder is made
 
 
 def _wait(predicate: Any, timeout: float, proc: subprocess.Popen[bytes], what: str,
