@@ -135,13 +135,15 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "._spark_job": ("run_spark",),
     "._arrow": ("arrow_schema", "write_dataset"),
     "._progress": ("ReplayProgress", "Silent"),
-    "._follow": ("follow", "Follower", "FollowSource", "FollowError", "BatchReport"),
+    "._follow": ("follow", "Follower", "BatchReport"),
+    "._follow_source": ("FollowSource", "FollowError"),
 }
 __getattr__, __dir__ = lazy_names(__name__, globals(), _MODULES)
 
 if TYPE_CHECKING:
     from ._arrow import arrow_schema, write_dataset
-    from ._follow import BatchReport, Follower, FollowError, FollowSource, follow
+    from ._follow import BatchReport, Follower, follow
+    from ._follow_source import FollowError, FollowSource
     from ._git import git_history
     from ._local import run_local
     from ._output import OutputLocationError, check_spark_output

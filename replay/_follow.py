@@ -63,10 +63,11 @@ from pyspark.sql import types as T
 from pyspark.sql.streaming.query import StreamingQuery
 from pyspark.sql.streaming.state import GroupState
 
-from xmlevents.algebra import DefinitionSet, Duration, XmlEventsError
+from xmlevents.algebra import DefinitionSet, Duration
 
 from ._cel import check_queries, compiled_queries
 from ._checkpoint import CHECKPOINT_STAGE, Checkpoint, _changed, _replay, fingerprint
+from ._follow_source import FollowError, FollowSource
 from ._history import DUPLICATE, HistoryResult, error_row
 from ._script import DiffOptions
 from ._spark import (
@@ -108,46 +109,6 @@ _CORRUPT = "_corrupt_record"
 # The outputs: folder, record tag, schema.
 _OUTPUTS = (("events", "event", EVENTS_SCHEMA), ("composites", "composite", COMPOSITES_SCHEMA),
             ("errors", "error", ERRORS_SCHEMA), ("cel", "cel", CEL_SCHEMA))
-
-
-class FollowError(XmlEventsError, RuntimeError):
-    """A follower that cannot start or that stopped: a source it cannot read (Kafka without
-    its connector), another source than its checkpoint's, a micro-batch that failed."""
-
-
-@dataclass(frozen=True, slots=True)
-class FollowSource:
-    """Where new version rows come from: a folder (``where`` its path or URI) or a Kafka
-    topic (``kafka://HOST:PORT[,HOST:PORT...]/TOPIC``: ``where`` the bootstrap servers).
-
-    >>> FollowSource.parse("kafka://broker:9092/versions")
-    FollowSource(kind='kafka', where='broker:9092', topic='versions')
-    >>> FollowSource.parse("/data/incoming").kind
-    'folder'
-    """
-
-    kind: str
-    where: str
-    topic: str | None = None
-
-    @classmethod
-    def parse(cls, text: str) -> FollowSource:
-        """The source ``text`` names.
-
-        Raises:
-            FollowError: a ``kafka://`` URI without servers or topic.
-        """
-        if not text.startswith("kafka://"):
-            return cls("folder", text)
-        url = urlparse(text)
-        topic = url.path.strip("/")
-        if not url.netloc or not topic or "/" in topic:
-            raise FollowError(f"{text}: a Kafka source is kafka://HOST:PORT/TOPIC (servers "
-                              "separated by commas, one topic)")
-        return cls("kafka", url.netloc, topic)
-
-    def __str__(self) -> str:
-        return self.where if self.kind == "folder" else f"kafka://{self.where}/{self.topic}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -77,6 +77,7 @@ __all__ = [
     "InexactScriptError",
     "KeySpecError",
     "OutputLocationError",
+    "FollowError",
     "RuleSyntaxError",
     "RuleError",
     "UnknownDocumentError",
@@ -121,7 +122,7 @@ _PACKAGES: dict[str, tuple[str, ...]] = {
     "xmlevents.replay": (
         "BadVersion", "MissingXmlError", "VersionTableError", "GitHistoryError",
         "EditScriptError", "ScriptFormatError", "ScriptPathError", "DiffActionError",
-        "InexactScriptError", "KeySpecError", "OutputLocationError"),
+        "InexactScriptError", "KeySpecError", "OutputLocationError", "FollowError"),
     "xmlevents.rules": (
         "RuleSyntaxError", "RuleError", "UnknownDocumentError", "UpdateError", "StepLimitError",
         "ActionError"),
@@ -186,6 +187,7 @@ if TYPE_CHECKING:
         BadVersion,
         DiffActionError,
         EditScriptError,
+        FollowError,
         GitHistoryError,
         InexactScriptError,
         KeySpecError,
