@@ -5,8 +5,12 @@
   of the same input adds nothing and changes nothing (outputs, checkpoint); another
   definition set is refused (status 1, one line); ``--checkpoint-reset`` starts over;
   a URL other than ``file://``, a follower's folder, ``--checkpoint-reset`` alone;
-* Spark (slow): two runs on ``local[2]`` give one local run's outputs, and Spark's run 2
-  continues a local run 1's checkpoint (the engines share the format).
+* a run killed between its states and its manifest, then rerun: as if not killed;
+* the edge cases run by run (a changed last good version, a document whose new versions are
+  all bad, a bad last version, a duplicate): the error rows of each run;
+* Spark (slow): two runs on ``local[2]`` give one local run's outputs, Spark's run 2
+  continues a local run 1's checkpoint (the engines share the format), and Spark writes
+  the edge cases run by run as the local engine does.
 """
 
 from __future__ import annotations
@@ -236,3 +240,79 @@ def test_spark_continues_a_local_run(tmp_path: Path, one_short: Path) -> None:
     assert status == 0, err
     assert "run 2 (resumed 2 documents, started 1" in second
     _same_outputs(out, one_short)
+
+
+def test_a_run_killed_before_its_manifest_then_rerun_is_as_if_not_killed(
+        tmp_path: Path, one_run: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The outputs and states of run 2 written, the manifest not: the checkpoint is still run
+    1's, and the rerun replaces run 2's partitions (no row twice)."""
+    from xmlevents.replay._checkpoint import Checkpoint
+
+    head, whole = _split(tmp_path, CUTS)
+    out, ck = tmp_path / "out", tmp_path / "ck"
+    assert _replay(head, out, ck)[0] == 0
+
+    def killed(self: Checkpoint) -> int:
+        raise KeyboardInterrupt  # as a kill between the states and the manifest
+
+    with monkeypatch.context() as m:
+        m.setattr(Checkpoint, "commit", killed)
+        assert _replay(whole, out, ck)[0] == 130  # (the command's status for an interrupt)
+    assert json.loads((ck / "manifest.json").read_text())["run"] == 1
+    assert any((ck / "documents").glob("*.2.state"))  # written, never committed
+    status, summary, err = _replay(whole, out, ck)
+    assert status == 0, err
+    assert "run 2 (resumed 2 documents, started 1; 75 versions skipped" in summary
+    _same_outputs(out, one_run)
+
+
+def _edge_tables(tmp_path: Path) -> list[Path]:
+    """Three runs' tables: a last good version changed in run 2, a document whose new
+    versions are all bad (its state must still have read them: run 3 reports them not
+    again), a bad last version, a new document with a duplicate version."""
+    def row(doc: str, v: int, xml: str) -> dict[str, Any]:
+        return {"doc": doc, "version": v, "xml": xml, "commit": f"c{v}", "time": 1000 + v}
+
+    item = "<order><item><price>{}</price></item></order>"
+    run1 = [row("a", 0, "<order/>"), row("a", 1, item.format(1)), row("b", 0, "<order/>")]
+    run2 = [row("a", 0, "<order/>"), row("a", 1, item.format(9)),  # changed: an error row
+            row("a", 2, item.format(2)), row("a", 3, "<order><item>"),
+            row("b", 1, "<order><item>"), row("b", 2, "<order"),  # every new version bad
+            row("c", 0, "<order/>"), row("c", 0, "<order><x/></order>"),  # a duplicate
+            row("c", 1, item.format(4))]
+    run3 = [*run2, row("a", 4, item.format(5)), row("b", 3, item.format(6))]
+    return [_table(tmp_path / f"run{n}.jsonl", rows)
+            for n, rows in enumerate((run1, run2, run3), start=1)]
+
+
+def _runs_of(out: Path) -> dict[str, dict[str, Counter[str]]]:
+    return {name: {p.name: _output(p) for p in sorted((out / name).iterdir())}
+            for name in OUTPUTS}
+
+
+def test_the_edge_cases_run_by_run_in_process(tmp_path: Path) -> None:
+    """What the local engine writes run by run on the edge cases (Spark must write the same:
+    the slow test below)."""
+    out, ck = tmp_path / "out", tmp_path / "ck"
+    for table in _edge_tables(tmp_path):
+        status, _, err = _replay(table, out, ck)
+        assert status == 0, err
+    runs = _runs_of(out)
+    errors = {run: sorted(json.loads(r)["stage"] + ":" + str(json.loads(r)["version"])
+                          for r in rows.elements()) for run, rows in runs["errors"].items()}
+    assert errors == {"run=1": [],
+                      "run=2": ["checkpoint:1", "input:0", "parse:1", "parse:2", "parse:3"],
+                      "run=3": []}
+    assert sum(runs["events"]["run=3"].values()) > 0
+
+
+@pytest.mark.slow
+def test_spark_writes_the_edge_cases_run_by_run_as_in_process(tmp_path: Path) -> None:
+    tables = _edge_tables(tmp_path)
+    for engine in ("local", "spark"):
+        out, ck = tmp_path / f"out-{engine}", tmp_path / f"ck-{engine}"
+        for table in tables:
+            status, _, err = (_replay(table, out, ck) if engine == "local"
+                              else _spark_replay(table, out, ck))
+            assert status == 0, err
+    assert _runs_of(tmp_path / "out-spark") == _runs_of(tmp_path / "out-local")
