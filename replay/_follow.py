@@ -128,13 +128,22 @@ class BatchReport:
     seconds: float | None
 
     def line(self) -> str:
-        """The report as the command line prints it."""
-        rows = "?" if self.rows is None else f"{self.rows:,}"
+        """The report as the command line prints it.
+
+        >>> print(BatchReport(3, 4, 3, 1, 24, 1, 0, 0, 1.25).line())  # doctest: +ELLIPSIS
+        batch 3: 4 rows in (1 skipped: already read), 3 versions replayed -> 24 events, ...
+        """
+        rows = "? rows" if self.rows is None else _count(self.rows, "row")
         skipped = f" ({self.skipped:,} skipped: already read)" if self.skipped else ""
         took = "" if self.seconds is None else f" in {self.seconds:.1f} s"
-        return (f"batch {self.batch}: {rows} rows in{skipped}, {self.versions:,} versions "
-                f"replayed -> {self.events:,} events, {self.composites:,} composites, "
-                f"{self.errors:,} errors, {self.cel:,} CEL rows{took}")
+        return (f"batch {self.batch}: {rows} in{skipped}, {_count(self.versions, 'version')} "
+                f"replayed -> {_count(self.events, 'event')}, "
+                f"{_count(self.composites, 'composite')}, {_count(self.errors, 'error')}, "
+                f"{_count(self.cel, 'CEL row')}{took}")
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
 # --- the source ----------------------------------------------------------------------------
