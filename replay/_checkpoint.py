@@ -44,6 +44,15 @@ manifest: a rerun after a crash replaces the partition, never duplicates it, and
 ``OUT/events`` as a (hive-partitioned) dataset sees every run, with a ``run`` column. A run
 with no rows at all commits nothing (no partition, the run number stays).
 
+The command line's engines run the same rules (``replay --checkpoint``): in process,
+:class:`CheckpointRun` streams each document's new versions from its state, writing the run's
+outputs as they are produced and each new state as its document ends; on Spark
+(:func:`~._spark_job.run_spark`) the driver reads the state files' header lines
+(:meth:`Checkpoint.heads`: version, last read, digest, stopped) to drop the versions already
+read before the diff stage, and the apply stage reads and writes the states
+(:func:`read_state`, :func:`write_state`; both engines replay a document with
+:func:`resumed_document`). Either engine continues the other's runs.
+
 A checkpointed history never ends: the composites a plain replay raises when it closes each
 document at the end of the input (what the monitor held: custom and non-local modes) are
 held for the next run, not raised; so one run with a checkpoint equals several, and may

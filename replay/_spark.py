@@ -30,6 +30,8 @@ Stages, each a DataFrame transformation:
    document: that is the queries' state.
 
 The apply stage yields one table of tagged rows, cached and split into the four outputs.
+With a checkpoint (issue 29, item 4: :class:`Resume`), it loads each document's state from
+the checkpoint folder, goes on from it, and writes the new state as the run's file.
 """
 
 from __future__ import annotations
