@@ -109,7 +109,8 @@ def add_parser(sub: Any) -> None:
                              "DIR/cel, with the query's index from 0 (repeatable)")
     replay.add_argument("--out", "-o", required=True, metavar="DIR",
                         help="where to write events/, composites/, errors/ and cel/ "
-                             "(replaced; checked before any work)")
+                             "(replaced; with --checkpoint, their run=N partition; checked "
+                             "before any work)")
     replay.add_argument("--engine", choices=("spark", "local"), default="spark",
                         help="spark: an embedded local[*] Spark session, or --master's "
                              "(default); local: this process alone, no JVM (for a history "
