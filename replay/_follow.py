@@ -166,7 +166,10 @@ def _checked(df: DataFrame, where: Any) -> DataFrame:
                F.lit("not a version row (JSON with doc, version, xml, and commit, time): "),
                F.substring(corrupt, 1, 80)))
            .when(missing != "", F.concat(F.lit("missing "), missing,
-                                         F.lit(" (a version has doc, version and xml)"))))
+                                         F.lit(" (a version has doc, version and xml)")))
+           .when(F.col("version") < 0, F.concat(
+               F.lit("version="), F.col("version").cast("string"),
+               F.lit(" must be an integer from 0"))))
     return df.select(*[F.col(f.name) for f in VERSIONS_SCHEMA.fields],
                      where.alias("source"), bad.alias("bad"))
 
@@ -413,24 +416,24 @@ class Follower:
 
     def __init__(self, query: StreamingQuery, written: dict[int, dict[str, int]]) -> None:
         self.query = query
-        self._written = written  # batch id -> rows per record, filled by foreachBatch
-        self._reported: set[int] = set()
+        # batch id -> rows per record, filled by foreachBatch, emptied as reported (a
+        # follower runs for months)
+        self._written = written
 
     def reports(self) -> list[BatchReport]:
         """The micro-batches written since the last call, in order."""
         progress = {p.batchId: p for p in self.query.recentProgress}
         new = []
-        for batch in sorted(set(self._written) - self._reported):
+        for batch in sorted(self._written):
             p = progress.get(batch)
             if p is None and self.query.isActive:
                 continue  # written, Spark's progress not yet given: next time
-            c = self._written[batch]
+            c = self._written.pop(batch)
             new.append(BatchReport(
                 batch, None if p is None else int(p.numInputRows), c.get("version", 0),
                 c.get("skipped", 0), c.get("event", 0), c.get("composite", 0),
                 c.get("error", 0), c.get("cel", 0),
                 None if p is None else p.batchDuration / 1000))
-            self._reported.add(batch)
         return new
 
     def run(self, on_batch: Callable[[BatchReport], None] | None = None, *,

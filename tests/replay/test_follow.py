@@ -286,8 +286,9 @@ def test_three_available_now_runs_give_the_one_shot_rows(spark: Any, tmp_path: P
     """The example history (70 versions a document, a bad one among them) arriving in three
     files (JSON lines, gzip, Parquet), followed in
     three available-now runs: concatenated, a one-shot replay's events, errors and CEL rows,
-    and its composites but those raised at the end of the input; a bad line is an error row
-    naming its file; other definitions are refused; nothing new, nothing written."""
+    and its composites but those raised at the end of the input; a line that is not JSON
+    and a negative version are error rows naming their file; other definitions are refused;
+    nothing new, nothing written."""
     from xmlevents.replay import follow
 
     rows = [r for r in _rows() if r["version"] < 70]  # version 65 of one is not XML
@@ -302,7 +303,7 @@ def test_three_available_now_runs_give_the_one_shot_rows(spark: Any, tmp_path: P
 
     _write_json(src / "part-0.jsonl", first)
     with open(src / "part-0.jsonl", "a", encoding="utf-8") as f:
-        f.write("this is not JSON\n")
+        f.write('this is not JSON\n{"doc": "x", "version": -1, "xml": "<a/>"}\n')
     run()
     _write_json(src / "part-1.jsonl.gz", second, gz=True)
     run()
@@ -313,10 +314,13 @@ def test_three_available_now_runs_give_the_one_shot_rows(spark: Any, tmp_path: P
     assert sorted(p.name for p in (tmp_path / "ck" / "stream" / "state" / "0").iterdir()
                   if p.name.isdigit()) == ["0", "1"]
     assert spark.conf.get("spark.sql.shuffle.partitions") == "4"
-    assert [r.rows for r in reports] == [len(first) + 1, len(second), len(third)]
+    assert [r.rows for r in reports] == [len(first) + 2, len(second), len(third)]
     one, ended = _one_shot(rows)
-    bad = [e for e in _written(out, "errors") if e["stage"] == "input"]
-    assert len(bad) == 1 and "part-0.jsonl: not a version row" in bad[0]["message"]
+    bad = sorted((e for e in _written(out, "errors") if e["stage"] == "input"),
+                 key=lambda e: e["doc"] or "")
+    assert [(e["doc"], e["version"]) for e in bad] == [(None, None), ("x", -1)]
+    assert "part-0.jsonl: not a version row" in bad[0]["message"]
+    assert bad[1]["message"].endswith("part-0.jsonl: version=-1 must be an integer from 0")
     assert _bag(_written(out, "events")) == _bag(one.events)
     assert _bag(e for e in _written(out, "errors") if e["stage"] != "input") == _bag(
         one.errors)
