@@ -47,6 +47,8 @@ from ._cel import CEL_STAGE, CEL_TABLE, check_queries
 from ._checkpoint import (
     Checkpoint,
     CheckpointNote,
+    CheckpointRun,
+    RunSummary,
     fingerprint,
     resume_history,
     write_run,
@@ -115,7 +117,7 @@ __all__ = [
     "CEL_TABLE", "CEL_STAGE", "check_queries",
     # run after run: a replay resumed from a checkpoint folder (issue 29, item 4)
     "resume_history", "Checkpoint", "CheckpointError", "CheckpointNote", "DocumentState",
-    "fingerprint", "write_run",
+    "fingerprint", "write_run", "CheckpointRun", "RunSummary",
     # continuous: replay --follow on Structured Streaming (issue 29, item 5; Spark)
     "follow", "Follower", "FollowSource", "FollowError", "BatchReport",
 ]
