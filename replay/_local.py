@@ -180,8 +180,8 @@ def run_local(history: str, out: str, definitions: str | None = None, *,
             folder = _local_folder(folder)
         prints = fingerprint(defs, options=options, namespaces=ns, within=within,
                              queries=queries)
+        check_run_folders(out)  # before a reset empties anything
         ck = open_runs(folder, prints, reset=reset)
-        check_run_folders(out)
         if reset:
             clear_runs(out)
         runs = CheckpointRun(ck, defs, options=options, namespaces=ns or None,

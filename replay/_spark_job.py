@@ -88,12 +88,13 @@ def run_spark(spark: SparkSession, history: str, out: str, definitions: str | No
         from ._follow import _local_folder  # --follow's check of the folder
 
         folder = os.path.abspath(_local_folder(str(checkpoint)))  # the workers' too
+        local = "://" not in out or out.startswith("file://")  # (a cluster's: Spark's)
+        if local:  # before a reset empties anything
+            check_run_folders(urlparse(out).path if "://" in out else out)
         ck = open_runs(folder, fingerprint(defs, options=options, namespaces=ns,
                                            within=within, queries=queries), reset=reset)
-        if "://" not in out or out.startswith("file://"):  # (a cluster's: left to Spark)
-            check_run_folders(urlparse(out).path if "://" in out else out)
-            if reset:
-                clear_runs(urlparse(out).path if "://" in out else out)
+        if local and reset:
+            clear_runs(urlparse(out).path if "://" in out else out)
     tasks = (SparkTasks(spark.sparkContext, progress) if progress.shows_tasks
              else contextlib.nullcontext())
     report = ReplayReport(engine="spark", where=master_where(spark))
