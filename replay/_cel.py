@@ -43,6 +43,8 @@ from xmlevents.cel import (
     primitive_event,
 )
 
+from ._state import CheckpointError, dump, load
+
 __all__ = ["CEL_TABLE", "CEL_STAGE", "CelQuery", "check_queries", "compiled_queries",
            "CelStream"]
 
@@ -223,7 +225,6 @@ class CelStream:
         Raises:
             CheckpointError: a part of the state cannot be saved.
         """
-        from ._state import dump
 
         externals = {id(q.query): ("query", q.index) for q in self.queries}
         state = (self._evaluations, self._position, self._ids, self._order,
@@ -238,7 +239,6 @@ class CelStream:
         Raises:
             CheckpointError: the data is damaged or names a query not given.
         """
-        from ._state import CheckpointError, load
 
         by_index = {q.index: q for q in queries}
 

@@ -78,6 +78,7 @@ __all__ = [
     "KeySpecError",
     "OutputLocationError",
     "FollowError",
+    "CheckpointError",
     "RuleSyntaxError",
     "RuleError",
     "UnknownDocumentError",
@@ -122,7 +123,8 @@ _PACKAGES: dict[str, tuple[str, ...]] = {
     "xmlevents.replay": (
         "BadVersion", "MissingXmlError", "VersionTableError", "GitHistoryError",
         "EditScriptError", "ScriptFormatError", "ScriptPathError", "DiffActionError",
-        "InexactScriptError", "KeySpecError", "OutputLocationError", "FollowError"),
+        "InexactScriptError", "KeySpecError", "OutputLocationError", "FollowError",
+        "CheckpointError"),
     "xmlevents.rules": (
         "RuleSyntaxError", "RuleError", "UnknownDocumentError", "UpdateError", "StepLimitError",
         "ActionError"),
@@ -185,6 +187,7 @@ if TYPE_CHECKING:
     )
     from xmlevents.replay import (
         BadVersion,
+        CheckpointError,
         DiffActionError,
         EditScriptError,
         FollowError,
