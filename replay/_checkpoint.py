@@ -522,13 +522,12 @@ def resume_history(rows: Iterable[Mapping[str, Any]],
     return result
 
 
-def _replay(doc: str, state: DocumentState | None, versions: list[Mapping[str, Any]],
-            result: HistoryResult, definitions: DefinitionSet | None, *,
-            options: DiffOptions | None, namespaces: dict[str, str] | None,
-            within: int | Duration | str | None, queries: Sequence[CelQuery]
-            ) -> DocumentState:
-    """One document's new versions replayed from ``state`` (None: from the start) into
-    ``result``; its new state."""
+def _suspended(doc: str, state: DocumentState | None, definitions: Any, *,
+               options: DiffOptions | None, namespaces: dict[str, str] | None,
+               within: int | Duration | str | None, queries: Sequence[CelQuery]
+               ) -> DocumentHistory:
+    """A document's history going on from ``state`` (None: from the start), suspended:
+    its ``close()`` ends the run, not the history, and keeps the state."""
     if state is None:
         history = DocumentHistory(doc, definitions, options=options, namespaces=namespaces,
                                   within=within, queries=queries)
@@ -536,7 +535,19 @@ def _replay(doc: str, state: DocumentState | None, versions: list[Mapping[str, A
         history = DocumentHistory.resume(state, definitions, options=options,
                                          namespaces=namespaces, within=within,
                                          queries=queries)
-    history.suspend = True  # close() ends the run, not the history: the state is kept
+    history.suspend = True
+    return history
+
+
+def _replay(doc: str, state: DocumentState | None, versions: list[Mapping[str, Any]],
+            result: HistoryResult, definitions: DefinitionSet | None, *,
+            options: DiffOptions | None, namespaces: dict[str, str] | None,
+            within: int | Duration | str | None, queries: Sequence[CelQuery]
+            ) -> DocumentState:
+    """One document's new versions replayed from ``state`` (None: from the start) into
+    ``result``; its new state."""
+    history = _suspended(doc, state, definitions, options=options, namespaces=namespaces,
+                         within=within, queries=queries)
     commits = {int(r["version"]): r.get("commit") for r in versions}
     replay_document(history, ((int(r["version"]), r["xml"], None, None, r.get("time"),
                                r.get("commit")) for r in versions), result)
@@ -811,14 +822,8 @@ def resumed_document(doc: str, state: DocumentState | None,
     CEL rows; then ``done(new state)``. The local engine's run and Spark's apply stage
     both replay a document so (``definitions``: text or a parsed set, as the state was
     made with)."""
-    if state is None:
-        history = DocumentHistory(doc, definitions, options=options, namespaces=namespaces,
-                                  within=within, queries=queries)
-    else:
-        history = DocumentHistory.resume(state, definitions, options=options,
-                                         namespaces=namespaces, within=within,
-                                         queries=queries)
-    history.suspend = True  # close() ends the run, not the history: the state is kept
+    history = _suspended(doc, state, definitions, options=options, namespaces=namespaces,
+                         within=within, queries=queries)
     # The CEL rows are taken at the document's end, their commits filled in from here
     # (the history is not told them); without queries only the last good version's commit
     # is kept, for the state.

@@ -322,46 +322,48 @@ def _run_local(args: argparse.Namespace, definitions: str | None, namespaces: di
         raise Failure(f"cannot write {where}{exc.strerror or exc}") from None
 
 
-def _run_spark(args: argparse.Namespace, conf: dict[str, str], definitions: str | None,
-               namespaces: dict[str, str], options: DiffOptions, progress: ReplayProgress,
-               queries: list[str]) -> ReplayReport:
+def _start_spark(stack: contextlib.ExitStack, args: argparse.Namespace,
+                 conf: dict[str, str]) -> Any:
+    """The command's SparkSession, entered in ``stack`` (a session already running, a
+    caller's, is used and left running), and ``--out`` checked on the file system that
+    writes it when the master is not local, before any table is read. Quiet: the JVM's
+    stderr (its own warnings, the workers') goes to a file, kept and named only if Spark
+    cannot start."""
     import tempfile
 
-    from xmlevents.replay import (
-        OutputLocationError,
-        check_spark_output,
-        resolve_master,
-        run_spark,
-        spark_session,
-    )
+    from xmlevents.replay import OutputLocationError, check_spark_output, spark_session
 
-    choice = resolve_master(args.master, conf)
-    progress.stage(f"starting Spark ({choice.url or choice.source})")
-
-    # Quiet: the JVM's stderr (its own warnings, the workers') goes to a file, kept and named
-    # only if Spark cannot start.
     log = None
     if args.quiet:
         fd, log = tempfile.mkstemp(prefix="xmlevents-jvm-", suffix=".log")
         os.close(fd)
+    try:
+        spark = stack.enter_context(spark_session(args.master, progress=False, jvm_log=log,
+                                                  **conf))
+    except Exception as exc:  # Java missing, a bad master URL, ...
+        kept = f" (the JVM's messages: {log})" if log is not None else ""
+        raise Failure(f"cannot start Spark: {_first_line(exc)}{kept}", ENVIRONMENT) from None
+    if log is not None:
+        stack.callback(_remove, log)
+    if not _local_output(args, conf):
+        try:
+            check_spark_output(spark, args.out)
+        except OutputLocationError as exc:
+            raise Failure(f"--out {exc}") from None
+    return spark
+
+
+def _run_spark(args: argparse.Namespace, conf: dict[str, str], definitions: str | None,
+               namespaces: dict[str, str], options: DiffOptions, progress: ReplayProgress,
+               queries: list[str]) -> ReplayReport:
+    from xmlevents.replay import resolve_master, run_spark
+
+    choice = resolve_master(args.master, conf)
+    progress.stage(f"starting Spark ({choice.url or choice.source})")
     with contextlib.ExitStack() as stack:
         start = time.perf_counter()
-        try:
-            # A session already running (a caller's) is used and left running.
-            spark = stack.enter_context(spark_session(args.master, progress=False,
-                                                      jvm_log=log, **conf))
-        except Exception as exc:  # Java missing, a bad master URL, ...
-            kept = f" (the JVM's messages: {log})" if log is not None else ""
-            raise Failure(f"cannot start Spark: {_first_line(exc)}{kept}",
-                          ENVIRONMENT) from None
+        spark = _start_spark(stack, args, conf)
         started = time.perf_counter() - start
-        if log is not None:
-            stack.callback(_remove, log)
-        if not _local_output(args, conf):
-            try:  # on the file system that writes it, before the table is read
-                check_spark_output(spark, args.out)
-            except OutputLocationError as exc:
-                raise Failure(f"--out {exc}") from None
         try:
             report = run_spark(spark, args.history, args.out, definitions, options=options,
                                namespaces=namespaces, partitions=args.partitions,
@@ -402,14 +404,8 @@ def _run_follow(args: argparse.Namespace, conf: dict[str, str], definitions: str
     """``--follow``: a Structured Streaming query on a session started here, a line per
     micro-batch on stderr (unless ``-q``), until it stops (``--available-now``) or Ctrl-C
     (KeyboardInterrupt: the query stopped first, status 130)."""
-    import tempfile
+    from xmlevents.replay import BatchReport, follow
 
-    from xmlevents.replay import BatchReport, follow, spark_session
-
-    log = None
-    if args.quiet:
-        fd, log = tempfile.mkstemp(prefix="xmlevents-jvm-", suffix=".log")
-        os.close(fd)
     if not args.quiet:
         err.write(f"following {args.history} -> {args.out} (checkpoint {args.checkpoint})\n")
     batches: list[BatchReport] = []
@@ -425,15 +421,7 @@ def _run_follow(args: argparse.Namespace, conf: dict[str, str], definitions: str
                   "once, and it runs again at the next start)\n")
 
     with contextlib.ExitStack() as stack:
-        try:
-            spark = stack.enter_context(spark_session(args.master, progress=False,
-                                                      jvm_log=log, **conf))
-        except Exception as exc:  # Java missing, a bad master URL, ...
-            kept = f" (the JVM's messages: {log})" if log is not None else ""
-            raise Failure(f"cannot start Spark: {_first_line(exc)}{kept}",
-                          ENVIRONMENT) from None
-        if log is not None:
-            stack.callback(_remove, log)
+        spark = _start_spark(stack, args, conf)
         try:
             follower = follow(spark, args.history, args.out, args.checkpoint, definitions,
                               options=options, namespaces=namespaces, within=args.within,
