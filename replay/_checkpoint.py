@@ -87,6 +87,7 @@ from ._history import (
     HistoryResult,
     VersionRows,
     error_row,
+    grouped_versions,
     iter_document,
     ordered_versions,
     replay_document,
@@ -412,19 +413,14 @@ class Checkpoint:
 
 def _grouped(rows: Iterable[Mapping[str, Any]]
              ) -> tuple[dict[str, list[Mapping[str, Any]]], dict[str, list[Mapping[str, Any]]]]:
-    """Rows by document, ordered by version: the first row of each version, and the
-    second rows of a version (duplicates)."""
-    docs: dict[str, dict[int, Mapping[str, Any]]] = {}
+    """Rows by document, ordered by version (:func:`~._history.grouped_versions`), and the
+    second rows of a version by document: whether one is an error depends on the
+    document's state."""
+    grouped, seconds = grouped_versions(rows)
     dups: dict[str, list[Mapping[str, Any]]] = {}
-    for row in rows:
-        doc = str(row["doc"])
-        versions = docs.setdefault(doc, {})
-        v = int(row["version"])
-        if v in versions:
-            dups.setdefault(doc, []).append(row)
-        else:
-            versions[v] = row
-    return ({d: [vs[v] for v in sorted(vs)] for d, vs in sorted(docs.items())}, dups)
+    for row in seconds:
+        dups.setdefault(str(row["doc"]), []).append(row)
+    return grouped, dups
 
 
 def _changed(row: Mapping[str, Any], state: DocumentState) -> str | None:

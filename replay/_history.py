@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 __all__ = ["DocumentHistory", "VersionResult", "HistoryResult", "VersionRows",
            "replay_history", "iter_history", "history_steps", "replay_grouped",
            "replay_document", "iter_document", "event_row", "composite_row", "error_row",
-           "ordered_versions", "DUPLICATE", "KEY_STAGE"]
+           "ordered_versions", "grouped_versions", "DUPLICATE", "KEY_STAGE"]
 
 #: The message of a second row with the same version (in process and on Spark).
 DUPLICATE = "duplicate version: the first row is kept"
@@ -347,21 +347,29 @@ class DocumentHistory:
         return raised
 
 
-def ordered_versions(rows: Iterable[Mapping[str, Any]]
-                     ) -> tuple[dict[str, list[Mapping[str, Any]]], list[dict[str, Any]]]:
-    """Rows grouped by document and ordered by version; a second row with the same version
-    is an error (the first is kept)."""
+def grouped_versions(rows: Iterable[Mapping[str, Any]]
+                     ) -> tuple[dict[str, list[Mapping[str, Any]]], list[Mapping[str, Any]]]:
+    """Rows grouped by document (by name) and ordered by version, the first row of each
+    version kept; and the second rows of a version, in input order."""
     docs: dict[str, dict[int, Mapping[str, Any]]] = {}
-    errors: list[dict[str, Any]] = []
+    seconds: list[Mapping[str, Any]] = []
     for row in rows:
         versions = docs.setdefault(str(row["doc"]), {})
         v = int(row["version"])
         if v in versions:
-            errors.append(error_row(str(row["doc"]), v, "input", DUPLICATE,
-                                    commit=row.get("commit"), time=row.get("time")))
+            seconds.append(row)
         else:
             versions[v] = row
-    return {d: [vs[v] for v in sorted(vs)] for d, vs in sorted(docs.items())}, errors
+    return {d: [vs[v] for v in sorted(vs)] for d, vs in sorted(docs.items())}, seconds
+
+
+def ordered_versions(rows: Iterable[Mapping[str, Any]]
+                     ) -> tuple[dict[str, list[Mapping[str, Any]]], list[dict[str, Any]]]:
+    """Rows grouped by document and ordered by version; a second row with the same version
+    is an error (the first is kept)."""
+    grouped, seconds = grouped_versions(rows)
+    return grouped, [error_row(str(r["doc"]), int(r["version"]), "input", DUPLICATE,
+                               commit=r.get("commit"), time=r.get("time")) for r in seconds]
 
 
 @dataclass(frozen=True)
