@@ -90,7 +90,6 @@ from ._history import (
     grouped_versions,
     iter_document,
     ordered_versions,
-    replay_document,
 )
 from ._script import DiffOptions, digest, parse_version
 from ._state import CheckpointError, DocumentState
@@ -542,26 +541,17 @@ def _replay(doc: str, state: DocumentState | None, versions: list[Mapping[str, A
             ) -> DocumentState:
     """One document's new versions replayed from ``state`` (None: from the start) into
     ``result``; its new state."""
-    history = _suspended(doc, state, definitions, options=options, namespaces=namespaces,
-                         within=within, queries=queries)
-    commits = {int(r["version"]): r.get("commit") for r in versions}
-    replay_document(history, ((int(r["version"]), r["xml"], None, None, r.get("time"),
-                               r.get("commit")) for r in versions), result)
-    if history.cel is not None:
-        found, failures = history.cel.take()
-        for r in found:
-            if r["commit"] is None:
-                r["commit"] = commits.get(r["version"])
-        result.cel.extend(found)
-        result.errors.extend(error_row(
-            doc, version, CEL_STAGE, f"CEL query {q.index}: {type(exc).__name__}: {exc}",
-            commit=commits.get(version), time=time) for q, exc, version, time in failures)
-    new = history.state
-    if new is None:  # the loop closed it otherwise (it always closes): say what is known
-        new = history.checkpoint()
-    if new.commit is None and new.version is not None and new.version in commits:
-        new = replace(new, commit=commits[new.version])
-    return new
+    new: list[DocumentState] = []
+    for step in resumed_document(doc, state, ((int(r["version"]), r["xml"], None, None,
+                                               r.get("time"), r.get("commit"))
+                                              for r in versions),
+                                 definitions, options=options, namespaces=namespaces,
+                                 within=within, queries=queries, done=new.append):
+        if step.kind == "end":
+            result.keep(step)  # the caller counts the documents
+        else:
+            result.add(step)
+    return new[0]
 
 
 def write_run(result: HistoryResult, out: str | os.PathLike[str], run: int) -> None:

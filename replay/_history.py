@@ -418,6 +418,11 @@ class HistoryResult:
             self.replayed.append((step.doc, step.version))
         elif step.kind == "end":
             self.documents += 1
+        self.keep(step)
+
+    def keep(self, step: VersionRows) -> None:
+        """Keep one step's rows, counting nothing (a caller that counts its documents
+        itself)."""
         self.errors.extend(step.errors)
         self.events.extend(step.events)
         self.composites.extend(step.composites)
@@ -573,9 +578,7 @@ def replay_document(history: DocumentHistory,
     not counted in ``result.documents``, as it never was here)."""
     for step in iter_document(history, versions, on_version, queries=queries):
         if step.kind == "end":
-            result.errors.extend(step.errors)
-            result.composites.extend(step.composites)
-            result.cel.extend(step.cel)
+            result.keep(step)
         else:
             result.add(step)
 
