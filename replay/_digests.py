@@ -6,47 +6,53 @@ documents — the longest common subsequence (Myers) of the post-orders, two nod
 their similarity ratio reaches ``F``, then a greedy pass over the rest — and its diff phase then
 visits every node. Both cost the documents' size, not what changed.
 
-The rule: **the matching is xmldiff's, exactly; only how it is computed changes.** A node's
+The rule: **an unchanged subtree is matched whole; what is left is xmldiff's.** A node's
 *form* is the serialisation of its subtree without its tail (lxml's own, in C: tag and prefix,
 the namespace declarations it needs, attributes in document order, texts, the tails inside,
-comments), computed on first use and kept. Equal forms are equal subtrees (no hash that could
+comments), computed once per node and kept. Equal forms are equal subtrees (no hash that could
 collide). Then:
 
-1. *Similar without computing.* Two elements, or two comments, with equal forms inside the same
-   keyed element (or both outside any: :mod:`._match`'s owner rule) have xmldiff's ratio
-   ``sqrt((1 + c**2) / 2)`` (equal texts and attributes; ``c`` the share of matched children)
-   or 1, never below ``sqrt(1/2)``: where ``F`` is at most that (its default is 0.5) the
-   longest common subsequence takes such a pair as equal without computing the ratio
-   (:func:`similar`). Every other pair gets xmldiff's ratio, so the subsequence — its trimming
-   of the common prefix and suffix, its snakes, its tie-breaking — is the one xmldiff computes,
-   and so is the greedy pass after it, which is unchanged. Documents with a processing
-   instruction are left wholly to xmldiff (its ratio fails on them, and the script falls back
-   to ``sync``; that failure must stay).
-2. *Nothing to do inside.* After the matching, a matched pair whose forms are equal and whose
-   nodes inside are each matched to their *twin* (the node at the same place in the other
-   subtree) is a *twin subtree* (:func:`twin_subtrees`): xmldiff's diff phase would visit
-   every node inside and find nothing to change (same tags, attributes, texts, children in
-   order), so :class:`~._match.KeyedDiffer` visits its root only (moved, its tail updated).
+1. *Equal subtrees matched outright.* Among the element children of a pair the pre-matching
+   has matched (:func:`~._match.prematch`, top-down from the roots), those not otherwise
+   paired whose forms are equal are paired in order — the longest common subsequence of the
+   two lists of forms — and nothing inside them is compared or visited again: xmldiff sees
+   neither them nor their insides. A keyed or unique-tag pair with equal forms is taken whole
+   the same way.
+2. *Similar without computing.* On what is left, two elements, or two comments, with equal
+   forms inside the same keyed element (or both outside any: :mod:`._match`'s owner rule)
+   have xmldiff's ratio ``sqrt((1 + c**2) / 2)`` (equal texts and attributes; ``c`` the share
+   of matched children) or 1, never below ``sqrt(1/2)``: where ``F`` is at most that (its
+   default is 0.5) the longest common subsequence takes such a pair as equal without
+   computing the ratio (:func:`similar`), and makes the choices it would make with the ratio.
+   Documents with a processing instruction are left wholly to xmldiff (its ratio fails on
+   them, and the script falls back to ``sync``; that failure must stay).
+3. *Nothing to do inside.* After the matching, a pair taken whole, or a pair xmldiff matched
+   whose forms are equal and whose nodes inside are each matched to their *twin* (the node at
+   the same place in the other subtree), is a *twin subtree* (:func:`twin_subtrees`): the
+   diff phase visits its root only (moved, its tail updated). Where a matched pair's children
+   are out of order, the unchanged ones are kept in place first
+   (:meth:`~._match.KeyedDiffer.align_children`): a child that changed moves, not one that
+   did not.
 
-Hence the events are the plain diff's for every pair of versions (a property of
-``tests/replay/test_digests.py``): what changes is the cost. Equal forms are compared instead of
-ratios along the unchanged stretches (one serialisation per node, in C), and the diff phase
-visits the changed paths and the roots of unchanged subtrees beside them. What stays is
-xmldiff's own work where it compares nodes that differ — the edges of the changes, and the
-diagonals its longest-common-subsequence search tries around them.
-
-An earlier version of this module (session 12) paired identical children *before* xmldiff,
-wherever they were; that is faster still, but it changes the matching: where xmldiff aligns
-look-alike siblings by position, pairing the identical ones makes a reordering a move (a third
-``ItemComplete`` on the Spark tests' history), and nodes it takes out of xmldiff's greedy pass
-make that pass pair the rest differently (69 of commons-csv's 545 version pairs differed).
+What this changes against xmldiff alone: xmldiff's longest common subsequence of the
+post-orders, with "similar" as its equality, runs diagonally through look-alike siblings, so
+after an insertion, a deletion or a move among them it aligns them by position and rewrites
+each one's texts (a catalogue of ~2,000 look-alike items: hundreds of text updates a version
+for 1–5 changes). Matched whole, an unchanged item keeps its nodes, and the version's script
+is what changed. Where siblings differ enough for xmldiff to tell them apart the scripts are
+the same: on every script case of the tests, on the example history, and on the two real pom
+histories (the same events, with keys and without). Cost: one serialisation per child of a
+matched pair and one comparison of bytes per unchanged subtree, instead of a ratio and a
+visit per node; xmldiff's work remains only on what changed.
+``--no-identical-subtrees`` (``DiffOptions(identical_subtrees=False)``) is xmldiff node by
+node, as before issue 29.
 """
 
 from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterator, Mapping
 from typing import Any
 
 from lxml import etree
@@ -91,16 +97,19 @@ def similar(ratio: Callable[[Any, Any], float], F: float, forms: Forms,
     return test
 
 
-def twin_subtrees(right: Any, r2l: Mapping[int, Any], forms: Forms) -> set[Any]:
+def twin_subtrees(right: Any, r2l: Mapping[int, Any], forms: Forms,
+                  identical: Container[Any] = frozenset()) -> set[Any]:
     """Both nodes of every outermost matched pair under ``right`` (the new version's root,
     itself included) whose forms are equal and whose nodes inside are each matched to their
-    twin. ``r2l``: xmldiff's map from ``id`` of a new node to the old node matched with it."""
+    twin, or that were paired whole (in ``identical``, both nodes: their insides are not in
+    the map). ``r2l``: xmldiff's map from ``id`` of a new node to the old node matched with
+    it."""
     found: set[Any] = set()
     stack = [right]
     while stack:
         r = stack.pop()
         left = r2l.get(id(r))
-        if (left is not None and forms.of(left) == forms.of(r)
+        if r in identical or (left is not None and forms.of(left) == forms.of(r)
                 and all(r2l.get(id(b)) is a for a, b in zip(left.iter(), r.iter(), strict=True))):
             found.update((left, r))
         else:

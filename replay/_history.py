@@ -38,7 +38,15 @@ from ._errors import BadVersion, KeyWarning, MissingXmlError
 from ._hints import NamespaceWarning, namespace_hints
 from ._keys import KeyNote
 from ._match import key_notes
-from ._script import DiffOptions, apply_script, digest, edit_script, parse_version, sync
+from ._script import (
+    DiffOptions,
+    apply_script,
+    digest,
+    edit_script,
+    finish,
+    parse_version,
+    sync,
+)
 from ._state import CheckpointError, DocumentState, dump, load
 
 if TYPE_CHECKING:
@@ -228,8 +236,13 @@ class DocumentHistory:
         notes: list[KeyNote] = []
         if script is None:
             # The old version's notes were taken when it was the new one (or the first).
-            script = edit_script(root, new, self.options, notes)
+            script = edit_script(root, new, self.options, notes, complete=False)
             notes = [n for n in notes if n.side == "new"]
+            # Tried on the document itself, and completed there as edit_script would have
+            # completed it on a copy (the same actions, the same events).
+            apply_script(self.document, script)
+            finish(self.document, new)
+            return self._take(version, 0, notes)
         if new is None and expect is None:
             new = self._parse(version, xml)  # nothing else to check the replay against
         apply_script(self.document, script)

@@ -19,6 +19,10 @@ from the roots (always matched, as in xmldiff):
    the other): a ``profile`` or a ``plugin``, whose tag repeats among its siblings, is the one
    its keyed dependencies say; their children in turn.
 
+With ``identical_subtrees`` (the default), after 1 and 2 the children left whose subtrees are
+equal are paired in order, and a pair with equal subtrees is taken whole: nothing inside it
+is pre-matched, compared or visited again (:mod:`._digests`).
+
 Only elements are pre-matched (never a comment or a processing instruction). The other nodes
 go through xmldiff's own matching, run here on those nodes only: its fast-match pass (the
 longest common subsequence of the post-orders, nodes paired when similar enough) if
@@ -161,13 +165,32 @@ def _document_wide(left: Any, right: Any, values: Mapping[Any, Identity]) -> Ite
             yield e, other
 
 
+def _identical_children(lkids: list[Any], rkids: list[Any], taken: set[Any], forms: Forms
+                        ) -> Iterator[Pair]:
+    """Children not yet paired whose forms are equal, in order: the longest common
+    subsequence of the two lists of forms (equal siblings paired first to first)."""
+    ls = [c for c in lkids if c not in taken]
+    rs = [c for c in rkids if c not in taken]
+    if not ls or not rs:
+        return
+    lforms, rforms = [forms.of(c) for c in ls], [forms.of(c) for c in rs]
+    if len(ls) * len(rs) > 64 and not set(lforms) & set(rforms):
+        return  # nothing in common: spare the search
+    for i, j in utils.longest_common_subsequence(lforms, rforms):
+        yield ls[i], rs[j]
+
+
 def prematch(left: Any, right: Any, values: Mapping[Any, Identity], *,
-             unique_tags: bool = True, uniqueattrs: Sequence[Any] = ()) -> list[Pair]:
-    """The pairs (old, new) that keys and unique tags decide, the roots excluded (see the
-    module): top-down from the roots, then document-wide by key value, then top-down again."""
+             unique_tags: bool = True, uniqueattrs: Sequence[Any] = (),
+             forms: Forms | None = None, identical: set[Any] | None = None) -> list[Pair]:
+    """The pairs (old, new) that keys, unique tags and (given ``forms``) equal subtrees
+    decide, the roots excluded (see the module): top-down from the roots, then document-wide
+    by key value, then top-down again. Both nodes of a pair whose subtrees are equal go into
+    ``identical`` (given), and the pairing does not go inside them."""
     pairs: list[Pair] = []
     taken: set[Any] = {left, right}
     queue: deque[Pair] = deque([(left, right)])
+    same = identical if identical is not None else set()
 
     def take(candidates: Iterable[Pair]) -> None:
         for a, b in candidates:
@@ -175,7 +198,10 @@ def prematch(left: Any, right: Any, values: Mapping[Any, Identity], *,
                 continue
             taken.update((a, b))
             pairs.append((a, b))
-            queue.append((a, b))
+            if forms is not None and forms.of(a) == forms.of(b):
+                same.update((a, b))  # nothing inside to pair: its insides are twins
+            else:
+                queue.append((a, b))
 
     def drain() -> None:
         while queue:
@@ -187,6 +213,8 @@ def prematch(left: Any, right: Any, values: Mapping[Any, Identity], *,
                 take(_keyed_children(lkids, rkids, values))
             if unique_tags:
                 take(_namesakes(lkids, rkids, values, uniqueattrs))
+            if forms is not None:
+                take(_identical_children(lkids, rkids, taken, forms))
 
     drain()
     if values:
@@ -259,17 +287,18 @@ class KeyedDiffer(Differ):  # type: ignore[misc]  # xmldiff has no type informat
         self._owners = key_owners(values)
         forms = (Forms() if self.identical_subtrees and not has_instructions(self.left)
                  and not has_instructions(self.right) else None)
+        identical: set[Any] = set()
         for a, b in prematch(self.left, self.right, values, unique_tags=self.unique_tags,
-                             uniqueattrs=self.uniqueattrs):
+                             uniqueattrs=self.uniqueattrs, forms=forms, identical=identical):
             self.append_match(a, b, 1.0)
-        lnodes = self._unmatched(self.left, self._l2rmap)
-        rnodes = self._unmatched(self.right, self._r2lmap)
+        lnodes = self._unmatched(self.left, self._l2rmap, identical)
+        rnodes = self._unmatched(self.right, self._r2lmap, identical)
         if self.fast_match:
             lnodes, rnodes = self._fast_match(lnodes, rnodes, forms)
         self._greedy_match(lnodes, rnodes)
         self.append_match(self.left, self.right, 1.0)  # the roots, as xmldiff does
         if forms is not None:
-            self._identical = twin_subtrees(self.right, self._r2lmap, forms)
+            self._identical = twin_subtrees(self.right, self._r2lmap, forms, identical)
         return matches
 
     def update_node_attr(self, left: Any, right: Any) -> Iterator[Any]:
@@ -288,9 +317,12 @@ class KeyedDiffer(Differ):  # type: ignore[misc]  # xmldiff has no type informat
             return
         yield from super().update_node_text(left, right)
 
-    def _unmatched(self, root: Any, matched: Mapping[int, Any]) -> list[Any]:
-        """The nodes under ``root`` (in xmldiff's post-order) left to match."""
-        return [n for n in post_order(root, set()) if n is not root and id(n) not in matched]
+    def _unmatched(self, root: Any, matched: Mapping[int, Any], identical: set[Any]
+                   ) -> list[Any]:
+        """The nodes under ``root`` (in xmldiff's post-order) left to match: not the inside
+        of identical pairs."""
+        return [n for n in post_order(root, identical)
+                if n is not root and id(n) not in matched]
 
     def _fast_match(self, lnodes: list[Any], rnodes: list[Any], forms: Forms | None = None
                     ) -> tuple[list[Any], list[Any]]:
@@ -390,6 +422,63 @@ class KeyedDiffer(Differ):  # type: ignore[misc]  # xmldiff has no type informat
             if id(lnode) not in self._l2rmap:
                 yield actions.DeleteNode(utils.getpath(lnode, ltree))
                 lnode.getparent().remove(lnode)
+
+    def align_children(self, left: Any, right: Any) -> Iterator[Any]:
+        """xmldiff's alignment of a matched pair's children (those matched among them kept
+        in place, the others moved), where the children kept in place are the unchanged ones
+        first: the longest common subsequence of the identical pairs, then within each gap
+        between two of them that of the other pairs. Without identical pairs among the
+        children this is xmldiff's subsequence; with them, a child that changed moves
+        rather than an unchanged one (a move is a removal and an insertion: an unchanged
+        item moved would be seen inserted again)."""
+        l2r, r2l, same = self._l2rmap, self._r2lmap, self._identical
+        lkids = [c for c in left.getchildren()
+                 if id(c) in l2r and l2r[id(c)].getparent() is right]
+        rkids = [c for c in right.getchildren()
+                 if id(c) in r2l and r2l[id(c)].getparent() is left]
+        if not lkids or not rkids:
+            return
+        for x, y in self._in_order(lkids, rkids, same):
+            self._inorder.add(lkids[x])
+            self._inorder.add(rkids[y])
+        for lchild in lkids:
+            if lchild in self._inorder:
+                continue
+            rchild = l2r[id(lchild)]
+            pos = self.find_pos(rchild)
+            ltarget = r2l[id(rchild.getparent())]
+            yield actions.MoveNode(utils.getpath(lchild), utils.getpath(ltarget), pos)
+            left.remove(lchild)
+            ltarget.insert(pos, lchild)
+            self._inorder.add(lchild)
+            self._inorder.add(rchild)
+
+    def _in_order(self, lkids: list[Any], rkids: list[Any], same: set[Any]
+                  ) -> list[tuple[int, int]]:
+        """The positions of the children pairs kept in place (see :meth:`align_children`)."""
+        l2r = self._l2rmap
+
+        def paired(x: Any, y: Any) -> bool:
+            return l2r[id(x)] is y
+
+        li = [i for i, c in enumerate(lkids) if c in same]
+        if not li:
+            return list(utils.longest_common_subsequence(lkids, rkids, paired))
+        ri = [j for j, c in enumerate(rkids) if c in same]
+        anchors = [(li[a], ri[b]) for a, b in utils.longest_common_subsequence(
+            [lkids[i] for i in li], [rkids[j] for j in ri], paired)]
+        kept: list[tuple[int, int]] = []
+        lo = ro = 0
+        for lend, rend in [*anchors, (len(lkids), len(rkids))]:
+            lgap = [i for i in range(lo, lend) if lkids[i] not in same]
+            rgap = [j for j in range(ro, rend) if rkids[j] not in same]
+            if lgap and rgap:
+                kept += [(lgap[a], rgap[b]) for a, b in utils.longest_common_subsequence(
+                    [lkids[i] for i in lgap], [rkids[j] for j in rgap], paired)]
+            if lend < len(lkids):
+                kept.append((lend, rend))
+            lo, ro = lend + 1, rend + 1
+        return kept
 
     def leaf_ratio(self, left: Any, right: Any) -> float:
         """xmldiff's similarity of two nodes' own texts; in its default ``fast`` mode

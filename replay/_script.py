@@ -58,7 +58,7 @@ from ._errors import (
 from ._keys import Key, KeyNote
 from ._match import KeyedDiffer, key_notes
 
-__all__ = ["DiffOptions", "edit_script", "apply_action", "apply_script", "sync", "c14n",
+__all__ = ["DiffOptions", "edit_script", "finish", "apply_action", "apply_script", "sync", "c14n",
            "digest", "parse_version", "path_of", "node_at"]
 
 
@@ -126,9 +126,12 @@ def parse_version(xml: str | bytes) -> Any:
 def c14n(root: Any) -> bytes:
     """The root element's canonical form (C14N 1.0 with comments): what versions are compared
     by. The prolog and the epilog are outside the model (DESIGN section 5)."""
-    # Of a copy: lxml 6.1 (libxml2 2.14) writes xmlns="" on some elements of a root that has
-    # siblings (a prolog comment), where the root alone in a document of its own is right.
-    return etree.tostring(copy.deepcopy(root), method="c14n")
+    # Of a copy when the root has siblings: lxml 6.1 (libxml2 2.14) writes xmlns="" on some
+    # elements of a root that has siblings (a prolog comment), where the root alone in a
+    # document of its own is right. Without siblings the copy would only cost (issue 29).
+    if root.getprevious() is not None or root.getnext() is not None:
+        root = copy.deepcopy(root)
+    return etree.tostring(root, method="c14n")
 
 
 def digest(root: Any) -> str:
@@ -278,9 +281,11 @@ def apply_script(tree: Any, script: Sequence[Action]) -> None:
 # --- xmldiff's script, made positional --------------------------------------------------------
 
 
-def _xmldiff_script(target: Any, new: Any, options: DiffOptions) -> list[Action]:
-    """xmldiff's edit script from ``target``'s root to ``new``, each action resolved in the
-    differ's working copy (in the state it applies to) and applied to ``target`` at once."""
+def _xmldiff_script(old: Any, new: Any, options: DiffOptions, target: _Target | None
+                    ) -> list[Action]:
+    """xmldiff's edit script from ``old`` to ``new``, each action resolved in the differ's
+    working copy (in the state it applies to) and applied to ``target`` (a copy of ``old``,
+    if given) at once."""
     differ = options.differ()
     namespaces: dict[str, str] | None = None
     script: list[Action] = []
@@ -292,7 +297,7 @@ def _xmldiff_script(target: Any, new: Any, options: DiffOptions) -> list[Action]
             namespaces = _prefixes(differ.left, new)
         return path_of(tree.xpath(xpath, namespaces=namespaces)[0])
 
-    for a in differ.diff(target.getroot(), new):
+    for a in differ.diff(old, new):
         action: Action | None
         if isinstance(a, xa.InsertNode):
             action = InsertElement(at(a.target), a.position, a.tag)
@@ -319,7 +324,8 @@ def _xmldiff_script(target: Any, new: Any, options: DiffOptions) -> list[Action]
         else:
             raise DiffActionError(f"xmldiff action {type(a).__name__} is not known")
         if action is not None:
-            apply_action(target, action)
+            if target is not None:
+                apply_action(target, action)
             script.append(action)
     return script
 
@@ -388,14 +394,17 @@ def sync(tree: Any, new: Any) -> list[Action]:
 
 
 def edit_script(old: Any, new: Any, options: DiffOptions | None = None,
-                notes: list[KeyNote] | None = None) -> list[Action]:
+                notes: list[KeyNote] | None = None, *, complete: bool = True) -> list[Action]:
     """The actions that turn version ``old`` into ``new`` (roots, or XML text): xmldiff's
     script made positional, completed by :func:`sync` wherever it falls short.
 
     Given a ``notes`` list and ``options`` with keys, the key values that repeat among
     siblings in either version are appended to it (:class:`~._keys.KeyNote`, ``side`` "old"
     or "new"): those siblings are matched by similarity. ``old`` is not changed. Raises lxml's
-    ``XMLSyntaxError`` for text that is not well-formed.
+    ``XMLSyntaxError`` for text that is not well-formed. With ``complete`` false the script is
+    not tried and completed here: the caller applies it and calls :func:`finish` on its own
+    tree (what a replay does, which checks the replayed document anyway: one copy and two
+    canonical forms fewer a version).
     """
     old_root = parse_version(old) if isinstance(old, (str, bytes)) else old
     new_root = parse_version(new) if isinstance(new, (str, bytes)) else new
@@ -405,23 +414,39 @@ def edit_script(old: Any, new: Any, options: DiffOptions | None = None,
         notes += key_notes(new_root, options.keys, "new")
     # The script is applied to a copy as it is made (the old root stays as it was, to start
     # again from if xmldiff fails half-way).
-    target = _Target(copy.deepcopy(old_root))
+    target = _Target(copy.deepcopy(old_root)) if complete else None
     script: list[Action] = []
     if not (_twins(old_root) or _twins(new_root)):
         try:
-            script = _xmldiff_script(target, new_root, options)
+            script = _xmldiff_script(old_root, new_root, options, target)
         except Exception:  # any of xmldiff's failures
             # It cannot diff these (PIs, a namespace URI changed, ...): start again from the
             # old version and let sync do it all.
             target = _Target(copy.deepcopy(old_root))
-            script = []
-    want = c14n(new_root)
+            script = sync(target, new_root) if not complete else []
+    if complete:
+        assert target is not None
+        script += finish(target, new_root)
+    return script
+
+
+def finish(target: Any, new: Any, want: bytes | None = None) -> list[Action]:
+    """The actions, applied to ``target`` (an ElementTree or a watched document) as they are
+    found, that make its root equal ``new``'s (:func:`c14n`; ``want``, if given, is
+    ``c14n(new)``): none when it is, else :func:`sync`'s, and where lxml still falls short
+    the root replaced.
+
+    Raises:
+        InexactScriptError: if even that does not give ``new``.
+    """
+    want = c14n(new) if want is None else want
+    script: list[Action] = []
     if c14n(target.getroot()) != want:
-        script += sync(target, new_root)
+        script += sync(target, new)
         if c14n(target.getroot()) != want:
             # lxml leaves out a declaration a fragment repeats from its new scope (another
             # prefix for a URI in scope): replace the root, which keeps them all.
-            action = ReplaceRoot(_xml(new_root))
+            action = ReplaceRoot(_xml(new))
             apply_action(target, action)
             script.append(action)
             if c14n(target.getroot()) != want:

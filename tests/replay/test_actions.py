@@ -182,9 +182,10 @@ def test_an_unknown_xmldiff_action_is_a_diff_action_error(monkeypatch: pytest.Mo
     from xmlevents.replay._match import KeyedDiffer  # its diff phase is xmldiff's, re-written
 
     monkeypatch.setattr(KeyedDiffer, "diff", lambda self, left, right: iter([object()]))
-    target = _script._Target(parse_version("<a/>"))
+    old = parse_version("<a/>")
     with pytest.raises(DiffActionError, match="xmldiff action object is not known") as info:
-        _script._xmldiff_script(target, parse_version("<a><b/></a>"), _script.DiffOptions())
+        _script._xmldiff_script(old, parse_version("<a><b/></a>"), _script.DiffOptions(),
+                                _script._Target(old))
     assert isinstance(info.value, TypeError)
     assert edit_script("<a/>", "<a><b/></a>") == [InsertFragment((), 0, "<b/>")]
 

@@ -18,7 +18,7 @@ import random
 from typing import Any
 
 import pytest
-from hypothesis import given, note, settings
+from hypothesis import assume, given, note, settings
 from hypothesis import strategies as st
 from lxml import etree
 from xmldiff import utils
@@ -28,6 +28,7 @@ from tests.replay.test_script import CASES
 from tests.strategies import examples
 from xmlevents.replay import (
     DiffOptions,
+    DocumentHistory,
     EditScriptError,
     Key,
     SetText,
@@ -47,6 +48,7 @@ from xmlevents.replay._digests import (
     reverse_post_order,
     twin_subtrees,
 )
+from xmlevents.replay._history import event_row
 from xmlevents.replay._match import KeyedDiffer
 
 
@@ -113,7 +115,9 @@ def test_documents_with_instructions_are_left_to_xmldiff() -> None:
 
 def test_twin_subtrees_are_the_outermost_pairs_matched_node_for_node() -> None:
     """A matched pair with equal forms whose insides are matched to their twins is skipped;
-    its descendants are not listed; the changed path is not."""
+    its descendants are not listed; the changed path is not. The unchanged items are paired
+    whole before xmldiff; the changed one's name, matched by xmldiff node for node, is found
+    as a twin subtree after it."""
     differ = ON.differ()
     old, new = parse_version(items(5)), parse_version(items(5, {2: "99"}))
     differ.match(old, new)
@@ -121,8 +125,12 @@ def test_twin_subtrees_are_the_outermost_pairs_matched_node_for_node() -> None:
     assert differ.right[0] in twins and differ.right[0][0] not in twins
     assert differ.right[2] not in twins and differ.right[2][0] in twins  # its name
     assert differ.right not in twins
-    same = twin_subtrees(differ.right, differ._r2lmap, Forms())
-    assert same == twins
+    # xmldiff's own matching, node for node: the same outermost twins.
+    plain = OFF.differ()
+    plain.match(old, new)
+    found = twin_subtrees(plain.right, plain._r2lmap, Forms())
+    assert {_script.path_of(n) for n in found if n.getroottree() is new.getroottree()} == {
+        _script.path_of(n) for n in twins if n.getroottree() is new.getroottree()}
 
 
 # --- traversals --------------------------------------------------------------------------------
@@ -185,16 +193,20 @@ def test_the_fast_path_changes_no_script_of_the_small_cases(old: str, new: str) 
     assert edit_script(old, new, ON) == edit_script(old, new, OFF)
 
 
-def test_a_reordering_among_look_alike_siblings_stays_xmldiffs() -> None:
+def test_a_reordering_moves_the_changed_item_not_the_unchanged_one() -> None:
     """The Spark tests' history: an unchanged item moved one place while its neighbour
-    changed is what xmldiff makes of it (look-alike items aligned by position), not a move
-    of the unchanged one (whose re-insertion a definition on ins(item) would see)."""
+    changed. xmldiff aligns the look-alike items by position (the unchanged item's texts
+    rewritten, a price moved between items); here the unchanged item keeps its nodes and the
+    changed one moves and is filled: not the unchanged one moved (whose re-insertion a
+    definition on ins(item) would see)."""
     old = "<order><item><price>6</price><quantity>2</quantity></item><item/></order>"
     new = ("<order><item><quantity>1</quantity><price>1</price></item>"
            "<item><price>6</price><quantity>2</quantity></item></order>")
-    script = edit_script(old, new, ON)
-    assert script == edit_script(old, new, OFF)
-    assert not any(isinstance(a, _script.Move) and a.path == (0,) for a in script)
+    assert edit_script(old, new, ON) == [
+        _script.Move((1,), (), 0), _script.InsertElement((0,), 0, "quantity"),
+        SetText((0, 0), "1"), _script.InsertElement((0,), 1, "price"), SetText((0, 1), "1")]
+    off = edit_script(old, new, OFF)
+    assert any(isinstance(a, SetText) and a.path == (0, 1) for a in off)  # xmldiff's
 
 
 # --- random documents, random edits --------------------------------------------------------------
@@ -304,19 +316,99 @@ def events_of(old: str, new: str, options: DiffOptions) -> list[tuple[Any, ...]]
 
 @settings(max_examples=examples(200), deadline=None)
 @given(version_pairs())
-def test_the_fast_path_gives_xmldiffs_script_and_events(pair: tuple[str, str]) -> None:
-    """On random documents and edits the script with the fast path is the one without it,
-    action for action (so are the events, ids up to renaming), with keys too, and it turns the
-    old version into the new one."""
+def test_every_script_makes_the_new_version_and_the_replay_its_events(
+        pair: tuple[str, str]) -> None:
+    """On random documents and edits (reorders of equal and of distinct siblings,
+    duplicates, moves, texts, tails, attributes, comments) the script, with and without keys,
+    turns the old version into the new one; and a replay (which tries xmldiff's script on
+    the document itself and completes it there) gives the events of applying the completed
+    script, ids up to renaming."""
     old, new = pair
-    for fast, slow in ((ON, OFF), (KEYED, KEYED.__class__(
-            keys=KEYED.keys, identical_subtrees=False))):
-        script = edit_script(old, new, fast)
-        assert script == edit_script(old, new, slow)
+    for options in (ON, KEYED):
+        script = edit_script(old, new, options)
         tree = etree.ElementTree(parse_version(old))
         apply_script(tree, script)
         assert c14n(tree.getroot()) == c14n(parse_version(new))
-    assert events_of(old, new, ON) == events_of(old, new, OFF)
+        assert events_of(old, new, options) == scripted_events(old, script)
+
+
+def scripted_events(old: str, script: list[Any]) -> list[tuple[Any, ...]]:
+    """:func:`events_of`, the second version given as its script (the Spark diff stage's
+    way: nothing is diffed in the replay)."""
+    history = DocumentHistory("d")
+    first = history.advance(0, old)
+    tree = etree.ElementTree(parse_version(old))
+    apply_script(tree, script)
+    second = history.advance(1, script=script, expect=_script.digest(tree.getroot()))
+    names: dict[Any, int] = {}
+    found = []
+    for version, result in ((0, first), (1, second)):
+        for e in result.events:
+            row = event_row("d", version, e)
+            ident = names.setdefault(row["id"], len(names))
+            found.append((version, row["op"], row["path"], row.get("moved"), ident))
+    return found
+
+
+@st.composite
+def distinct_children(draw: st.DrawFn) -> Any:
+    """A root whose children are 1..6 elements with distinct forms and no tails."""
+    root = etree.Element("r")
+    seen: set[bytes] = set()
+    for _ in range(draw(st.integers(1, 6))):
+        child = draw(trees(1))
+        for e in child.iter():
+            e.tail = None
+        form = etree.tostring(child)
+        if child.tag is etree.Comment or form in seen:
+            continue
+        seen.add(form)
+        root.append(child)
+    return root
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(distinct_children(), st.data())
+def test_an_edit_among_distinct_siblings_costs_what_changed(root: Any, data: st.DataObject
+                                                            ) -> None:
+    """Among siblings that are all different, inserting one, deleting one or moving one
+    is that one action (with the subtree's insides): the others keep their nodes,
+    where xmldiff would align look-alike siblings by position and rewrite them."""
+    old = etree.tostring(root, encoding="unicode")
+    n = len(root)
+    kind = data.draw(st.sampled_from(("insert", "delete", "move")))
+    if kind == "insert":
+        child = data.draw(trees(1))
+        for e in child.iter():
+            e.tail = None
+        assume(child.tag is not etree.Comment
+               and etree.tostring(child) not in {etree.tostring(c) for c in root})
+        pos = data.draw(st.integers(0, n))
+        root.insert(pos, child)
+    elif kind == "delete":
+        pos = data.draw(st.integers(0, n - 1))
+        root.remove(root[pos])
+    else:
+        assume(n > 1)
+        a, b = data.draw(st.integers(0, n - 1)), data.draw(st.integers(0, n - 2))
+        assume(a != b)
+        child = root[a]
+        root.remove(child)
+        root.insert(b, child)
+    new = etree.tostring(root, encoding="unicode")
+    script = edit_script(old, new, ON)
+    note(f"{kind}: {old} -> {new}: {script}")
+    if kind == "insert":
+        first = script[0]
+        assert isinstance(first, (_script.InsertElement, _script.InsertFragment))
+        assert (first.path, first.pos) == ((), pos)
+        assert all(a.path[:1] == (pos,) for a in script[1:])
+    elif kind == "delete":
+        # xmldiff deletes the insides first, then the element.
+        assert script[-1] == _script.Delete((pos,))
+        assert all(isinstance(a, _script.Delete) and a.path[:1] == (pos,) for a in script)
+    else:
+        assert len(script) == 1 and isinstance(script[0], _script.Move)
 
 
 # --- what a change costs -----------------------------------------------------------------------

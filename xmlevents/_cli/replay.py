@@ -143,8 +143,9 @@ def add_parser(sub: Any) -> None:
     replay.add_argument("--no-identical-subtrees", dest="identical_subtrees",
                         action="store_false",
                         help="compare unchanged subtrees node by node, as xmldiff alone does, "
-                             "instead of by their serialisations (the same events, slower; "
-                             "default: by serialisation; issue 29)")
+                             "instead of matching them whole by their serialisations "
+                             "(slower; look-alike siblings aligned by position; default: "
+                             "whole; issue 29)")
     # Accepted as before issue 29 made it the default; it changes nothing.
     replay.add_argument("--identical-subtrees", dest="identical_subtrees",
                         action="store_true", help=argparse.SUPPRESS)
