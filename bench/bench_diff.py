@@ -8,16 +8,19 @@ or removed, an item inserted, deleted or moved. Nothing is read from ``../shared
 
 Then replays it, each measurement in a fresh process: ``inproc`` (:func:`replay_history`, the
 whole history in one call), ``local`` (``xmlevents replay --engine local``, end to end) and
-``spark`` (``--engine spark --master local[2]``), each with the fast path (``on``: unchanged
-subtrees recognised by their serialisations, the default) and without it (``off``:
-``--no-identical-subtrees``, xmldiff node by node). Prints, per run, the versions, the
-wall-clock seconds, seconds per version, the peak RSS of the process (and its children, for
-the CLI), the events (in process) and the machine's load average before the run. Target
-(issue 29): at least 10x faster per version than without, with identical events (the matching
-is xmldiff's either way: ``replay/_digests.py``).
+``spark`` (``--engine spark --master local[2]``), with the code as it is (``now``), with the
+fast path (``on``: unchanged subtrees matched whole by their canonical forms, the default) and
+without it (``off``: ``--no-identical-subtrees``, xmldiff node by node), and with the code of
+the day issue 29 was filed (``today``: ``git archive`` of ``--today-rev``, 53a30cc, unpacked
+and laid out by its own ``tools/linktree.py`` in a temporary folder, put first on
+``PYTHONPATH``; its default options). Prints, per run, the versions, the wall-clock seconds,
+seconds per version, the peak RSS of the process (and its children, for the CLI), the events
+(in process) and the machine's load average before the run. Target (issue 29): at least 10x
+faster per version than ``today``.
 
     python3 bench/bench_diff.py [--versions 100 400 1600 6400] [--modes inproc local spark]
-                                [--fast on off] [--items 2000] [--seed 29] [--write PATH]
+                                [--fast on off] [--code now today] [--today-rev REV]
+                                [--items 2000] [--seed 29] [--write PATH]
 """
 
 from __future__ import annotations
@@ -114,27 +117,47 @@ def write(path: str, versions: int, items: int, seed: int) -> None:
             f.write(json.dumps(row) + "\n")
 
 
-def _inproc(path: str, fast: bool) -> None:
+def _inproc(path: str, fast: bool | None) -> None:
     """In this (fresh) process: replay_history over the file; prints one JSON line."""
     from xmlevents.replay import DiffOptions, replay_history
 
     with gzip.open(path, "rt", encoding="utf-8") as f:
         rows = [json.loads(line) for line in f]
     start = time.perf_counter()
-    result = replay_history(rows, options=DiffOptions(identical_subtrees=fast))
+    # The code of another day has the options of its day (identical_subtrees meant another
+    # thing before issue 29): its defaults.
+    options = None if fast is None else DiffOptions(identical_subtrees=fast)
+    result = replay_history(rows, options=options)
     seconds = time.perf_counter() - start
     print(json.dumps({"seconds": seconds, "versions": result.versions,
                       "events": len(result.events)}))
 
 
-def _run(argv: list[str]) -> tuple[float, float, str]:
-    """Run ``argv``: its wall-clock seconds, its peak RSS in MB (its own, with the children it
-    waited for) and its standard output."""
+def today_tree(rev: str, folder: str) -> str:
+    """The package as it was at ``rev``, laid out for import under ``folder``: the folder to
+    put first on ``PYTHONPATH``."""
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    src = os.path.join(folder, "today")
+    os.makedirs(src)
+    archive = subprocess.run(["git", "-C", repo, "archive", rev], check=True,
+                             capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", src], input=archive, check=True)
+    subprocess.run([sys.executable, "tools/linktree.py"], cwd=src, check=True,
+                   capture_output=True)
+    return os.path.join(src, "build", "tree")
+
+
+def _run(argv: list[str], path: str | None = None) -> tuple[float, float, str]:
+    """Run ``argv`` (with ``path`` first on ``PYTHONPATH``, if given): its wall-clock seconds,
+    its peak RSS in MB (its own, with the children it waited for) and its standard output."""
+    env = dict(os.environ)
+    if path is not None:
+        env["PYTHONPATH"] = os.pathsep.join([path, *filter(None, [env.get("PYTHONPATH")])])
     with tempfile.TemporaryFile("w+") as out:
         start = time.perf_counter()
         # Not from the repository, whose xmlevents/ holds only the facade.
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.PIPE, text=True,
-                                cwd=tempfile.gettempdir())
+                                cwd=tempfile.gettempdir(), env=env)
         assert proc.stderr is not None
         err = proc.stderr.read()
         _, status, usage = os.wait4(proc.pid, 0)
@@ -146,11 +169,13 @@ def _run(argv: list[str]) -> tuple[float, float, str]:
         return seconds, usage.ru_maxrss / 1024, out.read()
 
 
-def measure(mode: str, fast: bool, path: str, out: str) -> dict[str, Any]:
-    """One run of ``mode`` over the history at ``path``, in a fresh process."""
+def measure(mode: str, fast: bool, path: str, out: str, code: str | None = None
+            ) -> dict[str, Any]:
+    """One run of ``mode`` over the history at ``path``, in a fresh process (``code``: the
+    folder of another version of the package, run with its default options)."""
     if mode == "inproc":
-        _, rss, stdout = _run([sys.executable, __file__, "--inproc", path]
-                              + ([] if fast else ["--no-identical-subtrees"]))
+        flags = ["--defaults"] if code else [] if fast else ["--no-identical-subtrees"]
+        _, rss, stdout = _run([sys.executable, __file__, "--inproc", path, *flags], code)
         got = dict(json.loads(stdout.splitlines()[-1]))
         got["rss_mb"] = rss
         return got
@@ -158,9 +183,9 @@ def measure(mode: str, fast: bool, path: str, out: str) -> dict[str, Any]:
             "-q"]
     if mode == "spark":
         argv += ["--master", "local[2]"]
-    if not fast:
+    if not fast and not code:
         argv.append("--no-identical-subtrees")
-    seconds, rss, _ = _run(argv)
+    seconds, rss, _ = _run(argv, code)
     return {"seconds": seconds, "rss_mb": rss}
 
 
@@ -174,28 +199,37 @@ def main() -> None:
     p.add_argument("--write", metavar="PATH", help="only write the history (.jsonl.gz)")
     p.add_argument("--fast", nargs="+", default=["on", "off"], choices=["on", "off"],
                    help="with the fast path (on), without it (off), or both")
+    p.add_argument("--code", nargs="+", default=["now"], choices=["now", "today"],
+                   help="the code as it is, and/or as it was at --today-rev")
+    p.add_argument("--today-rev", default="53a30cc",
+                   help="the commit of 'today' (default: 53a30cc, when issue 29 was filed)")
     p.add_argument("--inproc", metavar="PATH", help=argparse.SUPPRESS)
+    p.add_argument("--defaults", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--no-identical-subtrees", dest="identical", action="store_false",
                    help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.inproc:
-        _inproc(args.inproc, args.identical)
+        _inproc(args.inproc, None if args.defaults else args.identical)
         return
     if args.write:
         write(args.write, max(args.versions), args.items, args.seed)
         return
-    print(f"{'mode':<7} {'fast':<4} {'versions':>8} {'seconds':>8} {'s/version':>9} "
-          f"{'peak MB':>8}  {'load':>14}", flush=True)
+    print(f"{'code':<5} {'mode':<7} {'fast':<4} {'versions':>8} {'seconds':>8} "
+          f"{'s/version':>9} {'peak MB':>8}  {'load':>14}", flush=True)
     with tempfile.TemporaryDirectory(prefix="xmlevents-bench-diff-") as folder:
+        today = today_tree(args.today_rev, folder) if "today" in args.code else None
+        runs = [("now", fast) for fast in args.fast if "now" in args.code]
+        runs += [("today", "-")] if today else []
         for versions in args.versions:
             path = os.path.join(folder, f"catalogue-{versions}.jsonl.gz")
             write(path, versions, args.items, args.seed)
             for mode in args.modes:
-                for fast in args.fast:
+                for code, fast in runs:
                     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-                    got = measure(mode, fast == "on", path,
-                                  os.path.join(folder, f"out-{mode}-{fast}-{versions}"))
-                    print(f"{mode:<7} {fast:<4} {versions:>8} {got['seconds']:>8.1f} "
+                    got = measure(mode, fast != "off", path,
+                                  os.path.join(folder, f"out-{code}-{mode}-{fast}-{versions}"),
+                                  today if code == "today" else None)
+                    print(f"{code:<5} {mode:<7} {fast:<4} {versions:>8} {got['seconds']:>8.1f} "
                           f"{got['seconds'] / versions:>9.3f} {got['rss_mb']:>8.0f}  {load:>14}"
                           + (f"  events {got['events']}" if "events" in got else ""),
                           flush=True)

@@ -7,10 +7,14 @@ their similarity ratio reaches ``F``, then a greedy pass over the rest — and i
 visits every node. Both cost the documents' size, not what changed.
 
 The rule: **an unchanged subtree is matched whole; what is left is xmldiff's.** A node's
-*form* is the serialisation of its subtree without its tail (lxml's own, in C: tag and prefix,
-the namespace declarations it needs, attributes in document order, texts, the tails inside,
-comments), computed once per node and kept. Equal forms are equal subtrees (no hash that could
-collide). Then:
+*form* is the exclusive canonical form (C14N) of its subtree, without its tail (lxml's, in C:
+tag and prefix, the namespace declarations it uses, attributes sorted, texts, the tails
+inside, comments), computed once per node and kept. Equal forms are equal subtrees (no hash
+that could collide). Canonical, not as serialised: versions are equal when their C14N is
+(DESIGN section 5), so a form does not depend on how a tree came to be — the replayed document
+(attributes in the order they were set, declarations where they were made) and the parsed
+version it equals give every subtree the same form, and the local replay (which diffs against
+the document) pairs as Spark's diff stage (which diffs parsed versions) does. Then:
 
 1. *Equal subtrees matched outright.* Among the element children of a pair the pre-matching
    has matched (:func:`~._match.prematch`, top-down from the roots), those not otherwise
@@ -71,11 +75,19 @@ class Forms:
     def __init__(self) -> None:
         self._forms: dict[Any, bytes] = {}
 
+    def keep(self, root: Any) -> None:
+        """Forget the forms of nodes outside ``root``'s tree (the version diffed from)."""
+        self._forms = {e: f for e, f in self._forms.items() if e.getroottree().getroot() is root}
+
     def of(self, e: Any) -> bytes:
-        """``e``'s form: its serialisation without its tail."""
+        """``e``'s form: an element's exclusive canonical form (without its tail); a
+        comment's or an instruction's serialisation, which is its canonical form (lxml's C14N
+        of one of those alone crashes the process)."""
         form = self._forms.get(e)
         if form is None:
-            form = self._forms[e] = etree.tostring(e, with_tail=False)
+            form = self._forms[e] = (
+                etree.tostring(e, method="c14n", exclusive=True) if type(e.tag) is str
+                else etree.tostring(e, with_tail=False))
         return form
 
 
@@ -100,12 +112,14 @@ def similar(ratio: Callable[[Any, Any], float], F: float, forms: Forms,
 def twin_subtrees(right: Any, r2l: Mapping[int, Any], forms: Forms,
                   identical: Container[Any] = frozenset()) -> set[Any]:
     """Both nodes of every outermost matched pair under ``right`` (the new version's root,
-    itself included) whose forms are equal and whose nodes inside are each matched to their
+    itself excluded) whose forms are equal and whose nodes inside are each matched to their
     twin, or that were paired whole (in ``identical``, both nodes: their insides are not in
     the map). ``r2l``: xmldiff's map from ``id`` of a new node to the old node matched with
     it."""
     found: set[Any] = set()
-    stack = [right]
+    # Not the roots' forms (two canonical forms of the whole documents, which differ but for
+    # an unchanged version, where every child is a twin anyway).
+    stack = list(right)
     while stack:
         r = stack.pop()
         left = r2l.get(id(r))

@@ -34,6 +34,7 @@ from xmlevents.dom import Monitor, Snapshot, empty, from_snapshot
 
 from ._actions import Action
 from ._cel import CEL_STAGE, CelQuery, CelStream, check_queries
+from ._digests import Forms
 from ._errors import BadVersion, KeyWarning, MissingXmlError
 from ._hints import NamespaceWarning, namespace_hints
 from ._keys import KeyNote
@@ -41,8 +42,8 @@ from ._match import key_notes
 from ._script import (
     DiffOptions,
     apply_script,
+    diff_script,
     digest,
-    edit_script,
     finish,
     parse_version,
     sync,
@@ -122,6 +123,16 @@ def error_row(doc: str | None, version: int | None, stage: str, message: str,
                             stage=stage, message=message, line=line, column=column)
 
 
+@dataclass
+class _Spare:
+    """The version diffed to last, as parsed (equal to the document by C14N, of no other use)
+    and the forms computed of it: the next diff's old side, with no copy and half the forms
+    (:func:`~._script.diff_script`)."""
+
+    root: Any
+    forms: Forms
+
+
 class DocumentHistory:
     """One document's versions, replayed in order (see the module).
 
@@ -179,6 +190,7 @@ class DocumentHistory:
         self.suspend = False
         self.state: DocumentState | None = None
         self._raised: list[CompositeEvent] = []
+        self._spare: _Spare | None = None
         self.monitor.composites.connect(self._collect, weak=False)
         self._stack = contextlib.ExitStack()
         self._events = self._stack.enter_context(self.document.record()).events
@@ -229,19 +241,26 @@ class DocumentHistory:
         new = None
         if root is None or script is None:
             new = self._parse(version, xml)
+        self._spare = None if script is not None else self._spare
         if root is None:
             first = key_notes(new, self.options.keys)
-            self.document.setroot(new)
+            self.document.setroot(new)  # the document's own from now on: no spare
             return self._take(version, notes=first)
         notes: list[KeyNote] = []
         if script is None:
             # The old version's notes were taken when it was the new one (or the first).
-            script = edit_script(root, new, self.options, notes, complete=False)
-            notes = [n for n in notes if n.side == "new"]
-            # Tried on the document itself, and completed there as edit_script would have
-            # completed it on a copy (the same actions, the same events).
+            if self.options.keys:
+                notes = key_notes(new, self.options.keys, "new")
+            spare, self._spare = self._spare, None
+            forms = spare.forms if spare is not None else Forms()
+            script = diff_script(root if spare is None else spare.root, new, self.options,
+                                 forms=forms, spare=spare is not None) or []
+            # Tried on the document itself, and completed there as edit_script completes it
+            # on a copy (the same actions, the same events).
             apply_script(self.document, script)
             finish(self.document, new)
+            forms.keep(new)
+            self._spare = _Spare(new, forms)
             return self._take(version, 0, notes)
         if new is None and expect is None:
             new = self._parse(version, xml)  # nothing else to check the replay against

@@ -192,13 +192,13 @@ def prematch(left: Any, right: Any, values: Mapping[Any, Identity], *,
     queue: deque[Pair] = deque([(left, right)])
     same = identical if identical is not None else set()
 
-    def take(candidates: Iterable[Pair]) -> None:
+    def take(candidates: Iterable[Pair], whole: bool = False) -> None:
         for a, b in candidates:
             if a in taken or b in taken:
                 continue
             taken.update((a, b))
             pairs.append((a, b))
-            if forms is not None and forms.of(a) == forms.of(b):
+            if whole or (forms is not None and forms.of(a) == forms.of(b)):
                 same.update((a, b))  # nothing inside to pair: its insides are twins
             else:
                 queue.append((a, b))
@@ -214,7 +214,7 @@ def prematch(left: Any, right: Any, values: Mapping[Any, Identity], *,
             if unique_tags:
                 take(_namesakes(lkids, rkids, values, uniqueattrs))
             if forms is not None:
-                take(_identical_children(lkids, rkids, taken, forms))
+                take(_identical_children(lkids, rkids, taken, forms), whole=True)
 
     drain()
     if values:
@@ -262,16 +262,32 @@ class KeyedDiffer(Differ):  # type: ignore[misc]  # xmldiff has no type informat
     _text_cache: dict[Any, str]
 
     def __init__(self, *, keys: Sequence[Key] = (), unique_tags: bool = True,
-                 identical_subtrees: bool = True, **differ: Any) -> None:
+                 identical_subtrees: bool = True, forms: Forms | None = None,
+                 copy_left: bool = True, **differ: Any) -> None:
         super().__init__(**differ)
         self.keys = {k.element: k for k in keys}
         self.unique_tags = unique_tags
         self.identical_subtrees = identical_subtrees
+        #: The forms to use and fill (kept by the caller across versions: the new version's
+        #: are the next diff's old ones); a new cache per diff if None.
+        self.forms = forms
+        #: False: the old tree given is a spare the diff may change (xmldiff works on a copy).
+        self.copy_left = copy_left
         self.ratio_mode = differ.get("ratio_mode", "fast")
         self._owners: dict[Any, Identity] = {}
         self._char_counts: dict[str, Counter[str]] = {}
         #: Both nodes of every pair matched with its whole subtree (:mod:`._digests`).
         self._identical: set[Any] = set()
+
+    def set_trees(self, left: Any, right: Any) -> None:
+        """xmldiff's, without its copy of ``left`` where the caller gave a spare."""
+        if self.copy_left:
+            super().set_trees(left, right)
+            return
+        self.clear()
+        if not (etree.iselement(left) and etree.iselement(right)):
+            raise TypeError("The 'left' and 'right' parameters must be lxml Elements.")
+        self.left, self.right = left, right
 
     def match(self, left: Any = None, right: Any = None) -> list[tuple[Any, Any, Any]]:
         """The matches of the two trees (cached): pre-matches, then xmldiff's on the rest."""
@@ -285,7 +301,8 @@ class KeyedDiffer(Differ):  # type: ignore[misc]  # xmldiff has no type informat
         self._identical = set()
         values = {**key_values(self.left, self.keys), **key_values(self.right, self.keys)}
         self._owners = key_owners(values)
-        forms = (Forms() if self.identical_subtrees and not has_instructions(self.left)
+        forms = ((self.forms if self.forms is not None else Forms())
+                 if self.identical_subtrees and not has_instructions(self.left)
                  and not has_instructions(self.right) else None)
         identical: set[Any] = set()
         for a, b in prematch(self.left, self.right, values, unique_tags=self.unique_tags,

@@ -48,6 +48,7 @@ from ._actions import (
     SetTail,
     SetText,
 )
+from ._digests import Forms
 from ._errors import (
     DiffActionError,
     InexactScriptError,
@@ -58,8 +59,8 @@ from ._errors import (
 from ._keys import Key, KeyNote
 from ._match import KeyedDiffer, key_notes
 
-__all__ = ["DiffOptions", "edit_script", "finish", "apply_action", "apply_script", "sync", "c14n",
-           "digest", "parse_version", "path_of", "node_at"]
+__all__ = ["DiffOptions", "edit_script", "diff_script", "finish", "apply_action", "apply_script",
+           "sync", "c14n", "digest", "parse_version", "path_of", "node_at"]
 
 
 @dataclass(frozen=True)
@@ -97,12 +98,14 @@ class DiffOptions:
                                    f"{seen[key.element]}); an element has one key")
             seen[key.element] = key
 
-    def differ(self) -> KeyedDiffer:
-        """A new differ with these settings."""
+    def differ(self, forms: Forms | None = None, copy_left: bool = True) -> KeyedDiffer:
+        """A new differ with these settings (``forms``, ``copy_left``: as
+        :class:`~._match.KeyedDiffer` takes them)."""
         return KeyedDiffer(F=self.F, ratio_mode=self.ratio_mode, fast_match=self.fast_match,
                            uniqueattrs=list(self.uniqueattrs), keys=self.keys,
                            unique_tags=self.unique_tags,
-                           identical_subtrees=self.identical_subtrees)
+                           identical_subtrees=self.identical_subtrees, forms=forms,
+                           copy_left=copy_left)
 
 
 _PARSER = hardened_parser()
@@ -281,12 +284,12 @@ def apply_script(tree: Any, script: Sequence[Action]) -> None:
 # --- xmldiff's script, made positional --------------------------------------------------------
 
 
-def _xmldiff_script(old: Any, new: Any, options: DiffOptions, target: _Target | None
-                    ) -> list[Action]:
+def _xmldiff_script(old: Any, new: Any, options: DiffOptions, target: _Target | None, *,
+                    forms: Forms | None = None, spare: bool = False) -> list[Action]:
     """xmldiff's edit script from ``old`` to ``new``, each action resolved in the differ's
     working copy (in the state it applies to) and applied to ``target`` (a copy of ``old``,
-    if given) at once."""
-    differ = options.differ()
+    if given) at once. With ``spare`` the differ works on ``old`` itself (changing it)."""
+    differ = options.differ(forms, copy_left=not spare)
     namespaces: dict[str, str] | None = None
     script: list[Action] = []
 
@@ -394,17 +397,14 @@ def sync(tree: Any, new: Any) -> list[Action]:
 
 
 def edit_script(old: Any, new: Any, options: DiffOptions | None = None,
-                notes: list[KeyNote] | None = None, *, complete: bool = True) -> list[Action]:
+                notes: list[KeyNote] | None = None) -> list[Action]:
     """The actions that turn version ``old`` into ``new`` (roots, or XML text): xmldiff's
     script made positional, completed by :func:`sync` wherever it falls short.
 
     Given a ``notes`` list and ``options`` with keys, the key values that repeat among
     siblings in either version are appended to it (:class:`~._keys.KeyNote`, ``side`` "old"
     or "new"): those siblings are matched by similarity. ``old`` is not changed. Raises lxml's
-    ``XMLSyntaxError`` for text that is not well-formed. With ``complete`` false the script is
-    not tried and completed here: the caller applies it and calls :func:`finish` on its own
-    tree (what a replay does, which checks the replayed document anyway: one copy and two
-    canonical forms fewer a version).
+    ``XMLSyntaxError`` for text that is not well-formed.
     """
     old_root = parse_version(old) if isinstance(old, (str, bytes)) else old
     new_root = parse_version(new) if isinstance(new, (str, bytes)) else new
@@ -414,20 +414,33 @@ def edit_script(old: Any, new: Any, options: DiffOptions | None = None,
         notes += key_notes(new_root, options.keys, "new")
     # The script is applied to a copy as it is made (the old root stays as it was, to start
     # again from if xmldiff fails half-way).
-    target = _Target(copy.deepcopy(old_root)) if complete else None
-    script: list[Action] = []
-    if not (_twins(old_root) or _twins(new_root)):
-        try:
-            script = _xmldiff_script(old_root, new_root, options, target)
-        except Exception:  # any of xmldiff's failures
-            # It cannot diff these (PIs, a namespace URI changed, ...): start again from the
-            # old version and let sync do it all.
-            target = _Target(copy.deepcopy(old_root))
-            script = sync(target, new_root) if not complete else []
-    if complete:
-        assert target is not None
-        script += finish(target, new_root)
-    return script
+    target = _Target(copy.deepcopy(old_root))
+    script = diff_script(old_root, new_root, options, target)
+    if script is None:
+        target = _Target(copy.deepcopy(old_root))
+        script = []
+    return script + finish(target, new_root)
+
+
+def diff_script(old: Any, new: Any, options: DiffOptions, target: _Target | None = None, *,
+                forms: Forms | None = None, spare: bool = False) -> list[Action] | None:
+    """xmldiff's script from root ``old`` to root ``new``, made positional and not completed,
+    applied to ``target`` (a copy of ``old``) if given; None where xmldiff cannot make one
+    (a URI under two prefixes, a processing instruction, a namespace URI changed: then
+    :func:`sync` makes it all, from a copy of the old version as it was).
+
+    What a replay calls, which applies the script to its document and :func:`finish`-es it
+    there (it checks the document anyway): no copy to try the script on, and with ``spare``
+    the differ works on ``old`` itself (the version diffed to last time, parsed and of no
+    other use: no copy at all), its forms kept in ``forms`` from that diff (:mod:`._digests`;
+    :meth:`~._digests.Forms.keep` the new version's for the next one).
+    """
+    if _twins(old) or _twins(new):
+        return None
+    try:
+        return _xmldiff_script(old, new, options, target, forms=forms, spare=spare)
+    except Exception:  # any of xmldiff's failures: sync does it all
+        return None
 
 
 def finish(target: Any, new: Any, want: bytes | None = None) -> list[Action]:

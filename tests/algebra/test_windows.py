@@ -99,19 +99,20 @@ def test_never_completed_items_hold_only_the_window() -> None:
 
 
 @pytest.mark.slow
-def test_a_million_never_completed_events_hold_a_constant() -> None:
-    """10^6 events of items that never complete, under within=100: at most 100 events held at
-    any checkpoint, the same at the end as after the first 10^4."""
+def test_a_long_stream_of_never_completed_events_holds_a_constant() -> None:
+    """4·10^5 events of items that never complete, under within=100: at most 100 events held
+    at any checkpoint, the same at the end as after the first 10^4 (bench/bench_engine.py
+    feeds 10^6 and more, measuring memory)."""
     graph = EventGraph(EI, within=100)
     feed = graph.feed
     seen = []
     ts = 0
-    for k in range(500_000):
+    for k in range(200_000):
         ts += 1
         feed(_ins(ts, "/o/item", ["o", f"i{k}"]))
         ts += 1
         feed(_ins(ts, "/o/item/price", ["o", f"i{k}", "p"]))
-        if k % 50_000 == 4_999:
+        if k % 20_000 == 4_999:
             seen.append(len(graph.held("Ei")))
     assert max(seen) <= 100
     assert seen[0] == seen[-1]
