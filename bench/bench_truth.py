@@ -87,6 +87,8 @@ CONFIGS: dict[str, Callable[[], DiffOptions]] = {
                                      fast_match=True),
     "keyed-all-no-fast-match": lambda: DiffOptions(keys=_keys(*ANCESTOR_KEYS), unique_tags=True,
                                                    fast_match=False),
+    # keys inferred from the history (issue 30): what xmlevents replay does with no --key
+    "inferred": lambda: DiffOptions(infer_keys=True),
 }
 DEFAULT_CONFIGS = [c for c in CONFIGS if c != "default"]
 

@@ -76,10 +76,20 @@ from ._history import (
     replay_history,
 )
 from ._index import VersionIndex, index_versions
+from ._infer import InferredKey
 from ._keys import Key, KeyField, KeyNote
 from ._match import key_notes
 from ._report import ReplayReport
-from ._script import DiffOptions, apply_script, c14n, digest, edit_script, parse_version, sync
+from ._script import (
+    AUTO,
+    DiffOptions,
+    apply_script,
+    c14n,
+    digest,
+    edit_script,
+    parse_version,
+    sync,
+)
 from ._state import CheckpointError, DocumentState
 from ._tables import read_versions, write_versions
 
@@ -89,8 +99,8 @@ __all__ = [
     "Action", "NodePath", "InsertElement", "InsertComment", "InsertFragment", "Delete", "Move",
     "Rename", "SetText", "SetTail", "SetAttribute", "RenameAttribute", "ReplaceRoot",
     "ACTION_TYPES", "encode_script", "decode_script",
-    # matching: keys
-    "Key", "KeyField", "KeyNote", "key_notes",
+    # matching: keys, given or inferred (issue 30)
+    "Key", "KeyField", "KeyNote", "key_notes", "AUTO", "InferredKey", "show_keys",
     # histories, tables
     "DocumentHistory", "VersionResult", "HistoryResult", "replay_history",
     "read_versions", "write_versions", "git_history",
@@ -133,7 +143,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
                   "master_where"),
     "._ship": ("ship_package",),
     "._output": ("check_spark_output", "OutputLocationError"),
-    "._local": ("run_local",),
+    "._local": ("run_local", "show_keys"),
     "._spark_job": ("run_spark",),
     "._arrow": ("arrow_schema", "write_dataset"),
     "._progress": ("ReplayProgress", "Silent"),
@@ -147,7 +157,7 @@ if TYPE_CHECKING:
     from ._follow import BatchReport, Follower, follow
     from ._follow_source import FollowError, FollowSource
     from ._git import git_history
-    from ._local import run_local
+    from ._local import run_local, show_keys
     from ._output import OutputLocationError, check_spark_output
     from ._progress import ReplayProgress, Silent
     from ._session import MasterChoice, make_session, master_where, resolve_master, spark_session

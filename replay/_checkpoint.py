@@ -88,9 +88,11 @@ from ._history import (
     VersionRows,
     error_row,
     grouped_versions,
+    inferred_keys,
     iter_document,
     ordered_versions,
 )
+from ._keys import Key
 from ._script import DiffOptions, digest, parse_version
 from ._state import CheckpointError, DocumentState
 
@@ -258,10 +260,14 @@ class Checkpoint:
     for the next run, :meth:`commit` makes them the checkpoint.
     """
 
-    def __init__(self, path: Path, run: int, prints: dict[str, str]) -> None:
+    def __init__(self, path: Path, run: int, prints: dict[str, str],
+                 keys: list[str] | None = None) -> None:
         self.path = path
         self.run = run
         self.fingerprint = prints
+        #: The keys the first run inferred (``DiffOptions(keys="auto")``), as declarations
+        #: (Clark names): every later run diffs with them, not with a new inference.
+        self.keys = keys
         self._files: dict[str, list[tuple[int, str]]] = {}
         folder = path / _DOCUMENTS
         for name in os.listdir(folder):
@@ -304,6 +310,7 @@ class Checkpoint:
             data = json.loads(manifest.read_text("utf-8"))
             fmt, library, run, old = (data["format"], data["library"], int(data["run"]),
                                       dict(data["fingerprint"]))
+            keys = None if data.get("keys") is None else [str(k) for k in data["keys"]]
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise CheckpointError(f"{manifest}: not a checkpoint manifest ({exc})") from None
         remedy = ("use a new checkpoint folder or reset this one (--checkpoint-reset, "
@@ -320,7 +327,7 @@ class Checkpoint:
             raise CheckpointError(f"{folder}: the checkpoint was made with "
                                   f"{', '.join(changed)}; {remedy}")
         (folder / _DOCUMENTS).mkdir(exist_ok=True)
-        return cls(folder, run, prints)
+        return cls(folder, run, prints, keys)
 
     @staticmethod
     def _empty(folder: Path) -> None:
@@ -396,7 +403,8 @@ class Checkpoint:
         last; then delete the files it superseded. Returns the run committed."""
         run = self.next_run
         manifest = {"format": FORMAT, "library": _library(), "run": run,
-                    "fingerprint": self.fingerprint, "documents": len(self._files)}
+                    "fingerprint": self.fingerprint, "documents": len(self._files),
+                    "keys": self.keys}
         _write_atomic(self.path / _MANIFEST,
                       (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode("utf-8"))
         self.run = run
@@ -479,6 +487,14 @@ def resume_history(rows: Iterable[Mapping[str, Any]],
     ck = Checkpoint.open(checkpoint, prints, reset=reset)
     grouped, dups = _grouped(rows)
     result = HistoryResult(documents=len(grouped))
+    if options is not None and options.infer_keys:  # the first run's keys, kept after it
+        if ck.keys is not None:
+            options = options.with_inferred([Key.parse(k) for k in ck.keys])
+        else:
+            options, step = inferred_keys(options, (r for vs in grouped.values() for r in vs),
+                                          {d: len(vs) for d, vs in grouped.items()})
+            result.keep(step)
+            ck.keys = [str(k.key) for k in step.inferred]
     written: list[DocumentState] = []
     for doc, versions in grouped.items():
         state = ck.state(doc)

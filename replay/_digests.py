@@ -74,10 +74,15 @@ class Forms:
 
     def __init__(self) -> None:
         self._forms: dict[Any, bytes] = {}
+        #: What else is computed once per version, by root: its namespace declarations
+        #: (:func:`~._script.diff_script`).
+        self.declared: dict[Any, Any] = {}
 
     def keep(self, root: Any) -> None:
-        """Forget the forms of nodes outside ``root``'s tree (the version diffed from)."""
+        """Forget what was computed of nodes outside ``root``'s tree (the version diffed
+        from)."""
         self._forms = {e: f for e, f in self._forms.items() if e.getroottree().getroot() is root}
+        self.declared = {r: d for r, d in self.declared.items() if r is root}
 
     def of(self, e: Any) -> bytes:
         """``e``'s form: an element's exclusive canonical form (without its tail); a
@@ -92,17 +97,17 @@ class Forms:
 
 
 def similar(ratio: Callable[[Any, Any], float], F: float, forms: Forms,
-            owners: Mapping[Any, Any]) -> Callable[[Any, Any], bool]:
+            owner: Callable[[Any], Any] | None = None) -> Callable[[Any, Any], bool]:
     """xmldiff's test of its longest common subsequence, ``ratio(a, b) >= F``, answered
     without the ratio for two elements or two comments with equal forms and one owner (see
-    the module; ``owners``: :func:`~._match.key_owners`)."""
+    the module; ``owner``: :meth:`~._match.KeyValues.owner`, None without keys)."""
     if F > FLOOR:
         return lambda a, b: ratio(a, b) >= F
 
     def test(a: Any, b: Any) -> bool:
         tag = a.tag
         if (tag == b.tag and (type(tag) is str or tag is etree.Comment)
-                and (not owners or owners.get(a) == owners.get(b))
+                and (owner is None or owner(a) == owner(b))
                 and forms.of(a) == forms.of(b)):
             return True
         return ratio(a, b) >= F

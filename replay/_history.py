@@ -37,6 +37,7 @@ from ._cel import CEL_STAGE, CelQuery, CelStream, check_queries
 from ._digests import Forms
 from ._errors import BadVersion, KeyWarning, MissingXmlError
 from ._hints import NamespaceWarning, namespace_hints
+from ._infer import InferredKey, infer_keys
 from ._keys import KeyNote
 from ._match import key_notes
 from ._script import (
@@ -56,7 +57,7 @@ if TYPE_CHECKING:
 __all__ = ["DocumentHistory", "VersionResult", "HistoryResult", "VersionRows",
            "replay_history", "iter_history", "history_steps", "replay_grouped",
            "replay_document", "iter_document", "event_row", "composite_row", "error_row",
-           "ordered_versions", "grouped_versions", "DUPLICATE", "KEY_STAGE"]
+           "ordered_versions", "grouped_versions", "inferred_keys", "DUPLICATE", "KEY_STAGE"]
 
 #: The message of a second row with the same version (in process and on Spark).
 DUPLICATE = "duplicate version: the first row is kept"
@@ -409,14 +410,17 @@ class VersionRows:
     """The rows one step of a replay added to each output (:func:`iter_history`).
 
     Attributes:
-        kind: ``"input"`` (what reading the table found: duplicate versions), ``"version"``
-            (one version, replayed or refused) or ``"end"`` (a document's end: the composites
-            its closing raised, its CEL rows and the CEL queries' errors).
+        kind: ``"input"`` (what reading the table found: duplicate versions), ``"keys"``
+            (the keys inferred, before any version: ``inferred``, and an error row each
+            saying so), ``"version"`` (one version, replayed or refused) or ``"end"`` (a
+            document's end: the composites its closing raised, its CEL rows and the CEL
+            queries' errors).
         doc: the document (None for ``"input"``).
         version: the version (for ``"end"``, the last one replayed, else the last read).
         replayed: whether the version was replayed (False: refused, an error row says why).
         events, composites, errors, cel: rows of the four outputs (see the ``*_row``
             functions and :data:`~._cel.CEL_TABLE`).
+        inferred: for ``"keys"``, the keys inferred with their evidence.
     """
 
     kind: str
@@ -427,6 +431,7 @@ class VersionRows:
     composites: tuple[dict[str, Any], ...] = ()
     errors: tuple[dict[str, Any], ...] = ()
     cel: tuple[dict[str, Any], ...] = ()
+    inferred: tuple[InferredKey, ...] = ()
 
 
 @dataclass
@@ -441,6 +446,8 @@ class HistoryResult:
     versions: int = 0
     replayed: list[tuple[str, int]] = field(default_factory=list)  # (doc, version) in order
     cel: list[dict[str, Any]] = field(default_factory=list)
+    #: The keys inferred (``DiffOptions(keys="auto")``), with their evidence.
+    inferred: list[InferredKey] = field(default_factory=list)
 
     def add(self, step: VersionRows) -> None:
         """Keep one step's rows (:func:`iter_history`); a replayed version and a document's
@@ -455,6 +462,7 @@ class HistoryResult:
     def keep(self, step: VersionRows) -> None:
         """Keep one step's rows, counting nothing (a caller that counts its documents
         itself)."""
+        self.inferred.extend(step.inferred)
         self.errors.extend(step.errors)
         self.events.extend(step.events)
         self.composites.extend(step.composites)
@@ -546,14 +554,22 @@ def history_steps(rows: Iterable[Mapping[str, Any]] | VersionIndex, definitions:
     from ._index import VersionIndex  # the index reads tables; it builds on this module
 
     groups: Iterable[tuple[str, int, Iterable[Mapping[str, Any]]]]
+    options = options or DiffOptions()
     if isinstance(rows, VersionIndex):
         if rows.duplicates:
             yield VersionRows("input", errors=tuple(rows.duplicates))
+        if options.infer_keys:  # a first pass over the table, reading the sample only
+            options, step = inferred_keys(options, rows, dict(rows.documents))
+            yield step
         groups = _index_groups(rows)
     else:
         grouped, duplicates = ordered_versions(rows)
         if duplicates:
             yield VersionRows("input", errors=tuple(duplicates))
+        if options.infer_keys:
+            options, step = inferred_keys(options, (r for vs in grouped.values() for r in vs),
+                                          {d: len(vs) for d, vs in grouped.items()})
+            yield step
         groups = ((doc, len(vs), vs) for doc, vs in grouped.items())
     for doc, count, versions in groups:
         if on_document is not None:
@@ -568,6 +584,17 @@ def history_steps(rows: Iterable[Mapping[str, Any]] | VersionIndex, definitions:
         # passed over here, so that the next document begins at its own (the index's
         # rows are one stream).
         collections.deque(rows, maxlen=0)
+
+
+def inferred_keys(options: DiffOptions, rows: Iterable[Mapping[str, Any]],
+                  counts: Mapping[str, int]) -> tuple[DiffOptions, VersionRows]:
+    """The options with the keys inferred from a sample of ``rows`` (in (document, version)
+    order; ``counts``: each document's versions) added, and the step that reports them
+    (:mod:`._infer`)."""
+    found = infer_keys(rows, counts, parse_version).keys(exclude=(k.element for k in options.keys))
+    step = VersionRows("keys", errors=tuple(error_row(None, None, KEY_STAGE, k.message())
+                                            for k in found), inferred=tuple(found))
+    return options.with_inferred([k.key for k in found]), step
 
 
 def _index_groups(index: VersionIndex

@@ -16,6 +16,7 @@ value is the tuple of the fields' values, a missing field being ``None``. The re
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,11 +90,38 @@ class Key:
     def value(self, element: Any) -> KeyValue | None:
         """The key value of ``element`` (whose tag is :attr:`element`), or None when it has
         none of the fields (it is then unkeyed)."""
+        if len(self.fields) == 1:  # the common case, without the generators
+            one = self.fields[0].value(element)
+            return None if one is None else (one,)
         value = tuple(f.value(element) for f in self.fields)
         return None if all(v is None for v in value) else value
 
     def __str__(self) -> str:
         return f"{self.element}={','.join(map(str, self.fields))}"
+
+    def declaration(self, namespaces: Mapping[str, str] | None = None) -> str:
+        """The key as :meth:`parse` reads it with ``namespaces``: a name whose URI one of
+        them binds with its prefix (the first, by prefix), other names in Clark notation."""
+        prefixes: dict[str, str] = {}
+        for prefix, uri in sorted((namespaces or {}).items()):
+            prefixes.setdefault(uri, prefix)
+
+        def name(clark: str) -> str:
+            if clark.startswith("{"):
+                uri, local = clark[1:].split("}", 1)
+                if uri in prefixes:
+                    return f"{prefixes[uri]}:{local}"
+                if uri == XML_NS:
+                    return f"xml:{local}"
+            return clark
+
+        def field(f: KeyField) -> str:
+            steps = [name(s) for s in f.steps]
+            if f.attribute is not None:
+                steps.append("@" + name(f.attribute))
+            return "/".join(steps)
+
+        return f"{name(self.element)}={','.join(field(f) for f in self.fields)}"
 
     @property
     def path_end(self) -> str:

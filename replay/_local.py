@@ -30,15 +30,24 @@ from xmlevents.algebra import DefinitionSet, Duration
 
 from ._arrow import DatasetWriter
 from ._cel import CEL_TABLE, check_queries
-from ._checkpoint import CheckpointRun, check_run_folders, clear_runs, fingerprint, open_runs
-from ._history import HistoryResult, VersionRows, history_steps
+from ._checkpoint import (
+    Checkpoint,
+    CheckpointRun,
+    check_run_folders,
+    clear_runs,
+    fingerprint,
+    open_runs,
+)
+from ._history import HistoryResult, VersionRows, history_steps, inferred_keys
 from ._index import index_versions
+from ._infer import InferredKey
+from ._keys import Key
 from ._progress import ReplayProgress, Silent
 from ._report import ReplayReport
 from ._script import DiffOptions
 from ._tally import ReportTally
 
-__all__ = ["run_local", "write_result", "Outputs"]
+__all__ = ["run_local", "show_keys", "write_result", "Outputs"]
 
 #: The outputs, their folders' names and row forms, in the order they are written.
 _OUTPUTS = (("events", EVENTS_TABLE), ("composites", COMPOSITES_TABLE),
@@ -172,6 +181,7 @@ def run_local(history: str, out: str, definitions: str | None = None, *,
     defs = DefinitionSet.of(definitions, namespaces=ns or None) if definitions else None
     cel = check_queries(queries)
     runs: CheckpointRun | None = None
+    ck: Checkpoint | None = None
     if checkpoint is not None:
         folder = str(checkpoint)
         if "://" in folder:
@@ -184,14 +194,27 @@ def run_local(history: str, out: str, definitions: str | None = None, *,
         ck = open_runs(folder, prints, reset=reset)
         if reset:
             clear_runs(out)
-        runs = CheckpointRun(ck, defs, options=options, namespaces=ns or None,
-                             within=within, queries=cel)
     start = time.perf_counter()
     progress.stage(f"reading {history}")
     unreadable: list[dict[str, Any]] = []
     with index_versions(history, unreadable) as index:
         read = time.perf_counter()
         documents, total = len(index.documents), len(index)
+        keys: VersionRows | None = None
+        asked, reused = options.infer_keys, None
+        if options.infer_keys:
+            if ck is not None and ck.keys is not None:  # the first run's: keep diffing alike
+                reused = ck.keys
+                options = options.with_inferred([Key.parse(k) for k in ck.keys])
+            else:  # a first pass over the table, parsing the sample only
+                progress.stage("inferring keys")
+                options, keys = inferred_keys(options, iter(index), dict(index.documents))
+                if ck is not None:
+                    ck.keys = [str(k.key) for k in keys.inferred]
+        inferring = time.perf_counter() - read
+        if ck is not None:
+            runs = CheckpointRun(ck, defs, options=options, namespaces=ns or None,
+                                 within=within, queries=cel)
         progress.stage(f"replaying {total:,} version{'' if total == 1 else 's'} of "
                        f"{documents:,} document{'' if documents == 1 else 's'} in process")
         progress.versions(documents, total)
@@ -210,6 +233,9 @@ def run_local(history: str, out: str, definitions: str | None = None, *,
             # every run) make no run: a run is something replayed.
             outputs.add_rows(errors=unreadable)
             tally.add_rows(errors=unreadable)
+            if keys is not None:
+                outputs.add(keys)
+                tally.add(keys)
             for step in steps:
                 outputs.add(step)
                 tally.add(step)
@@ -229,11 +255,30 @@ def run_local(history: str, out: str, definitions: str | None = None, *,
     written = time.perf_counter()
     report = tally.report(engine="local", where="in process, no JVM", definitions=defs,
                           namespaces=ns, queries=len(cel))
+    if asked:
+        report.inferred, report.reused = (None, reused) if reused is not None else (
+            list(tally.inferred), None)
     if runs is not None:
         report.run = runs.summary(committed)
         if runs.resumed:  # their elements were inserted by an earlier run
             report.unselected = []
     writing = outputs.seconds
-    report.times = [("reading", read - start), ("replay", replayed - read - (
-        writing - (written - replayed))), ("writing", writing)]
+    report.times = [("reading", read - start), *([("keys", inferring)] if keys else []),
+                    ("replay", replayed - read - inferring - (writing - (written - replayed))),
+                    ("writing", writing)]
     return report
+
+
+def show_keys(history: str, options: DiffOptions | None = None
+              ) -> tuple[list[Key], list[InferredKey]]:
+    """The keys ``options`` give, and those inferred from the version table ``history``
+    for the other elements (read in process, its sample parsed: :mod:`._infer`), without
+    replaying anything (``xmlevents replay --show-keys``).
+
+    Raises:
+        VersionTableError: if ``history`` is no version table.
+    """
+    options = options or DiffOptions(infer_keys=True)
+    with index_versions(history, []) as index:
+        _, step = inferred_keys(options, iter(index), dict(index.documents))
+    return list(options.keys), list(step.inferred)

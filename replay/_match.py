@@ -62,7 +62,7 @@ from ._digests import (
 from ._errors import EditScriptError
 from ._keys import Key, KeyNote, KeyValue
 
-__all__ = ["KeyedDiffer", "key_values", "key_owners", "key_notes", "prematch",
+__all__ = ["KeyedDiffer", "KeyValues", "key_values", "key_notes", "prematch",
            "readable_path"]
 
 class _NamespaceChanged(EditScriptError, ValueError):
@@ -88,14 +88,41 @@ def key_values(root: Any, keys: Mapping[str, Key]) -> dict[Any, Identity]:
     return found
 
 
-def key_owners(values: Mapping[Any, Identity]) -> dict[Any, Identity]:
-    """Every node of a keyed element's subtree (the element, its descendant elements,
-    comments and PIs) with the identity of the innermost keyed element around it."""
-    owners: dict[Any, Identity] = {}
-    for e, identity in values.items():  # document order: an inner key overrides the outer
-        for node in e.iter():
-            owners[node] = identity
-    return owners
+class KeyValues:
+    """The identity of each keyed element, computed when first asked and kept: a diff asks
+    only for the elements it has not matched otherwise (an unchanged subtree is matched
+    whole first, and a catalogue of 2,000 keyed items with 1–5 changes a version asks for a
+    handful). Keys are the elements themselves (proxies kept alive keep their identity)."""
+
+    def __init__(self, keys: Mapping[str, Key]) -> None:
+        self.keys = keys
+        self._known: dict[Any, Identity | None] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.keys)
+
+    def get(self, e: Any) -> Identity | None:
+        """``e``'s identity, None if it is not keyed."""
+        known = self._known
+        if e in known:
+            return known[e]
+        key = self.keys.get(e.tag) if type(e.tag) is str else None
+        value = None if key is None else key.value(e)
+        identity = known[e] = None if value is None else (e.tag, value)
+        return identity
+
+    def __contains__(self, e: Any) -> bool:
+        return self.get(e) is not None
+
+    def owner(self, node: Any) -> Identity | None:
+        """The identity of the innermost keyed element around ``node`` (itself included),
+        None outside any: what :meth:`KeyedDiffer.node_ratio` compares."""
+        while node is not None:
+            identity = self.get(node)
+            if identity is not None:
+                return identity
+            node = node.getparent()
+        return None
 
 
 def _elements(parent: Any) -> list[Any]:
@@ -115,24 +142,24 @@ def _same_unique_attrs(left: Any, right: Any, uniqueattrs: Sequence[Any]) -> boo
     return True
 
 
-def _keyed_children(lkids: list[Any], rkids: list[Any], values: Mapping[Any, Identity]
+def _keyed_children(lkids: list[Any], rkids: list[Any], values: KeyValues
                     ) -> Iterator[Pair]:
     """Children pairs with one key value, once on each side."""
     rby: dict[Identity, list[Any]] = {}
     for c in rkids:
-        if c in values:
-            rby.setdefault(values[c], []).append(c)
+        if (identity := values.get(c)) is not None:
+            rby.setdefault(identity, []).append(c)
     lby: dict[Identity, list[Any]] = {}
     for c in lkids:
-        if c in values:
-            lby.setdefault(values[c], []).append(c)
+        if (identity := values.get(c)) is not None:
+            lby.setdefault(identity, []).append(c)
     for identity, ls in lby.items():
         rs = rby.get(identity)
         if rs is not None and len(ls) == 1 and len(rs) == 1:
             yield ls[0], rs[0]
 
 
-def _namesakes(lkids: list[Any], rkids: list[Any], values: Mapping[Any, Identity],
+def _namesakes(lkids: list[Any], rkids: list[Any], values: KeyValues,
                uniqueattrs: Sequence[Any]) -> Iterator[Pair]:
     """Unkeyed children pairs whose tag is unique among the element children on each side."""
     lcount, rcount = Counter(c.tag for c in lkids), Counter(c.tag for c in rkids)
@@ -144,12 +171,18 @@ def _namesakes(lkids: list[Any], rkids: list[Any], values: Mapping[Any, Identity
             yield c, other
 
 
-def _document_wide(left: Any, right: Any, values: Mapping[Any, Identity]) -> Iterator[Pair]:
-    """Keyed elements paired by an identity that occurs once in each whole version."""
+def _document_wide(left: Any, right: Any, values: KeyValues, taken: set[Any]
+                   ) -> Iterator[Pair]:
+    """Keyed elements paired by an identity that occurs once in each whole version (none
+    to look for where every keyed element of a side is matched already)."""
+    names = list(values.keys)
+    if all(e in taken for e in left.iter(*names)) or all(e in taken for e in right.iter(*names)):
+        return
+
     def once(root: Any) -> dict[Identity, Any]:
         seen: dict[Identity, Any] = {}
         repeated: set[Identity] = set()
-        for e in root.iter(tag=etree.Element):
+        for e in root.iter(*names):
             identity = values.get(e)
             if identity is None:
                 continue
@@ -180,7 +213,7 @@ def _identical_children(lkids: list[Any], rkids: list[Any], taken: set[Any], for
         yield ls[i], rs[j]
 
 
-def prematch(left: Any, right: Any, values: Mapping[Any, Identity], *,
+def prematch(left: Any, right: Any, values: KeyValues, *,
              unique_tags: bool = True, uniqueattrs: Sequence[Any] = (),
              forms: Forms | None = None, identical: set[Any] | None = None) -> list[Pair]:
     """The pairs (old, new) that keys, unique tags and (given ``forms``) equal subtrees
@@ -209,26 +242,30 @@ def prematch(left: Any, right: Any, values: Mapping[Any, Identity], *,
             lkids, rkids = _elements(parent), _elements(namesake)
             if not lkids or not rkids:
                 continue
+            if forms is not None:
+                # First: what it leaves is what the keys are asked about. (Equal forms have
+                # equal key values, so a key never pairs them otherwise.)
+                take(_identical_children(lkids, rkids, taken, forms), whole=True)
+                lkids = [c for c in lkids if c not in taken]
+                rkids = [c for c in rkids if c not in taken]
             if values:
                 take(_keyed_children(lkids, rkids, values))
             if unique_tags:
                 take(_namesakes(lkids, rkids, values, uniqueattrs))
-            if forms is not None:
-                take(_identical_children(lkids, rkids, taken, forms), whole=True)
 
     drain()
     if values:
-        take(_document_wide(left, right, values))
+        take(_document_wide(left, right, values, taken))
         drain()
         # Ancestors the keyed pairs agree on (a profile, a plugin: tags that repeat), then
         # what unique tags and keys decide below them.
-        take(_agreed_ancestors(pairs, taken, values))
+        take(_agreed_ancestors(pairs, taken, values, (left, right)))
         drain()
     return pairs
 
 
-def _agreed_ancestors(pairs: list[Pair], taken: set[Any], values: Mapping[Any, Identity]
-                      ) -> list[Pair]:
+def _agreed_ancestors(pairs: list[Pair], taken: set[Any], values: KeyValues,
+                      roots: Pair) -> list[Pair]:
     """Unmatched ancestors of matched keyed elements, paired where every keyed pair below
     them agrees: walking up from each keyed pair, step by step while the two ancestors have
     one tag, an old ancestor votes for the new one at the same height; a pair is taken when
@@ -237,7 +274,16 @@ def _agreed_ancestors(pairs: list[Pair], taken: set[Any], values: Mapping[Any, I
     say)."""
     votes: dict[Any, set[Any]] = {}
     back: dict[Any, set[Any]] = {}
+    partner = dict([roots, *pairs])
     for a, b in pairs:
+        pa: Any = a.getparent()
+        pb: Any = b.getparent()
+        while pa is not None and pb is not None:  # ancestors matched to each other
+            if not (pa in partner and partner[pa] is pb):
+                break
+            pa, pb = pa.getparent(), pb.getparent()
+        if pa is None and pb is None:
+            continue  # every ancestor matched (the roots are): none to vote for
         if a not in values:
             continue
         a, b = a.getparent(), b.getparent()
@@ -274,7 +320,7 @@ class KeyedDiffer(Differ):  # type: ignore[misc]  # xmldiff has no type informat
         #: False: the old tree given is a spare the diff may change (xmldiff works on a copy).
         self.copy_left = copy_left
         self.ratio_mode = differ.get("ratio_mode", "fast")
-        self._owners: dict[Any, Identity] = {}
+        self._values = KeyValues({})
         self._char_counts: dict[str, Counter[str]] = {}
         #: Both nodes of every pair matched with its whole subtree (:mod:`._digests`).
         self._identical: set[Any] = set()
@@ -285,9 +331,7 @@ class KeyedDiffer(Differ):  # type: ignore[misc]  # xmldiff has no type informat
             super().set_trees(left, right)
             return
         self.clear()
-        if not (etree.iselement(left) and etree.iselement(right)):
-            raise TypeError("The 'left' and 'right' parameters must be lxml Elements.")
-        self.left, self.right = left, right
+        self.left, self.right = left, right  # roots (diff_script's callers)
 
     def match(self, left: Any = None, right: Any = None) -> list[tuple[Any, Any, Any]]:
         """The matches of the two trees (cached): pre-matches, then xmldiff's on the rest."""
@@ -299,8 +343,7 @@ class KeyedDiffer(Differ):  # type: ignore[misc]  # xmldiff has no type informat
         self._matches, self._l2rmap, self._r2lmap = matches, {}, {}
         self._inorder, self._text_cache = set(), {}
         self._identical = set()
-        values = {**key_values(self.left, self.keys), **key_values(self.right, self.keys)}
-        self._owners = key_owners(values)
+        values = self._values = KeyValues(self.keys)
         forms = ((self.forms if self.forms is not None else Forms())
                  if self.identical_subtrees and not has_instructions(self.left)
                  and not has_instructions(self.right) else None)
@@ -345,7 +388,8 @@ class KeyedDiffer(Differ):  # type: ignore[misc]  # xmldiff has no type informat
                     ) -> tuple[list[Any], list[Any]]:
         """xmldiff's first pass: the longest common subsequence of similar nodes (given
         ``forms``, equal ones are similar without their ratio: :func:`._digests.similar`)."""
-        test = (similar(self.node_ratio, self.F, forms, self._owners) if forms is not None
+        test = (similar(self.node_ratio, self.F, forms,
+                        self._values.owner if self._values else None) if forms is not None
                 else lambda a, b: self.node_ratio(a, b) >= self.F)
         common = list(utils.longest_common_subsequence(lnodes, rnodes, test))
         for i, j in common:
@@ -522,8 +566,8 @@ class KeyedDiffer(Differ):  # type: ignore[misc]  # xmldiff has no type informat
         """xmldiff's similarity, but 0 unless both nodes lie in keyed elements with one key
         value (the elements, or nodes inside them), or both outside any: a key identifies its
         whole subtree, and nothing else becomes part of it."""
-        owners = self._owners
-        if owners and owners.get(left) != owners.get(right):
+        values = self._values
+        if values and values.owner(left) != values.owner(right):
             return 0.0
         return float(super().node_ratio(left, right))
 

@@ -22,6 +22,7 @@ from ._keys import Key
 
 if TYPE_CHECKING:
     from ._checkpoint import RunSummary
+    from ._infer import InferredKey
 
 __all__ = ["ReplayReport", "Record", "report_of", "first_composites", "sorted_errors",
            "unselected_keys"]
@@ -55,6 +56,9 @@ class ReplayReport:
         times: the parts of the run and their seconds, in order (``Spark start``,
             ``reading``, ``replay``, ``writing``: those that exist).
         run: with a checkpoint, what the run did (:class:`~._checkpoint.RunSummary`).
+        inferred: the keys inferred (``DiffOptions(keys="auto")``), with their evidence;
+            None where none were asked for, or where ``reused`` says the checkpoint's.
+        reused: the keys a checkpoint's first run inferred, used again (declarations).
     """
 
     engine: str
@@ -70,6 +74,8 @@ class ReplayReport:
     cel: dict[int, int] = field(default_factory=dict)
     times: list[tuple[str, float]] = field(default_factory=list)
     run: RunSummary | None = None
+    inferred: list[InferredKey] | None = None
+    reused: list[str] | None = None
 
 
 def sorted_errors(rows: Iterable[Record]) -> list[Record]:

@@ -23,9 +23,9 @@ import copy
 import hashlib
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
-from typing import Any
+from typing import Any, cast
 
 from lxml import etree
 from xmldiff import actions as xa
@@ -59,8 +59,8 @@ from ._errors import (
 from ._keys import Key, KeyNote
 from ._match import KeyedDiffer, key_notes
 
-__all__ = ["DiffOptions", "edit_script", "diff_script", "finish", "apply_action", "apply_script",
-           "sync", "c14n", "digest", "parse_version", "path_of", "node_at"]
+__all__ = ["DiffOptions", "AUTO", "edit_script", "diff_script", "finish", "apply_action",
+           "apply_script", "sync", "c14n", "digest", "parse_version", "path_of", "node_at"]
 
 
 @dataclass(frozen=True)
@@ -70,10 +70,12 @@ class DiffOptions:
     script is checked and completed), the ``keys`` that identify elements, and whether an
     element whose tag is unique among its siblings is matched to its namesake first
     (``unique_tags``; :mod:`._match`), and whether unchanged subtrees are recognised by their
-    serialisations instead of node by node (``identical_subtrees``, on by default;
-    :mod:`._digests`, issue 29: the matching and the script are xmldiff's exactly, so the
-    events are the same either way; on, the unchanged stretches cost a comparison of bytes
-    instead of xmldiff's ratios and visits).
+    canonical forms and matched whole before xmldiff (``identical_subtrees``, on by default;
+    :mod:`._digests`, issue 29: an unchanged subtree costs a comparison of bytes instead of
+    xmldiff's ratios and visits, and keeps its nodes where xmldiff would align look-alike
+    siblings by position). ``keys="auto"`` (or ``"auto"`` among the keys) sets
+    ``infer_keys``: a replay infers keys from the history first (:mod:`._infer`), the keys
+    given winning for their elements (issue 30).
     Immutable and picklable: it travels to Spark's workers.
 
     Raises:
@@ -87,9 +89,18 @@ class DiffOptions:
     keys: tuple[Key, ...] = ()
     unique_tags: bool = True
     identical_subtrees: bool = True
+    infer_keys: bool = False
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "keys", tuple(self.keys))
+        # keys="auto" (or "auto" among keys): inferred from the history, the keys given
+        # winning for their elements (issue 30; :mod:`._infer`).
+        keys = (self.keys,) if isinstance(self.keys, str) else tuple(self.keys)
+        if any(isinstance(k, str) for k in keys):
+            if any(isinstance(k, str) and k != AUTO for k in keys):
+                raise KeySpecError(str(self.keys), f'a key is a Key or "{AUTO}"')
+            object.__setattr__(self, "infer_keys", True)
+            keys = tuple(k for k in keys if not isinstance(k, str))
+        object.__setattr__(self, "keys", keys)
         object.__setattr__(self, "uniqueattrs", tuple(self.uniqueattrs))
         seen: dict[str, Key] = {}
         for key in self.keys:
@@ -97,6 +108,13 @@ class DiffOptions:
                 raise KeySpecError(str(key), f"a second key for {key.element} (the first: "
                                    f"{seen[key.element]}); an element has one key")
             seen[key.element] = key
+
+    def with_inferred(self, inferred: Sequence[Key]) -> DiffOptions:
+        """These options with the ``inferred`` keys added (those of elements without a key
+        given), inference done."""
+        given = {k.element for k in self.keys}
+        return replace(self, keys=(*self.keys, *(k for k in inferred if k.element not in given)),
+                       infer_keys=False)
 
     def differ(self, forms: Forms | None = None, copy_left: bool = True) -> KeyedDiffer:
         """A new differ with these settings (``forms``, ``copy_left``: as
@@ -107,6 +125,9 @@ class DiffOptions:
                            identical_subtrees=self.identical_subtrees, forms=forms,
                            copy_left=copy_left)
 
+
+#: ``DiffOptions(keys="auto")``: keys inferred from the history (:mod:`._infer`).
+AUTO = "auto"
 
 _PARSER = hardened_parser()
 # Text is handed over as UTF-8, whatever encoding its XML declaration names (it was decoded).
@@ -285,7 +306,8 @@ def apply_script(tree: Any, script: Sequence[Action]) -> None:
 
 
 def _xmldiff_script(old: Any, new: Any, options: DiffOptions, target: _Target | None, *,
-                    forms: Forms | None = None, spare: bool = False) -> list[Action]:
+                    forms: Forms | None = None, spare: bool = False,
+                    declared: dict[Any, Any] | None = None) -> list[Action]:
     """xmldiff's edit script from ``old`` to ``new``, each action resolved in the differ's
     working copy (in the state it applies to) and applied to ``target`` (a copy of ``old``,
     if given) at once. With ``spare`` the differ works on ``old`` itself (changing it)."""
@@ -297,8 +319,16 @@ def _xmldiff_script(old: Any, new: Any, options: DiffOptions, target: _Target | 
         nonlocal namespaces
         tree = differ.left.getroottree()
         if namespaces is None:
+            # The working copy's declarations as they were (the cache's, where it is the
+            # old version itself) and the new version's ...
+            namespaces = _prefixes(differ.left, new, cache=declared)
+        try:
+            return path_of(tree.xpath(xpath, namespaces=namespaces)[0])
+        except etree.XPathEvalError:
+            # ... and a prefix lxml made up for an element xmldiff inserted (ns0): as the
+            # working copy declares it now.
             namespaces = _prefixes(differ.left, new)
-        return path_of(tree.xpath(xpath, namespaces=namespaces)[0])
+            return path_of(tree.xpath(xpath, namespaces=namespaces)[0])
 
     for a in differ.diff(old, new):
         action: Action | None
@@ -435,10 +465,12 @@ def diff_script(old: Any, new: Any, options: DiffOptions, target: _Target | None
     other use: no copy at all), its forms kept in ``forms`` from that diff (:mod:`._digests`;
     :meth:`~._digests.Forms.keep` the new version's for the next one).
     """
-    if _twins(old) or _twins(new):
+    declared = forms.declared if forms is not None else None
+    if _twins(old, declared) or _twins(new, declared):
         return None
     try:
-        return _xmldiff_script(old, new, options, target, forms=forms, spare=spare)
+        return _xmldiff_script(old, new, options, target, forms=forms, spare=spare,
+                               declared=declared)
     except Exception:  # any of xmldiff's failures: sync does it all
         return None
 
@@ -471,25 +503,30 @@ def finish(target: Any, new: Any, want: bytes | None = None) -> list[Action]:
 _DECLARATION = re.compile(rb'xmlns(?::([^\s=/>]+))?="([^"]*)"')
 
 
-def _declared(root: Any) -> dict[str | None, set[str]] | None:
+def _declared(root: Any, cache: dict[Any, Any] | None = None
+              ) -> dict[str | None, set[str]] | None:
     """Every prefix declared in ``root``'s document with the URIs it is bound to, read from
     one serialisation (C) instead of every element's ``nsmap`` (issue 29: that walk cost more
     than the rest of a small change's diff). A superset: text that looks like a declaration
     is counted too. None for an element that has a parent (bindings it inherits and does not
-    use are not written)."""
-    if root.getparent() is not None:
-        return None
-    found: dict[str | None, set[str]] = {}
-    for prefix, uri in _DECLARATION.findall(etree.tostring(root)):
-        found.setdefault(prefix.decode() or None, set()).add(uri.decode())
+    use are not written). Kept in ``cache`` (by root), if given: a version's once."""
+    if cache is not None and root in cache:
+        return cast("dict[str | None, set[str]] | None", cache[root])
+    found: dict[str | None, set[str]] | None = None
+    if root.getparent() is None:
+        found = {}
+        for prefix, uri in _DECLARATION.findall(etree.tostring(root)):
+            found.setdefault(prefix.decode() or None, set()).add(uri.decode())
+    if cache is not None:
+        cache[root] = found
     return found
 
 
-def _prefixes(*roots: Any) -> dict[str, str]:
+def _prefixes(*roots: Any, cache: dict[Any, Any] | None = None) -> dict[str, str]:
     """The prefix of every namespace bound in the roots (for XPath): each element's in-scope
     bindings, later elements winning; from the declarations alone where no prefix is bound
     to two URIs (then the order does not matter)."""
-    declared = [_declared(r) for r in roots]
+    declared = [_declared(r, cache) for r in roots]
     if all(d is not None for d in declared):
         merged: dict[str | None, set[str]] = {}
         for d in declared:
@@ -501,12 +538,12 @@ def _prefixes(*roots: Any) -> dict[str, str]:
     return {p: u for r in roots for e in r.iter() for p, u in e.nsmap.items() if p}
 
 
-def _twins(root: Any) -> bool:
+def _twins(root: Any, cache: dict[Any, Any] | None = None) -> bool:
     """Whether some element has one namespace URI in scope under two prefixes: xmldiff's
     paths count siblings by prefix, XPath matches them by URI, so its paths would be
     ambiguous; :func:`sync` does without them. Not where no URI is declared under two
     prefixes anywhere in the document (:func:`_declared`)."""
-    declared = _declared(root)
+    declared = _declared(root, cache)
     if declared is not None:
         prefixes: dict[str, set[str | None]] = {}
         for p, uris in declared.items():

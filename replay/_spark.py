@@ -70,6 +70,7 @@ from ._history import (
     error_row,
     iter_document,
 )
+from ._infer import InferredKey, infer_pairs, sample_plan
 from ._keys import Key, KeyNote
 from ._script import DiffOptions, digest, edit_script, parse_version
 from ._state import DocumentState
@@ -162,6 +163,8 @@ class ReplayFrames:
     tagged: DataFrame | None = None
     checked: DataFrame | None = None
     cel: DataFrame | None = None
+    #: The keys inferred (``DiffOptions(keys="auto")``), None where none were asked for.
+    inferred: list[InferredKey] | None = None
 
     def unpersist(self) -> None:
         for df in (self.tagged, self.checked):
@@ -511,6 +514,9 @@ def replay_frames(spark: SparkSession, versions: DataFrame, definitions: str | N
     texts = tuple(queries)
     check_queries(texts)  # so are the queries
     options = options or DiffOptions()
+    inferred = None
+    if options.infer_keys:
+        options, inferred = infer_on_spark(spark, versions, options)
     checked, duplicates, diffed = diff_stage(spark, versions, options, partitions)
     bad = checked.where(F.col("message").isNotNull()).select(*_error_columns(
         doc=F.col("doc"), version=F.col("version"), commit=F.col("commit"),
@@ -527,9 +533,35 @@ def replay_frames(spark: SparkSession, versions: DataFrame, definitions: str | N
     errors = tagged.where(F.col("record") == "error").select(
         *[F.col(f.name) for f in ERRORS_SCHEMA.fields]).unionByName(bad).unionByName(
         duplicates)
+    if inferred:
+        errors = errors.unionByName(spark.createDataFrame(
+            [error_row(None, None, KEY_STAGE, k.message()) for k in inferred], ERRORS_SCHEMA))
     cel = tagged.where(F.col("record") == "cel").select(
         *[F.col(f.name) for f in CEL_SCHEMA.fields])
-    return ReplayFrames(events, composites, errors, tagged, checked, cel)
+    return ReplayFrames(events, composites, errors, tagged, checked, cel, inferred)
+
+
+def infer_on_spark(spark: SparkSession, versions: DataFrame, options: DiffOptions
+                   ) -> tuple[DiffOptions, list[InferredKey]]:
+    """The options with the keys inferred from the table's sample added, and those keys
+    (:mod:`._infer`): the driver collects each document's version numbers, then the texts
+    of the sampled versions only (the same sample, and so the same keys, as in process)."""
+    found: dict[str, set[int]] = {}
+    for r in versions.where(F.col("doc").isNotNull() & F.col("version").isNotNull()).select(
+            "doc", "version").distinct().collect():
+        found.setdefault(str(r["doc"]), set()).add(int(r["version"]))
+    plan = sample_plan({d: sorted(vs) for d, vs in found.items()})
+    wanted = sorted({(d, v) for d, pairs in plan.items() for pair in pairs for v in pair})
+    xml: dict[tuple[str, int], Any] = {}
+    if wanted:
+        chosen = spark.createDataFrame(wanted, "doc string, version long")
+        # The first of a duplicated version, as the check stage keeps it.
+        for r in versions.join(F.broadcast(chosen), ["doc", "version"]).select(
+                "doc", "version", "xml").orderBy(F.monotonically_increasing_id()).collect():
+            xml.setdefault((str(r["doc"]), int(r["version"])), r["xml"])
+    inferred = infer_pairs(plan, xml, parse_version).keys(
+        exclude=[k.element for k in options.keys])
+    return options.with_inferred([k.key for k in inferred]), inferred
 
 
 def diff_stage(spark: SparkSession, versions: DataFrame, options: DiffOptions,

@@ -18,6 +18,7 @@ from xmlevents.algebra import DefinitionSet
 
 from ._hints import namespace_hints
 from ._history import VersionRows
+from ._infer import InferredKey
 from ._keys import Key
 from ._report import Record, ReplayReport, sorted_errors
 
@@ -36,6 +37,7 @@ class ReportTally:
     def __init__(self, show: int = 5, keys: Iterable[Key] = ()) -> None:
         self.show = show
         self.keys = list(keys)
+        self.inferred: list[InferredKey] = []
         self.documents = 0
         self.versions = 0
         self.events = 0
@@ -51,6 +53,7 @@ class ReportTally:
     def add(self, step: VersionRows) -> None:
         """Count one step's rows (:func:`~._history.iter_history`); its documents come one
         after the other, so a document is counted when its first replayed version passes."""
+        self.inferred.extend(step.inferred)
         if step.replayed:
             self.versions += 1
             if step.doc != self._doc:

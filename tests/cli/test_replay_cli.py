@@ -78,8 +78,8 @@ def test_local_engine_summary_names_the_engine_and_the_parts_of_the_time(
         assert any((tmp_path / "out" / name).glob("*.parquet")), name
     # not a terminal: the stage lines only, no bars
     stages = err.splitlines()
-    assert [s.split("] ", 1)[1].split()[0] for s in stages] == ["reading", "replaying",
-                                                                  "writing"]
+    assert [s.split("] ", 1)[1].split()[0] for s in stages] == ["reading", "inferring",
+                                                                  "replaying", "writing"]
     assert all(s.startswith("[") and " s] " in s for s in stages)
 
 

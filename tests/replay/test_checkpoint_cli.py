@@ -47,10 +47,13 @@ def _table(path: Path, rows: list[dict[str, Any]]) -> Path:
 
 
 def _replay(history: Path, out: Path, ck: Path | None, *extra: str,
-            engine: str = "local") -> tuple[int, str, str]:
+            engine: str = "local", keys: str = "--no-key") -> tuple[int, str, str]:
+    """One run. Without keys by default: keys inferred are the first run's (inferred from
+    what it read), so a split history would be diffed with other keys than the whole one
+    (test_keys_inferred_by_the_first_run_are_the_next_runs)."""
     stdout, stderr = io.StringIO(), io.StringIO()
     args = ["replay", str(history), "-o", str(out), "--definitions", str(EXAMPLE_DEFS),
-            "--cel", QUERY, "-q", "--show", "0", "--engine", engine, *extra]
+            "--cel", QUERY, "-q", "--show", "0", "--engine", engine, keys, *extra]
     if ck is not None:
         args += ["--checkpoint", str(ck)]
     status = main(args, stdout=stdout, stderr=stderr)
@@ -121,6 +124,27 @@ def test_three_runs_give_the_outputs_of_one(tmp_path: Path, one_run: Path) -> No
 def _files(*folders: Path) -> dict[str, bytes]:
     return {str(p): p.read_bytes() for f in folders for p in sorted(f.rglob("*"))
             if p.is_file()}
+
+
+def test_keys_inferred_by_the_first_run_are_the_next_runs(tmp_path: Path) -> None:
+    """With keys inferred (no --key), the first run infers them from what it reads, says so
+    in its summary and its errors, and keeps them in the checkpoint; the next run diffs with
+    those (not with a new inference over more versions) and says where they came from."""
+    head, whole = _split(tmp_path, CUTS)
+    out, ck = tmp_path / "out", tmp_path / "ck"
+    status, first, err = _replay(head, out, ck, keys="--key=auto")
+    assert status == 0, err
+    assert "  keys inferred     item=@partnum (present 100%" in first
+    manifest = json.loads((ck / "manifest.json").read_text("utf-8"))
+    assert manifest["keys"] == ["item=@partnum", "order=@id"]
+    assert sum(e["stage"] == "key" for e in ds.dataset(str(out / "errors" / "run=1"))
+               .to_table().to_pylist()) == 2
+    status, second, err = _replay(whole, out, ck, keys="--key=auto")
+    assert status == 0, err
+    assert "  keys inferred     item=@partnum, order=@id (by the checkpoint's first run)\n" \
+        in second
+    assert not any(e["stage"] == "key" for e in ds.dataset(str(out / "errors" / "run=2"))
+                   .to_table().to_pylist())
 
 
 def test_a_rerun_of_the_same_input_adds_and_changes_nothing(tmp_path: Path) -> None:

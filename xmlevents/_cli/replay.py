@@ -14,6 +14,7 @@ import contextlib
 import os
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlparse
 
@@ -107,10 +108,10 @@ def add_parser(sub: Any) -> None:
                              "ins/upd/del, attributes id, ts, path, ids, kind, value, old, "
                              "doc; positions from 0 per document); its complex events go to "
                              "DIR/cel, with the query's index from 0 (repeatable)")
-    replay.add_argument("--out", "-o", required=True, metavar="DIR",
+    replay.add_argument("--out", "-o", metavar="DIR",
                         help="where to write events/, composites/, errors/ and cel/ "
                              "(replaced; with --checkpoint, their run=N partition; checked "
-                             "before any work)")
+                             "before any work; required but with --show-keys)")
     replay.add_argument("--engine", choices=("spark", "local"), default="spark",
                         help="spark: an embedded local[*] Spark session, or --master's "
                              "(default); local: this process alone, no JVM (for a history "
@@ -136,7 +137,14 @@ def add_parser(sub: Any) -> None:
                         help="how an element is identified across versions, as xs:key: its "
                              "name, then the child or @attribute paths whose values identify "
                              "it, e.g. pom:dependency=pom:groupId,pom:artifactId (prefixes "
-                             "bound by -n) (repeatable)")
+                             "bound by -n), or auto: keys inferred from the history (the "
+                             "default when no --key is given; given keys win for their "
+                             "elements) (repeatable)")
+    replay.add_argument("--no-key", dest="no_key", action="store_true",
+                        help="no key at all, none inferred: plain diffing")
+    replay.add_argument("--show-keys", action="store_true",
+                        help="infer the keys, print them with their evidence, and stop "
+                             "(nothing is replayed)")
     replay.add_argument("--no-unique-tags", dest="unique_tags", action="store_false",
                         help="do not match a child whose tag is unique among its siblings in "
                              "both versions to its namesake before similarity (default: do)")
@@ -196,16 +204,29 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     return 0
 
 
-def _keys(specs: list[str], namespaces: dict[str, str]) -> tuple[Key, ...]:
-    """The ``--key`` declarations as keys (a bad one: a Failure naming it)."""
-    from xmlevents.replay import DiffOptions, Key, KeySpecError
+def _keys(args: argparse.Namespace, namespaces: dict[str, str]
+          ) -> tuple[tuple[Key, ...], bool]:
+    """The ``--key`` declarations as keys, and whether keys are inferred (no ``--key``, or
+    ``--key auto``); none with ``--no-key`` (a bad one, or ``--no-key`` with keys: a
+    Failure naming it)."""
+    from xmlevents.replay import AUTO, DiffOptions, Key, KeySpecError
 
+    specs: list[str] = args.key
+    if args.no_key:
+        if specs:
+            raise Failure(f"--no-key and --key {specs[0]}: give one", USAGE)
+        if args.show_keys:
+            raise Failure("--no-key and --show-keys: give one", USAGE)
+        return (), False
+    infer = not specs or any(spec.strip() == AUTO for spec in specs)
     try:
-        keys = tuple(Key.parse(spec, namespaces) for spec in specs)
+        keys = tuple(Key.parse(spec, namespaces) for spec in specs if spec.strip() != AUTO)
         DiffOptions(keys=keys)  # two keys for one element
     except KeySpecError as exc:
         raise Failure(f"--key: {exc}") from None
-    return keys
+    if args.show_keys and not infer:
+        raise Failure("--show-keys shows the keys inferred: add --key auto", USAGE)
+    return keys, infer
 
 
 def _spark_conf(pairs: list[str]) -> dict[str, str]:
@@ -253,9 +274,18 @@ def _check_out(out: str) -> None:
 
 def _replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     started = time.perf_counter()
+    if args.out is None and not args.show_keys:
+        raise Failure("the following arguments are required: --out/-o", USAGE)
     namespaces = parse_namespaces(args.namespace)
     definitions = definition_text(args, namespaces)  # checked before any work
-    keys = _keys(args.key, namespaces)  # so are the keys
+    keys, infer = _keys(args, namespaces)  # so are the keys
+    if args.show_keys:
+        from xmlevents.replay import DiffOptions
+
+        if not os.path.exists(args.history):
+            raise Failure(f"{args.history}: no such file or folder")
+        _show_keys(args, DiffOptions(keys=keys, infer_keys=True), out)
+        return
     queries = _cel_queries(args.cel)  # and the CEL queries
     conf = _spark_conf(args.conf)
     _check_follow(args)  # --follow's options: usage errors before any work
@@ -282,9 +312,14 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     from .progress import progress_for
 
     options = DiffOptions(fast_match=args.fast_match, uniqueattrs=(
-        *DiffOptions().uniqueattrs, *args.unique_attr), keys=keys,
+        *DiffOptions().uniqueattrs, *args.unique_attr), keys=keys, infer_keys=infer,
         unique_tags=args.unique_tags, identical_subtrees=args.identical_subtrees)
     if args.follow:
+        if "auto" in args.key:
+            raise Failure("--key auto and --follow: a follower infers no keys (what would "
+                          "it read first?): give the keys (xmlevents replay --show-keys on "
+                          "the versions so far prints them)", USAGE)
+        options = replace(options, infer_keys=False)
         _run_follow(args, conf, definitions, namespaces, options, queries, out, err)
         return
     progress = progress_for(err, args.quiet)
@@ -304,6 +339,27 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
         err.write(f"xmlevents replay: warning: {key.nothing_selected()}\n")
     for hint in report.hints:
         err.write(f"xmlevents replay: warning: {hint.cli()}\n")
+
+
+def _show_keys(args: argparse.Namespace, options: DiffOptions, out: TextIO) -> None:
+    """``--show-keys``: the keys inferred from the table (read in process, its sample
+    parsed), each with its evidence and its declaration, and those given."""
+    from xmlevents.replay import show_keys
+
+    try:
+        given, inferred = show_keys(args.history, options)
+    except XmlEventsError as exc:
+        raise Failure(exc.for_cli()) from None
+    out.write(f"keys of {args.history}\n")
+    namespaces = parse_namespaces(args.namespace)
+    for key in given:
+        out.write(f"  {key.label:<30} given: --key {key.declaration(namespaces)}\n")
+    for k in inferred:
+        out.write(f"  {k.key.label:<30} {k.evidence()}\n"
+                  f"  {'':<30} --key {k.key.declaration(namespaces)}\n")
+    if not inferred:
+        out.write("  none inferred: no element that repeats among its siblings has a field "
+                  "present in nearly every one, unique among them and stable\n")
 
 
 def _run_local(args: argparse.Namespace, definitions: str | None, namespaces: dict[str, str],
@@ -471,6 +527,12 @@ def _summary(out: TextIO, args: argparse.Namespace, report: ReplayReport, second
     if args.cel:
         w("  complex events    " + ", ".join(f"query {i} {report.cel.get(i, 0):,}"
                                              for i in range(len(args.cel))) + " (CEL)\n")
+    if report.inferred is not None:
+        w("  keys inferred     " + ("; ".join(f"{k.key.label} ({k.evidence()})"
+                                             for k in report.inferred) or "none") + "\n")
+    elif report.reused is not None:
+        w("  keys inferred     " + (", ".join(report.reused) or "none")
+          + " (by the checkpoint's first run)\n")
     if report.run is not None:
         w(f"  checkpoint        {args.checkpoint}: {report.run.line()}\n")
     w(f"  time              {seconds:.1f} s" + (f" ({parts})\n" if parts else "\n"))
