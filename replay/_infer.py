@@ -263,7 +263,8 @@ def sample_starts(count: int, pairs: int = PAIRS) -> set[int]:
     n = count - 1
     if n <= 0:
         return set()
-    return {round(i * (n - 1) / max(1, pairs - 1)) for i in range(min(pairs, n))}
+    k = min(pairs, n)
+    return {round(i * (n - 1) / max(1, k - 1)) for i in range(k)}
 
 
 def sample_plan(versions: Mapping[str, Sequence[int]], *, pairs: int = PAIRS,

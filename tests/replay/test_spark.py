@@ -16,6 +16,7 @@ from xmlevents.replay import (
     COMPOSITES_SCHEMA,
     ERRORS_SCHEMA,
     EVENTS_SCHEMA,
+    DiffOptions,
     read_versions,
     read_versions_df,
     replay_frames,
@@ -86,6 +87,29 @@ def test_spark_output_equals_the_in_process_replay(spark: Any, tmp_path: Path) -
         # at 6; b.xml's items are in namespace urn:o, which ``item`` does not name
         assert sorted((c["doc"], c["version"]) for c in local.composites) == [
             ("a.xml", 2), ("a.xml", 6)]
+    finally:
+        frames.unpersist()
+
+
+def test_spark_infers_the_keys_the_in_process_replay_infers(spark: Any, tmp_path: Path
+                                                             ) -> None:
+    """With keys="auto" the driver reads the same sample as the in-process replay: the same
+    keys with the same evidence (the error rows), hence the same events (issue 30)."""
+    ex = Path(__file__).resolve().parents[2] / "examples" / "purchase_orders.jsonl.gz"
+    with gzip.open(ex, "rt", encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f if json.loads(line)["version"] < 40]
+    write_versions(rows, tmp_path / "h.jsonl")
+    versions, _ = read_versions_df(spark, str(tmp_path / "h.jsonl"))
+    options = DiffOptions(infer_keys=True)
+    frames = replay_frames(spark, versions, DEFS, options=options)
+    local = replay_history(rows, DEFS, options=options)
+    try:
+        assert frames.inferred == local.inferred
+        assert [k.key.label for k in local.inferred] == ["item=@partnum", "order=@id"]
+        assert _spark_rows(frames.errors) == _local_rows(local.errors,
+                                                         ERRORS_SCHEMA.fieldNames())
+        assert _spark_rows(frames.events) == _local_rows(local.events,
+                                                         EVENTS_SCHEMA.fieldNames())
     finally:
         frames.unpersist()
 
