@@ -80,9 +80,9 @@ class InferredKey:
 
     def evidence(self) -> str:
         """The evidence in a few words (the summary's)."""
-        return (f"present {self.coverage:.0%}, unique {self.unique:.0%}, "
-                f"stable {self.stable:.0%} ({self.elements:,} elements, "
-                f"{self.versions:,} versions read)")
+        return (f"{self.coverage:.0%} present, {self.unique:.0%} unique, "
+                f"{self.stable:.0%} stable; {self.elements:,} elements in "
+                f"{self.versions:,} versions read")
 
     def message(self) -> str:
         """One line (the errors table's ``message``)."""

@@ -134,7 +134,7 @@ def test_keys_inferred_by_the_first_run_are_the_next_runs(tmp_path: Path) -> Non
     out, ck = tmp_path / "out", tmp_path / "ck"
     status, first, err = _replay(head, out, ck, keys="--key=auto")
     assert status == 0, err
-    assert "  keys inferred     item=@partnum (present 100%" in first
+    assert "  keys inferred     item=@partnum (100% present" in first
     manifest = json.loads((ck / "manifest.json").read_text("utf-8"))
     assert manifest["keys"] == ["item=@partnum", "order=@id"]
     assert sum(e["stage"] == "key" for e in ds.dataset(str(out / "errors" / "run=1"))

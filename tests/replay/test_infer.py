@@ -266,7 +266,7 @@ def test_show_keys_prints_them_and_replays_nothing(feed: Path, tmp_path: Path) -
     status, out, err = _cli(str(feed), "--show-keys")
     assert status == 0, err
     assert out.splitlines()[0] == f"keys of {feed}"
-    assert out.splitlines()[1].split()[:2] == ["item=link", "present"]
+    assert out.splitlines()[1].split()[:3] == ["item=link", "100%", "present,"]
     assert out.splitlines()[2].strip() == "--key item=link"
     assert not (tmp_path / "out").exists()
 
@@ -277,7 +277,7 @@ def test_the_summary_names_the_keys_inferred_and_no_key_turns_them_off(
     status, out, err = _cli(str(feed), "-o", str(tmp_path / "a"), "--engine", "local",
                             "--define", defs, "-q", "--show", "0")
     assert status == 0, err
-    assert "  keys inferred     item=link (present 100%, unique 100%, stable 100%" in out
+    assert "  keys inferred     item=link (100% present, 100% unique, 100% stable; " in out
     assert "  composite events  Retitled 1\n" in out  # the corrected title, only
     status, out, err = _cli(str(feed), "-o", str(tmp_path / "b"), "--engine", "local",
                             "--define", defs, "-q", "--show", "0", "--no-key")

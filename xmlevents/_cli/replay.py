@@ -509,7 +509,9 @@ def _first_line(exc: BaseException) -> str:
 
 def _summary(out: TextIO, args: argparse.Namespace, report: ReplayReport, seconds: float
              ) -> None:
-    errors = report.errors
+    # The rows saying which keys were inferred are in the errors table, not errors: the
+    # "keys inferred" line says it here.
+    errors = [e for e in report.errors if not (e["stage"] == "key" and e["doc"] is None)]
     types = sorted(report.composites.items())
     parts = ", ".join(f"{name} {s:.1f} s" for name, s in report.times)
     w = out.write
@@ -528,8 +530,8 @@ def _summary(out: TextIO, args: argparse.Namespace, report: ReplayReport, second
         w("  complex events    " + ", ".join(f"query {i} {report.cel.get(i, 0):,}"
                                              for i in range(len(args.cel))) + " (CEL)\n")
     if report.inferred is not None:
-        w("  keys inferred     " + ("; ".join(f"{k.key.label} ({k.evidence()})"
-                                             for k in report.inferred) or "none") + "\n")
+        lines = [f"{k.key.label} ({k.evidence()})" for k in report.inferred] or ["none"]
+        w("  keys inferred     " + "\n                    ".join(lines) + "\n")
     elif report.reused is not None:
         w("  keys inferred     " + (", ".join(report.reused) or "none")
           + " (by the checkpoint's first run)\n")
