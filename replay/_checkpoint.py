@@ -93,7 +93,7 @@ from ._history import (
     ordered_versions,
 )
 from ._keys import Key
-from ._script import DiffOptions, digest, parse_version
+from ._script import DiffOptions, digest, parse_plain
 from ._state import CheckpointError, DocumentState
 
 if TYPE_CHECKING:
@@ -434,7 +434,7 @@ def _changed(row: Mapping[str, Any], state: DocumentState) -> str | None:
     """Why ``row``, of the last good version the checkpoint replayed, is not that version
     (None: it is)."""
     try:
-        same = digest(parse_version(row["xml"])) == state.digest
+        same = digest(parse_plain(row["xml"])) == state.digest
     except Exception:  # not even XML: not what was replayed
         same = False
     if same:

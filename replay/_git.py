@@ -18,7 +18,7 @@ from typing import IO, Any
 from lxml import etree
 
 from ._errors import BadVersion, GitHistoryError
-from ._script import parse_version
+from ._script import parse_plain
 
 __all__ = ["git_history", "decode_xml_bytes"]
 
@@ -115,7 +115,7 @@ def _check_first(row: dict[str, Any], base: list[str], env: dict[str, str], wher
     every version): a text file, a JSON file, a truncated first commit. Its history would
     replay as nothing but error rows, after the whole export and a Spark start."""
     try:
-        parse_version(row["xml"])
+        parse_plain(row["xml"])
     except etree.XMLSyntaxError as exc:
         bad = BadVersion.of(row["doc"], 0, exc)
         at = f"line {bad.line}, column {bad.column}: " if bad.line is not None else ""

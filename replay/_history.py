@@ -46,6 +46,7 @@ from ._script import (
     diff_script,
     digest,
     finish,
+    parse_plain,
     parse_version,
     sync,
 )
@@ -241,7 +242,9 @@ class DocumentHistory:
         root = self.document.getroot()
         new = None
         if root is None or script is None:
-            new = self._parse(version, xml)
+            # The first version becomes the document (watched elements); a later one is
+            # only diffed (lxml's own: several times faster to walk).
+            new = self._parse(version, xml, plain=root is not None)
         self._spare = None if script is not None else self._spare
         if root is None:
             first = key_notes(new, self.options.keys)
@@ -274,11 +277,11 @@ class DocumentHistory:
             synced = len(sync(self.document, new))
         return self._take(version, synced, notes)
 
-    def _parse(self, version: int, xml: str | bytes | None) -> Any:
+    def _parse(self, version: int, xml: str | bytes | None, plain: bool = True) -> Any:
         if xml is None:
             raise MissingXmlError(f"{self.name} version {version}: no XML to replay")
         try:
-            return parse_version(xml)
+            return parse_version(xml, plain=plain)
         except etree.XMLSyntaxError as exc:
             raise BadVersion.of(self.name, version, exc) from None
         except UnicodeEncodeError as exc:  # text with a lone surrogate: not a document
@@ -591,7 +594,8 @@ def inferred_keys(options: DiffOptions, rows: Iterable[Mapping[str, Any]],
     """The options with the keys inferred from a sample of ``rows`` (in (document, version)
     order; ``counts``: each document's versions) added, and the step that reports them
     (:mod:`._infer`)."""
-    found = infer_keys(rows, counts, parse_version).keys(exclude=(k.element for k in options.keys))
+    found = infer_keys(rows, counts, parse_plain).keys(
+        exclude=[k.element for k in options.keys])
     step = VersionRows("keys", errors=tuple(error_row(None, None, KEY_STAGE, k.message())
                                             for k in found), inferred=tuple(found))
     return options.with_inferred([k.key for k in found]), step

@@ -143,13 +143,18 @@ def _repeated(root: Any) -> dict[str, list[list[dict[Field, str]]]]:
     """Per element name that repeats among one parent's children: each such group's fields."""
     found: dict[str, list[list[dict[Field, str]]]] = defaultdict(list)
     for parent in root.iter(tag=etree.Element):
-        kids = [c for c in parent if isinstance(c.tag, str)]
-        if len(kids) < 2:
+        if len(parent) < 2:
             continue
-        names = Counter(c.tag for c in kids)
-        for name, n in names.items():
-            if n > 1:
-                found[name].append([_fields(c) for c in kids if c.tag == name])
+        tags = [c.tag for c in parent]
+        names = set(tags)
+        if len(names) == len(tags):
+            continue  # no name repeats here (most elements)
+        seen: dict[Any, int] = {}
+        for t in tags:
+            seen[t] = seen.get(t, 0) + 1
+        for name, n in seen.items():
+            if n > 1 and type(name) is str:
+                found[name].append([_fields(c) for c in parent if c.tag == name])
     return found
 
 
@@ -213,17 +218,23 @@ class KeyInference:
             except KeyError:
                 return None
 
-        with_all = sum(1 for g in occ.groups for f in g if value(f) is not None)
+        if len(fields) == 1:
+            with_all = occ.present[fields[0]]
+        else:
+            with_all = sum(1 for g in occ.groups for f in g if value(f) is not None)
         coverage = with_all / occ.elements
         if coverage < COVERAGE:
             return None
-        distinct = 0
+        # Most candidates fail here, on their first groups: stop once too many repeat.
+        allowed = int(len(occ.groups) * (1 - UNIQUE) + 1e-9)
+        repeated = 0
         for g in occ.groups:
             values = [v for v in map(value, g) if v is not None]
-            distinct += len(values) == len(set(values))
-        unique = distinct / len(occ.groups)
-        if unique < UNIQUE:
-            return None
+            if len(values) != len(set(values)):
+                repeated += 1
+                if repeated > allowed:
+                    return None
+        unique = 1 - repeated / len(occ.groups)
         persisted = renamed = 0
         for old, new in occ.pairs:
             olds = {v: f for f in old if (v := value(f)) is not None}

@@ -72,7 +72,7 @@ from ._history import (
 )
 from ._infer import InferredKey, infer_pairs, sample_plan
 from ._keys import Key, KeyNote
-from ._script import DiffOptions, digest, edit_script, parse_version
+from ._script import DiffOptions, digest, edit_script, parse_plain
 from ._state import DocumentState
 from ._tables import folder_row, json_row, table_format
 
@@ -289,7 +289,7 @@ def _check(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         columns: list[int | None] = []
         for doc, version, xml in zip(b["doc"], b["version"], b["xml"], strict=False):
             try:
-                parse_version(xml)
+                parse_plain(xml)
             except etree.XMLSyntaxError as exc:
                 bad = BadVersion.of(doc, int(version), exc)
                 messages.append(bad.message)
@@ -319,7 +319,7 @@ def _diff(options: DiffOptions) -> Any:
                     notes.append(None)  # the apply stage notes its keys as it inserts it
                     continue
                 try:
-                    new_root = parse_version(new)
+                    new_root = parse_plain(new)
                     found: list[KeyNote] = []
                     scripts.append(encode_script(edit_script(old, new_root, options, found)))
                     expects.append(digest(new_root))
@@ -559,7 +559,7 @@ def infer_on_spark(spark: SparkSession, versions: DataFrame, options: DiffOption
         for r in versions.join(F.broadcast(chosen), ["doc", "version"]).select(
                 "doc", "version", "xml").orderBy(F.monotonically_increasing_id()).collect():
             xml.setdefault((str(r["doc"]), int(r["version"])), r["xml"])
-    inferred = infer_pairs(plan, xml, parse_version).keys(
+    inferred = infer_pairs(plan, xml, parse_plain).keys(
         exclude=[k.element for k in options.keys])
     return options.with_inferred([k.key for k in inferred]), inferred
 
