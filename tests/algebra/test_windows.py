@@ -64,7 +64,7 @@ def test_windowed_engine_agrees_with_the_reference(expr: str, events: list[Primi
 
 
 @pytest.mark.slow
-@settings(max_examples=examples(600), deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.sampled_from(EXPRESSIONS), streams(max_events=40), st.data())
 def test_windowed_engine_agrees_with_the_reference_at_length(
         expr: str, events: list[PrimitiveEvent], data: st.DataObject) -> None:

@@ -53,7 +53,7 @@ def mutated(draw: st.DrawFn) -> str:
     return line
 
 
-@settings(max_examples=examples(2000), deadline=None)
+@settings(max_examples=examples(1000), deadline=None)
 @given(mutated())
 def test_a_mutated_line_is_an_event_or_an_event_format_error(line: str) -> None:
     """2,000 mutated event lines: nothing but an event or an EventFormatError at line 1."""

@@ -77,18 +77,24 @@ def test_a_catalogue_whose_items_are_renamed_is_keyed_by_its_ids() -> None:
     assert inferred(rows_of(versions)) == ["item=@id"]
 
 
-def test_a_feed_whose_posts_are_retitled_is_keyed_by_link_not_title() -> None:
-    """An RSS feed: titles are unique but a post is retitled; its link stays."""
+def feed_versions(count: int = 8) -> list[str]:
+    """An RSS feed's versions: titles unique, one post retitled (version 3), a new post
+    first (version 5); the links stay."""
     posts = [(f"https://b.example/{k}", f"Post {k}") for k in range(6)]
     versions = []
-    for v in range(8):
+    for v in range(count):
         if v == 3:
             posts[2] = (posts[2][0], "Post 2, corrected")
         if v == 5:
             posts.insert(0, ("https://b.example/new", "A new post"))
         items = "".join(f"<item><title>{t}</title><link>{u}</link></item>" for u, t in posts)
         versions.append(f"<rss><channel><title>B</title>{items}</channel></rss>")
-    assert inferred(rows_of(versions)) == ["item=link"]
+    return versions
+
+
+def test_a_feed_whose_posts_are_retitled_is_keyed_by_link_not_title() -> None:
+    """An RSS feed: titles are unique but a post is retitled; its link stays."""
+    assert inferred(rows_of(feed_versions())) == ["item=link"]
 
 
 def test_dependencies_need_two_fields_and_namespaces_are_kept() -> None:
@@ -247,18 +253,9 @@ def _cli(*args: str) -> tuple[int, str, str]:
 
 @pytest.fixture
 def feed(tmp_path: Path) -> Path:
-    posts = [(f"https://b.example/{k}", f"Post {k}") for k in range(5)]
-    rows = []
-    for v in range(6):
-        if v == 2:
-            posts[1] = (posts[1][0], "Post 1, corrected")
-        if v == 4:
-            posts.insert(0, ("https://b.example/new", "New"))
-        items = "".join(f"<item><title>{t}</title><link>{u}</link></item>" for u, t in posts)
-        rows.append({"doc": "feed.xml", "version": v,
-                     "xml": f"<rss><channel>{items}</channel></rss>"})
     path = tmp_path / "feed.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows_of(feed_versions(), "feed.xml")),
+                    encoding="utf-8")
     return path
 
 

@@ -37,7 +37,7 @@ def _same_as_definition(grammar: tuple[object, ...], tree: object) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=examples(1500), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(600), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(grammars(), trees(max_depth=5, alphabet=("a", "b", "c")))
 def test_grammar_queries_match_the_definition_more_examples(grammar: tuple[object, ...],
                                                             tree: object) -> None:

@@ -40,7 +40,7 @@ def test_matches_equal_lxml_xpath(tree: object, query: str) -> None:
 
 
 @pytest.mark.slow
-@settings(max_examples=examples(1500), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(600), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(trees(), queries(depth=3))
 def test_matches_equal_lxml_xpath_more_examples(tree: object, query: str) -> None:
     """The oracle property on more examples and more deeply nested predicates."""
