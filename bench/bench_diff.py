@@ -8,7 +8,8 @@ or removed, an item inserted, deleted or moved. Nothing is read from ``../shared
 
 Then replays it, each measurement in a fresh process: ``inproc`` (:func:`replay_history`, the
 whole history in one call), ``local`` (``xmlevents replay --engine local``, end to end) and
-``spark`` (``--engine spark --master local[2]``), with the code as it is (``now``), with the
+``spark`` (``--engine spark --master local[2]``), with the code as it is (``now``; the command
+line's defaults, keys inferred since issue 30; in process no key), with the
 fast path (``on``: unchanged subtrees matched whole by their canonical forms, the default) and
 without it (``off``: ``--no-identical-subtrees``, xmldiff node by node), and with the code of
 the day issue 29 was filed (``today``: ``git archive`` of ``--today-rev``, 53a30cc, unpacked

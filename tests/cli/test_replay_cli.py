@@ -55,6 +55,17 @@ def refuse_spark(monkeypatch: pytest.MonkeyPatch) -> None:
 # --- the local engine --------------------------------------------------------------------
 
 
+def test_a_definition_that_matched_nothing_is_counted_zero(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every definition has its count in the summary, a zero included (issue 30, item 5)."""
+    history = write_history(tmp_path / "h.jsonl")
+    status, out, err = run(["replay", str(history), "--define", DEFS, "--define",
+                            "Nothing := del(nosuch)", "--out", str(tmp_path / "out"),
+                            "--engine", "local", "-q"], capsys)
+    assert status == 0, err
+    assert "  composite events  ItemComplete 1, Nothing 0\n" in out
+
+
 def test_local_engine_summary_names_the_engine_and_the_parts_of_the_time(
         tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -131,7 +142,7 @@ def test_the_namespace_hint_gives_the_flag(tmp_path: Path,
                             "--engine", "local", "--define",
                             "Added := ins(project/dependencies/dependency)"], capsys)
     assert status == 0
-    assert "  composite events  none" in out
+    assert "  composite events  Added 0\n" in out
     assert err == (f"xmlevents replay: warning: Added matched no event; 2 events on "
                    f"project/dependencies/dependency are in namespace {POM}: pass -n pom={POM} "
                    "and write pom:project/pom:dependencies/pom:dependency\n")

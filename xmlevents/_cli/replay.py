@@ -331,7 +331,12 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
                                 queries)
     finally:
         progress.close()
-    _summary(out, args, report, time.perf_counter() - started)
+    names: list[str] = []
+    if definitions is not None:
+        from xmlevents.algebra import DefinitionSet
+
+        names = [d.name for d in DefinitionSet.of(definitions, namespaces=namespaces or None)]
+    _summary(out, args, report, time.perf_counter() - started, names)
     # Said after the summary, never fatal: a key that named no element in any version
     # (every element is inserted once, version 0 inserting the whole document), a definition
     # that matched nothing for want of a namespace.
@@ -507,12 +512,16 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0]
 
 
-def _summary(out: TextIO, args: argparse.Namespace, report: ReplayReport, seconds: float
-             ) -> None:
+def _summary(out: TextIO, args: argparse.Namespace, report: ReplayReport, seconds: float,
+             names: list[str] | None = None) -> None:
     # The rows saying which keys were inferred are in the errors table, not errors: the
     # "keys inferred" line says it here.
     errors = [e for e in report.errors if not (e["stage"] == "key" and e["doc"] is None)]
-    types = sorted(report.composites.items())
+    # Every definition, a zero included: a definition that matched nothing is said, not
+    # left out (issue 30, item 5).
+    counts = {name: 0 for name in names or ()}
+    counts.update(report.composites)
+    types = sorted(counts.items())
     parts = ", ".join(f"{name} {s:.1f} s" for name, s in report.times)
     w = out.write
     w(f"replayed {args.history} -> {args.out}\n")
