@@ -55,6 +55,19 @@ def refuse_spark(monkeypatch: pytest.MonkeyPatch) -> None:
 # --- the local engine --------------------------------------------------------------------
 
 
+def test_an_unreadable_line_names_the_file_once(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """A table's line that is not JSON: its error names the file and the line, once (issue
+    30, item 5: it said "badhist.jsonl: badhist.jsonl, line 3")."""
+    history = tmp_path / "badhist.jsonl"
+    history.write_text('{"doc": "a", "version": 0, "xml": "<a/>"}\nnot json\n', encoding="utf-8")
+    status, out, err = run(["replay", str(history), "--out", str(tmp_path / "out"),
+                            "--engine", "local", "-q"], capsys)
+    assert status == 0, err
+    assert f"  error: {history}, line 2, column 1: not valid JSON" in out
+    assert out.count(str(history)) == 2  # the first line's, and the error's
+
+
 def test_a_definition_that_matched_nothing_is_counted_zero(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Every definition has its count in the summary, a zero included (issue 30, item 5)."""

@@ -555,6 +555,10 @@ def _summary(out: TextIO, args: argparse.Namespace, report: ReplayReport, second
     for e in errors[:20]:
         where = f", line {e['line']}, column {e['column']}" if e["line"] is not None else ""
         version = f" version {e['version']}" if e["version"] is not None else ""
-        w(f"  error: {e['doc'] or args.history}{version}{where}: {e['message']}\n")
+        if e["doc"] is None and not version and not where and str(e["message"]).startswith(
+                (args.history, os.path.basename(args.history))):
+            w(f"  error: {e['message']}\n")  # it names the file and the place already
+        else:
+            w(f"  error: {e['doc'] or args.history}{version}{where}: {e['message']}\n")
     if len(errors) > 20:
         w(f"  ... {len(errors) - 20} more in {args.out}/errors\n")
