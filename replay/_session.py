@@ -326,7 +326,9 @@ def make_session(master: str | None = None, *, app_name: str = "xmlevents replay
     settings = {
         "spark.ui.showConsoleProgress": "true" if progress else "false",
         "spark.sql.shuffle.partitions": "8",  # small tables: 200 empty tasks cost more
-        "spark.sql.execution.arrow.maxRecordsPerBatch": "64",  # versions are large rows
+        # Versions are large rows, and the diff stage's carry two: a batch of 16 bounds what a
+        # Python worker holds (64 held 350 MB of a 200 KB catalogue's pairs; issue 29).
+        "spark.sql.execution.arrow.maxRecordsPerBatch": "16",
     }
     if not submitted:
         settings["spark.ui.enabled"] = "false"

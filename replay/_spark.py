@@ -420,7 +420,7 @@ def _apply(definitions: str | None, options: DiffOptions,
 
 class _Partition:  # pragma: no cover (in the workers)
     """A partition's diffed versions, sorted by document then version, read one document at
-    a time from the Arrow batches (64 versions each), one version ahead."""
+    a time from the Arrow batches (16 versions each, the session's setting), one version ahead."""
 
     def __init__(self, batches: Iterator[pd.DataFrame]) -> None:
         self._rows = self._read(batches)
