@@ -467,6 +467,39 @@ class CompositeEvent:
     def end(self) -> int:
         return self.interval[1]
 
+    # A definition of one event (``Repriced := upd(item/price/text())``) raises a composite
+    # of that one primitive: the callback written for it asks the event what changed
+    # (issue 30, item 3). These are the sole primitive's; a composite of several has no one
+    # value, and says so.
+    @property
+    def op(self) -> Op:
+        """The operation of the one primitive event under this one (see :meth:`sole`)."""
+        return self.sole("op").op
+
+    @property
+    def value(self) -> str | None:
+        """The new value of the one primitive event under this one (see :meth:`sole`)."""
+        return self.sole("value").value
+
+    @property
+    def old(self) -> str | None:
+        """The old value of the one primitive event under this one (see :meth:`sole`)."""
+        return self.sole("old").old
+
+    def sole(self, what: str = "the primitive") -> PrimitiveEvent:
+        """The one primitive event under this one: what a single-event definition raised.
+
+        Raises:
+            AttributeError: for a composite of several primitive events (naming ``what``
+                was asked, and where its events' values are).
+        """
+        found = self.primitives()
+        if len(found) != 1:
+            raise AttributeError(
+                f"{self.type.name} is a composite of {len(found)} primitive events, so it "
+                f"has no one {what}: each of event.primitives() has its own")
+        return found[0]
+
     def primitives(self) -> tuple[PrimitiveEvent, ...]:
         """Every primitive event under this one, flattened through nested composites, by tick.
 

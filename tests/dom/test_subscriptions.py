@@ -321,3 +321,28 @@ def test_a_single_event_definition_detects_through_a_subscription():
     assert len({e.pi.ids for _, e in removed}) == 2
     order.append(item())
     assert [e.type.name for _, e in early] == ["Priced"]
+
+
+def test_a_single_event_definition_delivers_what_changed():
+    """``Repriced := upd(item/price/text())``: the natural callback asks the event for the
+    old and the new price (issue 30, item 3): a composite of one primitive answers with that
+    primitive's op, value and old; a composite of several says it has no one value."""
+    doc = xmlevents.fromstring("<order><item><price>5</price><quantity>2</quantity></item>"
+                               "</order>")
+    doc.define("Repriced := upd(item/price/text())")
+    doc.define(EI)
+    changes: list = []
+
+    @doc.subscribe("Repriced")
+    def repriced(doc, event):
+        changes.append((event.op.value, event.old, event.value, event.sole().pi.ids))
+
+    doc.getroot().find("item/price").text = "6"
+    assert [c[:3] for c in changes] == [("upd", "5", "6")]
+    complete = recording(doc)
+    doc.getroot().append(item("1", "1"))
+    event = complete[0][1]
+    assert len(event.primitives()) == 3
+    with pytest.raises(AttributeError, match="ItemComplete is a composite of 3 primitive "
+                                             "events, so it has no one old"):
+        event.old
