@@ -243,11 +243,11 @@ def prematch(left: Any, right: Any, values: KeyValues, *,
             if not lkids or not rkids:
                 continue
             if forms is not None:
-                # First: what it leaves is what the keys are asked about. (Equal forms have
-                # equal key values, so a key never pairs them otherwise.)
+                # First (equal forms have equal key values and tags, so neither pairs them
+                # otherwise); keys and names are still unique or not among all the children.
                 take(_identical_children(lkids, rkids, taken, forms), whole=True)
-                lkids = [c for c in lkids if c not in taken]
-                rkids = [c for c in rkids if c not in taken]
+                if all(c in taken for c in lkids) or all(c in taken for c in rkids):
+                    continue
             if values:
                 take(_keyed_children(lkids, rkids, values))
             if unique_tags:
