@@ -345,4 +345,4 @@ def test_a_single_event_definition_delivers_what_changed():
     assert len(event.primitives()) == 3
     with pytest.raises(AttributeError, match="ItemComplete is a composite of 3 primitive "
                                              "events, so it has no one old"):
-        event.old
+        _ = event.old
