@@ -24,6 +24,7 @@ from xmlevents._foundation.errors import (
 )
 
 __all__ = [
+    "NoSoleEventError",
     "XmlEventsError",
     "InvalidArgumentError",
     "ArgumentTypeError",
@@ -79,6 +80,11 @@ class EventFormatError(XmlEventsError, ValueError):
 
 class GraphStateError(XmlEventsError, RuntimeError):
     """An event graph used out of turn: events out of order, or fed after closing."""
+
+
+class NoSoleEventError(XmlEventsError, AttributeError):
+    """The ``op``, ``value`` or ``old`` of a composite event of several primitive events:
+    only a composite of one (a single-event definition) has them."""
 
 
 class ConditionError(XmlEventsError, RuntimeError):

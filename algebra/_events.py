@@ -22,7 +22,12 @@ from typing import Any
 from xmlevents._foundation.jsonlines import JSON_SPACE, SCAN, JsonLineError, is_blank, load_line
 from xmlevents._foundation.time import is_time
 
-from ._errors import EventFormatError, InvalidArgumentError, PathSyntaxError
+from ._errors import (
+    EventFormatError,
+    InvalidArgumentError,
+    NoSoleEventError,
+    PathSyntaxError,
+)
 from ._paths import (
     _PARSED,
     SHARE_DEPTH,
@@ -490,12 +495,12 @@ class CompositeEvent:
         """The one primitive event under this one: what a single-event definition raised.
 
         Raises:
-            AttributeError: for a composite of several primitive events (naming ``what``
-                was asked, and where its events' values are).
+            NoSoleEventError: (an AttributeError) for a composite of several primitive
+                events (naming ``what`` was asked, and where its events' values are).
         """
         found = self.primitives()
         if len(found) != 1:
-            raise AttributeError(
+            raise NoSoleEventError(
                 f"{self.type.name} is a composite of {len(found)} primitive events, so it "
                 f"has no one {what}: each of event.primitives() has its own")
         return found[0]
