@@ -329,6 +329,11 @@ def make_session(master: str | None = None, *, app_name: str = "xmlevents replay
         # Versions are large rows, and the diff stage's carry two: a batch of 16 bounds what a
         # Python worker holds (64 held 350 MB of a 200 KB catalogue's pairs; issue 29).
         "spark.sql.execution.arrow.maxRecordsPerBatch": "16",
+        # The diff stage's window (each version beside the one before) buffers a document's
+        # rows before spilling, 4,096 by default: 800 MB of a 200 KB document's versions, more
+        # than the driver's default heap (6,400 versions of one killed the JVM; issue 29).
+        "spark.sql.windowExec.buffer.in.memory.threshold": "64",
+        "spark.sql.windowExec.buffer.spill.threshold": "64",
     }
     if not submitted:
         settings["spark.ui.enabled"] = "false"
@@ -411,4 +416,7 @@ def spark_session(master: str | None = None, **options: object) -> Iterator[Spar
         yield spark
     finally:
         if running is None:
-            spark.stop()
+            # A JVM that died mid-job (out of memory) cannot be stopped: what killed it is
+            # the error to see, not py4j's on the way out.
+            with contextlib.suppress(Exception):
+                spark.stop()

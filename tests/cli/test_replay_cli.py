@@ -55,6 +55,28 @@ def refuse_spark(monkeypatch: pytest.MonkeyPatch) -> None:
 # --- the local engine --------------------------------------------------------------------
 
 
+def test_a_jvm_that_dies_mid_job_is_one_line_and_status_3(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Spark's JVM dying mid-job (out of memory: 6,400 versions of a 200 KB document did it
+    before its window spilled) ends in one line naming it, status 3, not py4j's traceback."""
+    py4j = pytest.importorskip("py4j.protocol")
+    import xmlevents.replay
+    from xmlevents._cli import replay as command
+
+    def dies(*args: object, **kwargs: object) -> None:
+        raise py4j.Py4JNetworkError("Error while sending or receiving")
+
+    monkeypatch.setattr(command, "_start_spark", lambda stack, args, conf: object())
+    monkeypatch.setattr(xmlevents.replay, "run_spark", dies)
+    history = write_history(tmp_path / "h.jsonl")
+    status, _, err = run(["replay", str(history), "--out", str(tmp_path / "out"), "-q"],
+                         capsys)
+    assert status == 3
+    assert err == ("xmlevents: error: Spark stopped mid-job: Error while sending or receiving "
+                   "(if its memory ran out, give it more: --conf spark.driver.memory=4g)\n")
+
+
 def test_an_unreadable_line_names_the_file_once(tmp_path: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     """A table's line that is not JSON: its error names the file and the line, once (issue

@@ -434,6 +434,14 @@ def _run_spark(args: argparse.Namespace, conf: dict[str, str], definitions: str 
                                reset=args.checkpoint_reset)
         except XmlEventsError as exc:  # a version table that cannot be read, ...
             raise Failure(exc.for_cli()) from None
+        except Exception as exc:
+            if not type(exc).__module__.startswith("py4j"):
+                raise
+            # The JVM died or dropped the connection mid-job (out of memory, killed): the
+            # environment's, in one line.
+            raise Failure(f"Spark stopped mid-job: {_first_line(exc)} (if its memory ran "
+                          "out, give it more: --conf spark.driver.memory=4g)",
+                          ENVIRONMENT) from None
     report.times.insert(0, ("Spark start", started))
     return report
 
