@@ -92,6 +92,7 @@ from ._history import (
     iter_document,
     ordered_versions,
 )
+from ._infer import InferredKey
 from ._keys import Key
 from ._script import DiffOptions, digest, parse_plain
 from ._state import CheckpointError, DocumentState
@@ -329,6 +330,17 @@ class Checkpoint:
         (folder / _DOCUMENTS).mkdir(exist_ok=True)
         return cls(folder, run, prints, keys)
 
+    def with_keys(self, options: DiffOptions) -> DiffOptions | None:
+        """``options`` (keys inferred) with the keys the first run inferred instead: every
+        later run diffs with them. None while no run has kept any."""
+        if self.keys is None:
+            return None
+        return options.with_inferred([Key.parse(k) for k in self.keys])
+
+    def keep_keys(self, inferred: Iterable[InferredKey]) -> None:
+        """Keep the keys this (first) run inferred, for the runs after it (the manifest)."""
+        self.keys = [str(k.key) for k in inferred]
+
     @staticmethod
     def _empty(folder: Path) -> None:
         (folder / _MANIFEST).unlink()
@@ -488,13 +500,14 @@ def resume_history(rows: Iterable[Mapping[str, Any]],
     grouped, dups = _grouped(rows)
     result = HistoryResult(documents=len(grouped))
     if options is not None and options.infer_keys:  # the first run's keys, kept after it
-        if ck.keys is not None:
-            options = options.with_inferred([Key.parse(k) for k in ck.keys])
+        reused = ck.with_keys(options)
+        if reused is not None:
+            options = reused
         else:
             options, step = inferred_keys(options, (r for vs in grouped.values() for r in vs),
                                           {d: len(vs) for d, vs in grouped.items()})
             result.keep(step)
-            ck.keys = [str(k.key) for k in step.inferred]
+            ck.keep_keys(step.inferred)
     written: list[DocumentState] = []
     for doc, versions in grouped.items():
         state = ck.state(doc)

@@ -203,14 +203,15 @@ def run_local(history: str, out: str, definitions: str | None = None, *,
         keys: VersionRows | None = None
         asked, reused = options.infer_keys, None
         if options.infer_keys:
-            if ck is not None and ck.keys is not None:  # the first run's: keep diffing alike
-                reused = ck.keys
-                options = options.with_inferred([Key.parse(k) for k in ck.keys])
+            kept = ck.with_keys(options) if ck is not None else None
+            if kept is not None:  # the first run's: keep diffing alike
+                assert ck is not None
+                reused, options = ck.keys, kept
             else:  # a first pass over the table, parsing the sample only
                 progress.stage("inferring keys")
                 options, keys = inferred_keys(options, iter(index), dict(index.documents))
                 if ck is not None:
-                    ck.keys = [str(k.key) for k in keys.inferred]
+                    ck.keep_keys(keys.inferred)
         inferring = time.perf_counter() - read
         if ck is not None:
             runs = CheckpointRun(ck, defs, options=options, namespaces=ns or None,

@@ -38,7 +38,6 @@ from ._checkpoint import (
 )
 from ._hints import namespace_hints
 from ._history import DUPLICATE, DocumentHistory
-from ._keys import Key
 from ._progress import ReplayProgress, Silent
 from ._report import ReplayReport
 from ._script import DiffOptions
@@ -104,9 +103,10 @@ def run_spark(spark: SparkSession, history: str, out: str, definitions: str | No
     with tasks:
         versions, unreadable = read_versions_df(spark, history)
         asked, reused = options.infer_keys, None
-        if asked and ck is not None and ck.keys is not None:  # the first run's keys
-            reused = ck.keys
-            options = options.with_inferred([Key.parse(k) for k in ck.keys])
+        kept = ck.with_keys(options) if asked and ck is not None else None
+        if kept is not None:  # the first run's keys
+            assert ck is not None
+            reused, options = ck.keys, kept
         runs = None if ck is None else _Runs(spark, ck, versions)
         if runs is not None:
             versions = runs.fresh
@@ -117,7 +117,7 @@ def run_spark(spark: SparkSession, history: str, out: str, definitions: str | No
         if asked:
             report.inferred, report.reused = frames.inferred, reused
             if ck is not None and reused is None:
-                ck.keys = [str(k.key) for k in frames.inferred or ()]
+                ck.keep_keys(frames.inferred or ())
         try:
             tagged = frames.tagged
             assert tagged is not None  # replay_frames always returns the table it split
