@@ -9,6 +9,8 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
+import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -293,15 +295,42 @@ def test_show_zero_prints_no_composites(tmp_path: Path, capsys: pytest.CaptureFi
 # --- on Spark (slow) ---------------------------------------------------------------------
 
 
+def readme_main_job() -> list[str]:
+    """The replay of the README's first command (after its install), as words: the docs'
+    copies of that block are not run by tests/test_docs.py, this module runs it."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```sh\n(.*?)\n```", text, re.S)
+    assert block is not None, "README.md: no sh block"
+    install, _, job = block.group(1).partition(" && ")
+    assert install == "python3 -m pip install -q -e '.[spark]'", install
+    words = shlex.split(job)
+    assert words[:3] == ["python3", "-m", "xmlevents"], words
+    return words
+
+
+def test_the_readmes_main_job_is_the_one_run_here() -> None:
+    """The README's first command replays the example on Spark into /tmp/xmlevents-demo;
+    the pages that repeat it (not run by tests/test_docs.py) repeat it word for word."""
+    words = readme_main_job()
+    assert words[3:] == [
+        "replay", "examples/purchase_orders.jsonl.gz", "--definitions",
+        "examples/purchase_orders.xev", "--engine", "spark", "--out", "/tmp/xmlevents-demo"]
+    for page in ("docs/index.md", "docs/guide/replay.md", "docs/tutorial.md"):
+        assert f"\n{' '.join(words)}\n" in (ROOT / page).read_text(encoding="utf-8") or (
+            f"&& {' '.join(words)}\n" in (ROOT / page).read_text(encoding="utf-8")), page
+
+
 @pytest.fixture(scope="module")
 def example_on_spark(tmp_path_factory: pytest.TempPathFactory
                      ) -> Iterator[tuple[subprocess.CompletedProcess[str], Path]]:
-    """The README's main job, on Spark, quiet, as a user runs it: its output and folder."""
+    """The README's main job, on Spark, quiet, as a user runs it (its own output folder):
+    what it printed and its folder."""
     pytest.importorskip("pyspark")
     out = tmp_path_factory.mktemp("spark") / "out"
-    done = subprocess.run([sys.executable, "-m", "xmlevents", "replay", str(EXAMPLE),
-                           "--definitions", str(EXAMPLE_DEFS), "--out", str(out), "-q"],
-                          capture_output=True, text=True, cwd=ROOT, check=False)
+    words = readme_main_job()
+    words[words.index("--out") + 1] = str(out)
+    done = subprocess.run([sys.executable, *words[1:], "-q"], capture_output=True, text=True,
+                          cwd=ROOT, check=False)
     yield done, out
 
 
