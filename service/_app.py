@@ -18,6 +18,17 @@ Routes (each but ``/health`` needs ``Authorization: Bearer SECRET`` when tokens 
   ``GET /notifications/stream`` (Server-Sent Events, ``id:`` the cursor; resumes after
   ``Last-Event-ID`` or ``?after``);
 * ``GET /graph`` — node counts with and without sharing, and the client's expressions'.
+
+Streams wait without a lock (issue 31, item 1): each open stream has its own
+:class:`asyncio.Event`, which a commit of notifications for its client sets. A stream clears
+its event *before* it reads the database, so a commit after the read wakes it and a commit
+before it is in the read; nothing is missed, and the only cancellation a stream sees (its
+client going away) interrupts an ``Event.wait``, which holds nothing. The keep-alive is a timer
+that sets the event, not a timeout that cancels. (Before, streams waited with
+``asyncio.wait_for(condition.wait(), 15)`` inside ``async with condition``: on Python 3.11 a
+disconnect racing a notify released the condition's lock from a task that did not hold it,
+and the service stopped answering for good.) When the server stops, :meth:`Service.close_streams`
+ends every stream with a final ``shutdown`` event.
 """
 
 from __future__ import annotations
@@ -28,7 +39,7 @@ import json
 import math
 import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import httpx
@@ -41,7 +52,7 @@ from starlette.routing import Route
 from xmlevents._foundation.jsonlines import JsonLineError, load_line
 from xmlevents.algebra import PositionedError, XmlEventsError
 
-from ._db import Journal, Stored, dumps
+from ._db import Journal, dumps
 from ._engine import Detection, Engine, Join, Provider, check_signal
 from ._errors import (
     ExpressionTextError,
@@ -50,6 +61,7 @@ from ._errors import (
     SignalError,
     UnknownExpressionError,
 )
+from ._lock import DatabaseLock
 from ._markup import parse_markup
 from ._text import parse_expression
 from .ast import Registration, check_value
@@ -65,6 +77,12 @@ MAX_ATTEMPTS = 8
 MAX_BACKOFF = 60.0
 #: The largest cursor (SQLite's INTEGER): a query past it is refused, not a 500.
 MAX_CURSOR = 2 ** 63 - 1
+#: Seconds of silence after which a stream sends a comment, so that proxies keep it open
+#: and a client that went away is found by the write.
+KEEPALIVE = 15.0
+#: The last event of every stream when the service stops: reconnect later, from the last id.
+SHUTDOWN_EVENT = ('retry: 5000\nevent: shutdown\ndata: {"detail": "the service is stopping; '
+                  'reconnect with Last-Event-ID to resume"}\n\n')
 _PROBLEM = "application/problem+json"
 
 
@@ -107,21 +125,43 @@ class Service:
     """The engine, its journal and its clients (see the module)."""
 
     def __init__(self, db: str, tokens: Mapping[str, str] | None = None, *,
-                 join: Join = "correlate", providers: Mapping[str, Provider] | None = None
-                 ) -> None:
+                 join: Join = "correlate", providers: Mapping[str, Provider] | None = None,
+                 lock: DatabaseLock | None = None) -> None:
+        """Open ``db`` (taking its lock, or using ``lock``, one already held on it) and
+        rebuild the engine from its log.
+
+        Raises:
+            DatabaseInUse: another process serves ``db``.
+            sqlite3.Error: ``db`` is not the service's database.
+        """
         #: secret -> client name; empty: an open service with one anonymous client.
         self.tokens = dict(tokens or {})
-        self.journal = Journal(db)
+        if lock is not None and lock.path != DatabaseLock.path_of(db):
+            raise ValueError(f"the lock {lock.path} is not {db!r}'s")
+        self.db_lock = lock if lock is not None else DatabaseLock(db)
+        try:
+            self.journal = Journal(db)
+        except BaseException:
+            self.db_lock.release()
+            raise
         self.providers = dict(providers or {})
         self.engine = Engine(join=join, providers=self.providers)
         self.owner: dict[str, str] = {}
         self.callbacks: dict[str, str] = {}
         self.lock = asyncio.Lock()
-        self.changed = asyncio.Condition()
+        #: The open streams' events, by client (see the module).
+        self._streams: dict[str, set[asyncio.Event]] = {}
+        #: Set when the server stops: streams send their last event and end.
+        self.closing = False
         self._wake = asyncio.Event()
         self._worker: asyncio.Task[None] | None = None
         self._http: httpx.AsyncClient | None = None
-        self.replayed = self._replay()
+        try:
+            self.replayed = self._replay()
+        except BaseException:
+            self.journal.close()
+            self.db_lock.release()
+            raise
 
     def _replay(self) -> int:
         """Rebuild the engine from the log (the notifications are stored already)."""
@@ -190,6 +230,7 @@ class Service:
                     for d in self.engine.dead()]
             if dead:
                 self.journal.write([], dead)
+                self._notify([client])
         return ident
 
     async def unregister(self, client: str, ident: str) -> None:
@@ -228,11 +269,41 @@ class Service:
                 self._replay()
                 raise
         if found:
-            async with self.changed:
-                self.changed.notify_all()
+            self._notify(owner for owner, *_ in found)
             if any(url for *_, url in found):
                 self._wake.set()
         return len(events)
+
+    # --- streams --------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def watch(self, client: str) -> Iterator[asyncio.Event]:
+        """An event of the client's own that every commit of notifications for it sets, for
+        as long as the ``with`` block runs (one open stream)."""
+        woken = asyncio.Event()
+        streams = self._streams.setdefault(client, set())
+        streams.add(woken)
+        try:
+            yield woken
+        finally:
+            streams.discard(woken)
+            if not streams and self._streams.get(client) is streams:
+                del self._streams[client]
+
+    def _notify(self, clients: Iterable[str]) -> None:
+        """Wake the streams of ``clients`` (after their notifications are committed)."""
+        for client in set(clients):
+            for woken in self._streams.get(client, ()):
+                woken.set()
+
+    def close_streams(self) -> None:
+        """End every stream, open or opened from now on, with :data:`SHUTDOWN_EVENT` (the
+        server is stopping: it waits for open responses to finish, and a stream otherwise
+        never does)."""
+        self.closing = True
+        for streams in self._streams.values():
+            for woken in streams:
+                woken.set()
 
     # --- webhooks -------------------------------------------------------------------------
 
@@ -241,6 +312,9 @@ class Service:
         self._worker = asyncio.get_running_loop().create_task(self._deliver())
 
     async def stop(self) -> None:
+        """Close the streams, stop the webhook worker, close the database and release its
+        lock."""
+        self.close_streams()
         if self._worker is not None:
             self._worker.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -248,6 +322,7 @@ class Service:
         if self._http is not None:
             await self._http.aclose()
         self.journal.close()
+        self.db_lock.release()
 
     async def _deliver(self) -> None:
         """POST each pending notification to its callback; retry with exponential backoff
@@ -503,27 +578,39 @@ async def stream_notifications(service: Service, request: Request, client: str) 
 
     async def events() -> AsyncIterator[str]:
         cursor = after
-        while True:
-            # Read under the condition's lock: a signal's notify needs it, so nothing
-            # committed between this read and the wait can be missed.
-            async with service.changed:
-                rows: list[Stored] | None = service.journal.notifications(client, cursor, 500)
-                if not rows:
-                    try:
-                        await asyncio.wait_for(service.changed.wait(), 15.0)
-                    except TimeoutError:
-                        rows = None
-            if rows is None:
-                if await request.is_disconnected():
-                    return
-                yield ": keep-alive\n\n"
-                continue
-            for r in rows:
-                cursor = r.cursor
-                yield f"id: {r.cursor}\nevent: notification\ndata: {json.dumps(r.to_json())}\n\n"
+        with service.watch(client) as woken:
+            while not service.closing:
+                woken.clear()  # before the read: a commit after it sets the event again
+                rows = service.journal.notifications(client, cursor, 500)
+                for r in rows:
+                    cursor = r.cursor
+                    yield (f"id: {r.cursor}\nevent: notification\n"
+                           f"data: {json.dumps(r.to_json())}\n\n")
+                if not rows and not await _woken(woken, KEEPALIVE):
+                    yield ": keep-alive\n\n"
+        yield SHUTDOWN_EVENT
 
     return StreamingResponse(events(), media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache"})
+
+
+async def _woken(event: asyncio.Event, timeout: float) -> bool:
+    """Wait until ``event`` is set (True) or ``timeout`` seconds pass (False). The timeout is
+    a timer that sets the event, not a cancellation (``asyncio.wait_for``), so the only
+    cancellation this wait can see is its stream's end, under which ``Event.wait`` is safe."""
+    expired = False
+
+    def expire() -> None:
+        nonlocal expired
+        expired = True
+        event.set()
+
+    timer = asyncio.get_running_loop().call_later(timeout, expire)
+    try:
+        await event.wait()
+    finally:
+        timer.cancel()
+    return not expired
 
 
 async def get_graph(service: Service, request: Request, client: str) -> Response:
@@ -545,15 +632,17 @@ async def _error(request: Request, exc: Exception) -> Response:
 
 
 def create_app(db: str, tokens: Mapping[str, str] | None = None, *,
-               join: Join = "correlate", providers: Mapping[str, Provider] | None = None
-               ) -> Starlette:
+               join: Join = "correlate", providers: Mapping[str, Provider] | None = None,
+               lock: DatabaseLock | None = None) -> Starlette:
     """The ASGI application of a service whose state lives in the SQLite file ``db``;
     ``tokens`` maps each client's secret to its name (none: open, one anonymous client);
-    ``providers`` evaluate opaque expressions by language URI (none: they are refused)."""
+    ``providers`` evaluate opaque expressions by language URI (none: they are refused).
+    The service takes ``db``'s lock when it starts (:class:`DatabaseLock`; ``lock``: one
+    the caller took already) and releases it when it stops."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        service = Service(db, tokens, join=join, providers=providers)
+        service = Service(db, tokens, join=join, providers=providers, lock=lock)
         app.state.service = service
         service.start()
         try:

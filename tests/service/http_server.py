@@ -10,8 +10,9 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 
 import httpx
 import uvicorn
@@ -77,3 +78,30 @@ def process_server(db: str, tokens: list[str], port: int | None = None
                 proc.kill()
         if proc.stderr is not None:
             proc.stderr.close()
+
+
+@contextmanager
+def served_by(db: str, tokens: list[str], port: int, log: Path, *,
+              python: str | None = None, extra: Sequence[str] = ()
+              ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``xmlevents serve`` run by ``python`` (default: this interpreter), its stderr in the
+    file ``log`` (a pipe nobody reads would block a server that writes much); yields the
+    base URL and the process, which is stopped with SIGTERM (then SIGKILL) at the end."""
+    args = [python or sys.executable, "-m", "xmlevents", "serve", "--port", str(port),
+            "--db", db, *extra]
+    for t in tokens:
+        args += ["--token", t]
+    with open(log, "wb") as err:
+        proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=err)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_up(base, 60.0)
+        yield base, proc
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
