@@ -1,37 +1,119 @@
-"""Running the service: the application on one uvicorn worker (``xmlevents serve``)."""
+"""Running the service: the application on one uvicorn worker (``xmlevents serve``).
+
+Stopping (issue 31, item 2). On SIGTERM or SIGINT uvicorn stops accepting connections and
+waits for the open ones to finish; an SSE stream never finishes by itself, so a server with a
+client connected never stopped. :class:`Server` ends every stream first, with a final
+``shutdown`` event (:meth:`Service.close_streams`), lets requests in flight finish (at most
+:data:`GRACE` seconds), closes the database, and does not raise the signal again at the end
+(uvicorn does, which killed the process by SIGTERM or raised ``KeyboardInterrupt`` inside its
+event loop). A second SIGINT stops the wait for requests in flight, as in uvicorn, but the
+application's shutdown still runs. :func:`serve` then returns after SIGTERM — a stop that
+was asked for and done cleanly, status 0 for ``xmlevents serve`` — and raises
+:class:`KeyboardInterrupt` after SIGINT, so that Ctrl-C ends the command with 130 as it ends
+every other command.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import socket
-from collections.abc import Callable, Mapping
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from types import FrameType
 
 import uvicorn
+from starlette.applications import Starlette
 
-from ._app import create_app
+from ._app import Service, create_app
 from ._db import Journal
 from ._engine import Join
+from ._lock import DatabaseLock
 
-__all__ = ["serve"]
+__all__ = ["serve", "Server", "GRACE"]
+
+#: Seconds the requests in flight get to finish once the server is asked to stop; past them
+#: they are cancelled.
+GRACE = 10
+#: The signals that stop the server (uvicorn's, less Windows' SIGBREAK).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Server(uvicorn.Server):
+    """uvicorn's server for the service's application: ends the SSE streams when it stops,
+    and records the signals that stopped it instead of raising them again (see the
+    module)."""
+
+    def __init__(self, config: uvicorn.Config, app: Starlette) -> None:
+        super().__init__(config)
+        self.app = app
+        #: The stopping signals received, in order.
+        self.signals: list[int] = []
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        """Record the signal; uvicorn's handling (a second SIGINT forces the exit)."""
+        self.signals.append(sig)
+        super().handle_exit(sig, frame)
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        """uvicorn's, but without raising the signals again when the server has stopped:
+        :func:`serve` decides what a signal means for the process."""
+        if threading.current_thread() is not threading.main_thread():
+            yield  # signals reach the main thread only (a server in a thread, in tests)
+            return
+        previous = {sig: signal.signal(sig, self.handle_exit) for sig in STOP_SIGNALS}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        """End the streams (a final event each), then uvicorn's shutdown: stop listening,
+        let requests in flight finish, run the application's shutdown."""
+        service: Service | None = getattr(self.app.state, "service", None)
+        if service is not None:
+            service.close_streams()
+        await super().shutdown(sockets)
+        if self.force_exit and service is not None:
+            # A second Ctrl-C: uvicorn stops waiting for requests in flight and skips the
+            # application's shutdown, whose task the event loop then cancels with a logged
+            # traceback. The shutdown is quick (the webhook worker, the database): run it.
+            await self.lifespan.shutdown()
 
 
 def serve(db: str, tokens: Mapping[str, str] | None = None, *, host: str = "127.0.0.1",
           port: int = 8765, join: Join = "correlate",
           ready: Callable[[], None] | None = None) -> None:
-    """Serve the detection service until interrupted. One worker: the engine lives in the
-    process, and signals must be processed in the order accepted.
+    """Serve the detection service until stopped by SIGTERM (returns) or SIGINT (raises
+    :class:`KeyboardInterrupt` once the server has stopped). One worker: the engine lives in
+    the process, and signals must be processed in the order accepted.
 
-    The database is opened and the address bound before the server starts, so that what
-    makes the service unable to run raises here (issue 28: uvicorn logged a traceback, or an
-    error line, and exited with status 3); ``ready`` is called once both are done.
+    The database's lock is taken, the database opened and the address bound before the
+    server starts, so that what makes the service unable to run raises here (issue 28:
+    uvicorn logged a traceback, or an error line, and exited with status 3); ``ready`` is
+    called once all are done. The lock is held until the function returns.
 
     Raises:
+        DatabaseInUse: another process serves ``db`` (an :class:`sqlite3.OperationalError`
+            naming its pid).
         sqlite3.Error: ``db`` is not an SQLite database, not the service's, or is locked.
         OSError: the address cannot be bound (a port in use, an address not this machine's).
+        KeyboardInterrupt: the server was stopped by SIGINT (Ctrl-C).
     """
-    Journal(db).close()
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.create_server((host, port), family=family)
-    if ready is not None:
-        ready()
-    config = uvicorn.Config(create_app(db, tokens, join=join), log_level="warning")
-    uvicorn.Server(config).run(sockets=[sock])
+    lock = DatabaseLock(db)
+    try:
+        Journal(db).close()
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        sock = socket.create_server((host, port), family=family)
+        if ready is not None:
+            ready()
+        app = create_app(db, tokens, join=join, lock=lock)
+        config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=GRACE)
+        server = Server(config, app)
+        server.run(sockets=[sock])
+    finally:
+        lock.release()
+    if signal.SIGINT in server.signals:
+        raise KeyboardInterrupt
