@@ -20,7 +20,7 @@ from collections.abc import Mapping
 
 from ._errors import UnsupportedQueryError
 from ._formulas import FALSE, TRUE, CompiledGrammar, F, atom, land, lor, neg
-from ._grammar import LabelTest
+from ._grammar import TEXT, LabelTest
 from ._xpath import (
     And,
     LocationPath,
@@ -43,19 +43,33 @@ MAX_DECIDED = 6
 
 
 class _Compiler:
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, texts: bool = False) -> None:
         self.text = text
         self.tests: list[LabelTest] = []
         self.bits: list[tuple[str, F]] = []
+        #: whether the tree has text nodes (:data:`._grammar.TEXT`): then ``*`` is an
+        #: element that is not one, and ``node()`` any node
+        self.texts = texts
 
     # atoms
-    def test(self, t: NodeTest) -> F:
-        if t.kind in ("any", "node"):
-            return atom("elem", True)
-        lt = LabelTest("name" if t.kind == "name" else "ns", t.value)
+    def label(self, lt: LabelTest) -> int:
         if lt not in self.tests:
             self.tests.append(lt)
-        return atom("lab", self.tests.index(lt), True)
+        return self.tests.index(lt)
+
+    def element(self) -> F:
+        """A node that is an element (with text nodes in the tree, not a text node)."""
+        if not self.texts:
+            return atom("elem", True)
+        return land([atom("elem", True), atom("lab", self.label(LabelTest("text", TEXT)), False)])
+
+    def test(self, t: NodeTest) -> F:
+        if t.kind == "node":
+            return atom("elem", True)  # any node of the binary tree: an element or a text
+        if t.kind == "any":
+            return self.element()
+        lt = LabelTest("name" if t.kind == "name" else "ns", t.value)
+        return atom("lab", self.label(lt), True)
 
     def bit(self, kind: str, psi: F) -> F:
         if psi == FALSE:
@@ -217,7 +231,8 @@ class _Compiler:
             else:  # preceding-sibling
                 ctx, doc2 = self.following(psi), FALSE
             psi, doc = land([here, ctx]), doc2
-        return psi
+        # the matches are elements: a text node a path reaches (//.) is not reported
+        return land([psi, self.element()]) if self.texts else psi
 
 
 def compile_path(path: LocationPath, text: str = "") -> CompiledGrammar:
@@ -227,13 +242,14 @@ def compile_path(path: LocationPath, text: str = "") -> CompiledGrammar:
         UnsupportedQueryError: a position on an axis other than child, a path that can select
             only the document node, or more than :data:`MAX_DECIDED` conditions looked back at.
     """
-    if not path.steps or (all(s.axis in ("self", "descendant-or-self")
-                             and s.test.kind == "node" for s in path.steps) and path.absolute):
+    if not path.steps or (all(s.axis == "self" and s.test.kind == "node" for s in path.steps)
+                          and path.absolute):
+        # "/" and "/.": the document node alone; "//." selects every element too (issue 33)
         raise UnsupportedQueryError("the query selects the document node, not an element",
                                     text=text, line=1, column=1, context="query")
-    c = _Compiler(text)
+    c = _Compiler(text, _reads_text(path))
     phi = c.select(path)
-    grammar = CompiledGrammar(phi, tuple(c.tests), tuple(c.bits), text)
+    grammar = CompiledGrammar(phi, tuple(c.tests), tuple(c.bits), text, texts=c.texts)
     # a condition on labels and past bits alone is known when its node is read; only one
     # about what follows the node (its content, its following siblings) makes a choice
     guessed = sum(1 for f in grammar.decided if _looks_ahead(f))
@@ -245,6 +261,38 @@ def compile_path(path: LocationPath, text: str = "") -> CompiledGrammar:
             "try every combination of them; split the query",
             text=text, line=1, column=1, context="query")
     return grammar
+
+
+#: the axes that lead from a text node to elements other than through its (absent) content
+_FROM_TEXT = ("parent", "ancestor", "ancestor-or-self", "following-sibling", "preceding-sibling")
+
+
+def _reads_text(path: LocationPath) -> bool:
+    """Whether the path's answer can depend on text nodes (issue 33): some step reaches them
+    (``descendant-or-self::node()``, the ``//`` that is not read as ``descendant``, kept by
+    ``.``) and a later step leaves them upward or sideways (``//..``,
+    ``//following-sibling::b``). A text node has no content and satisfies no element test,
+    so otherwise the elements selected are those of the tree without text, and the run need
+    not be told of text at all (text never reaches Python: the guide's *Memory*)."""
+    on_text = False
+    for s in _Compiler.simplify(path.steps):
+        if on_text and s.axis in _FROM_TEXT:
+            return True
+        if s.test.kind == "node" and s.axis == "descendant-or-self":
+            on_text = True
+        elif not (s.test.kind == "node" and s.axis == "self"):
+            on_text = False
+        if any(_pred_reads_text(p) for p in s.predicates):
+            return True
+    return False
+
+
+def _pred_reads_text(p: Pred) -> bool:
+    if isinstance(p, And | Or):
+        return _pred_reads_text(p.left) or _pred_reads_text(p.right)
+    if isinstance(p, Not):
+        return _pred_reads_text(p.operand)
+    return isinstance(p, PathPred) and _reads_text(p.path)
 
 
 def _unlast(f: F) -> F:

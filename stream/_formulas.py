@@ -158,8 +158,10 @@ class CompiledGrammar(Grammar):
     (``(kind, formula)``, kinds ``PAR``, ``ANC``, ``PREVS``, ``ISROOT``), built lazily."""
 
     def __init__(self, phi: F, tests: tuple[LabelTest, ...],
-                 bits: tuple[tuple[str, F], ...], text: str = "") -> None:
+                 bits: tuple[tuple[str, F], ...], text: str = "", *,
+                 texts: bool = False) -> None:
         super().__init__(tests)
+        self.texts = texts
         self.phi = phi
         self.bits = bits
         self.text = text

@@ -17,7 +17,15 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import NamedTuple
 
-__all__ = ["Production", "LabelTest", "Grammar", "ExplicitGrammar", "ExplicitRule"]
+__all__ = ["Production", "LabelTest", "Grammar", "ExplicitGrammar", "ExplicitRule", "TEXT"]
+
+#: The label of a text node in the trees a compiled XPath query runs on (issue 33): XPath's
+#: data model has text nodes among an element's children, and ``//..`` or
+#: ``//following-sibling::b`` reach elements through them. No element has this name (it is
+#: not an XML name); a run of character data, comments and processing instructions between
+#: two tags is one such node (no query of the subset can tell adjacent ones apart: they have
+#: the same parent and the same element siblings).
+TEXT = "#text"
 
 
 class Production(NamedTuple):
@@ -32,7 +40,8 @@ class Production(NamedTuple):
 @dataclass(frozen=True, slots=True)
 class LabelTest:
     """A test on an element's name: ``kind`` ``"name"`` (``value`` a Clark name) or ``"ns"``
-    (``value`` a namespace URI, for ``prefix:*``)."""
+    (``value`` a namespace URI, for ``prefix:*``); or ``"text"``, passed by text nodes
+    (:data:`TEXT`) alone."""
 
     kind: str
     value: str
@@ -40,9 +49,13 @@ class LabelTest:
     def __call__(self, label: str) -> bool:
         if self.kind == "name":
             return label == self.value
+        if self.kind == "text":
+            return label == TEXT
         return label.startswith("{" + self.value + "}")
 
     def __str__(self) -> str:
+        if self.kind == "text":
+            return TEXT
         return self.value if self.kind == "name" else "{" + self.value + "}*"
 
 
@@ -56,6 +69,10 @@ class Grammar(ABC):
 
     start: int
     tests: tuple[LabelTest, ...]
+    #: Whether the trees it runs on have text nodes (:data:`TEXT`) among the elements: only
+    #: compiled XPath queries whose answer can depend on them (issue 33); a grammar in the
+    #: paper's notation runs on the tree of elements.
+    texts: bool = False
 
     def __init__(self, tests: tuple[LabelTest, ...]) -> None:
         self.tests = tests

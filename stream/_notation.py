@@ -89,8 +89,9 @@ def parse_grammar(text: str, namespaces: Mapping[str, str] | None = None) -> Exp
             return value
         uri = (namespaces or {}).get(prefix)
         if uri is None:
-            _fail(text, lines, at, f"prefix {prefix!r} is not bound: pass namespaces="
-                                   f"{{{prefix!r}: URI}}")
+            python = f"pass namespaces={{{prefix!r}: URI}}"
+            _fail(text, lines, at, f"prefix {prefix!r} is not bound: {python}",
+                  ((python, f"pass --namespace {prefix}=URI"),))
             raise AssertionError  # _fail raised
         return "{" + uri + "}" + local
 
@@ -150,6 +151,12 @@ def parse_grammar(text: str, namespaces: Mapping[str, str] | None = None) -> Exp
     return ExplicitGrammar(rules, start=start or rules[0].lhs, distinguished=set(select))
 
 
-def _fail(text: str, lines: LineIndex, offset: int, reason: str) -> NoReturn:
+def _fail(text: str, lines: LineIndex, offset: int, reason: str,
+          phrases: tuple[tuple[str, str], ...] = ()) -> NoReturn:
+    """Raise the error at ``offset``; ``phrases`` pair a hint worded for Python with its
+    command-line wording (:meth:`~xmlevents.algebra.XmlEventsError.for_cli`)."""
     line, col = lines.at(min(offset, max(len(text) - 1, 0)) if text else 0)
-    raise QuerySyntaxError(reason, text=text, line=line, column=col, context="grammar")
+    error = QuerySyntaxError(reason, text=text, line=line, column=col, context="grammar")
+    for python, cli in phrases:
+        error.phrased(python, cli)
+    raise error

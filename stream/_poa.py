@@ -42,7 +42,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from ._grammar import Grammar
+from ._grammar import TEXT, Grammar
 from ._universal import Detector, TooManyTypes, Universality
 
 __all__ = ["Shape", "Automaton", "Candidate", "Counter", "Found", "Report", "Run", "TooDeep"]
@@ -443,11 +443,11 @@ class Run:
         self.automaton = automaton
         self.counter = Counter()
         self.reports: list[Report] = []
-        self.start_event, self.end_event, self._view = self._machine(
+        self.start_event, self.end_event, self.text_event, self._view = self._machine(
             attributes or _plain_attributes, max_depth or sys.maxsize)
 
     def _machine(self, attributes: Callable[[Any], dict[str, str]], max_depth: int) -> tuple[
-            Callable[..., None], Callable[..., None],
+            Callable[..., None], Callable[..., None], Callable[..., None],
             Callable[[], tuple[Shape, Sets | None, list[tuple[Any, ...]]]]]:
         """The run's state and its two event handlers, as closures: their variables are cells,
         read and written without the attribute lookups of an object (the hot path)."""
@@ -480,6 +480,10 @@ class Run:
         general = automaton.general
         detector: Detector | None = None
         top_view: Any = None  # the view above the root element, once the detector is made
+        # text nodes read (their detection locations are ("text", index)); ``gap`` is true
+        # after a tag, where character data, a comment or a PI begins a new text node
+        texts = 0
+        gap = True
 
         def switch(on: bool) -> None:
             nonlocal general
@@ -543,8 +547,9 @@ class Run:
                     epoch += 1
 
         def start(label: str, attrs: Any = None) -> None:
-            nonlocal shape, sets, node, counts, clean
+            nonlocal shape, sets, node, counts, clean, gap
             node += 1
+            gap = True
             first = counts is None
             if counts is None:
                 # the parent's first child: the only event at which the depth grows
@@ -611,7 +616,8 @@ class Run:
                 examine("start", node, view, None)
 
         def end(label: object = None) -> None:
-            nonlocal shape, sets, counts, clean
+            nonlocal shape, sets, counts, clean, gap
+            gap = True
             frame = pop()
             # leave' memoised on the element's enter' by the shape its content ended in
             tr = frame[0].leaves.get(shape)
@@ -651,11 +657,68 @@ class Run:
                 if view is None or new is not None or (view.origins and shape not in view.quiet):
                     examine("end", frame[4], view, new)
 
+        def text(*_: object) -> None:
+            """A text node (:data:`._grammar.TEXT`, issue 33): a leaf of the binary tree,
+            entered and left at once (its content is λ), never a candidate itself (the
+            compiled query selects elements only). What it decides is reported at
+            ``("text", k)``, the k-th text node of the document. Further character data,
+            comments or PIs before the next tag are the same node; outside the root element
+            there is none (XPath's text nodes there are the document's, which no query of the
+            subset reaches)."""
+            nonlocal shape, sets, clean, gap, texts
+            if not gap or not stack:
+                return
+            gap = False
+            texts += 1
+            tr = shape.by_tag.get(TEXT)
+            if tr is None:
+                tr = enter_named(shape, TEXT)
+            inner = tr.target
+            fsets = sets
+            csets: Sets | None = None
+            inner_clean = epoch
+            if fsets is not None:
+                found = [c for i, _marked in tr.report for c in fsets[i]]
+                if found:
+                    report(found, "text", texts)
+                if tr.push:
+                    csets = _routed(tr.push, None, fsets, None, clean == epoch,
+                                    len(inner.entries))
+                inner_clean = epoch
+            lv = tr.leaves.get(inner)
+            if lv is None:
+                lv = leave_after(tr, inner)
+            if csets is None and fsets is None:
+                shape = lv.target
+            else:
+                found = []
+                if csets is not None:
+                    for k in lv.report_child:
+                        found.extend(csets[k])
+                if fsets is not None:
+                    for i in lv.report_father:
+                        found.extend(fsets[i])
+                if found:
+                    report(found, "text", texts)
+                new: Sets | None = None
+                if lv.route:
+                    fresh = (csets is None or inner_clean == epoch) and \
+                        (fsets is None or clean == epoch)
+                    new = _routed(lv.route, csets, fsets, None, fresh, len(lv.target.entries))
+                shape = lv.target
+                sets = new
+                clean = epoch
+            if general and counter.held:
+                view = stack[-1][8]
+                if view is None or sets is not None or (view.origins
+                                                        and shape not in view.quiet):
+                    examine("text", texts, view, sets)
+
         def view() -> tuple[Shape, Sets | None, list[tuple[Any, ...]]]:
             counter.elements = node
             return shape, sets, stack
 
-        return start, end, view
+        return start, end, text, view
 
     @property
     def depth(self) -> int:
@@ -686,6 +749,11 @@ class Run:
     def end(self) -> tuple[Found, ...]:
         """The end tag of the innermost open element."""
         self.end_event()
+        return self._take()
+
+    def text(self) -> tuple[Found, ...]:
+        """Character data (a text node; more before the next tag is the same node)."""
+        self.text_event()
         return self._take()
 
     def entries(self) -> list[tuple[str, str, bool, frozenset[int]]]:

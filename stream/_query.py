@@ -22,7 +22,14 @@ from ._grammar import Grammar
 from ._match import Match, Stats, new_detection, new_match
 from ._notation import parse_grammar
 from ._poa import Automaton, Report, Run
-from ._source import MAX_DEPTH, chunks_of, feed_document, is_event_source, plain_events
+from ._source import (
+    MAX_DEPTH,
+    chunks_of,
+    document_attributes,
+    feed_document,
+    is_event_source,
+    plain_events,
+)
 
 __all__ = ["Query", "Evaluation", "matches"]
 
@@ -79,7 +86,9 @@ class Evaluation(Iterator[Match]):
             raise ArgumentTypeError(f"source: expected a path, bytes, a binary file or an "
                                     f"iterable of start/end events, found "
                                     f"{type(source).__name__}")
-        self._run = Run(query.automaton, _plain_attributes,
+        # a parser target's attribute values need decoding; events carry them as given
+        self._run = Run(query.automaton,
+                        _plain_attributes if chunks is None else document_attributes,
                         MAX_DEPTH if chunks is not None else 0)
         self._seconds = 0.0
         # the matches come in batches (those a chunk of input or an event decided), handed
@@ -131,8 +140,9 @@ class Evaluation(Iterator[Match]):
         run = self._run
         reports = run.reports
         try:
+            texts = run.text_event if self.query.grammar.texts else None
             for _ in feed_document(chunks, run.start_event, run.end_event,
-                                   lambda: run.elements > 0, reread):
+                                   lambda: run.elements > 0, reread, texts):
                 if reports:
                     yield self._out(reports)
         except DocumentError:
@@ -142,13 +152,16 @@ class Evaluation(Iterator[Match]):
 
     def _events(self, events: Any) -> Iterator[list[Match]]:
         run = self._run
-        start, end = run.start_event, run.end_event
+        start, end, text = run.start_event, run.end_event, run.text_event
+        texts = self.query.grammar.texts
         reports = run.reports
         for event, name, attrs in plain_events(events):
             if event == "start":
                 start(name, attrs)
-            else:
+            elif event == "end":
                 end()
+            elif texts:
+                text()
             if reports:
                 yield self._out(reports)
 

@@ -32,10 +32,11 @@ from xmlevents._foundation.xml import OPTIONS as POLICY
 from xmlevents._foundation.xml import parser as hardened_parser
 
 from ._errors import DocumentError
+from ._grammar import TEXT
 from ._poa import TooDeep
 
 __all__ = ["CHUNK", "MAX_DEPTH", "chunks_of", "feed_document", "xml_events", "plain_events",
-           "is_event_source"]
+           "is_event_source", "document_attributes"]
 
 CHUNK = 1 << 16
 #: libxml2's nesting limit without ``huge_tree`` (its tree builder's), kept by the target driver
@@ -153,15 +154,33 @@ class _Target:
         return None
 
 
+class _TextTarget(_Target):
+    """A parser target that also passes on character data, comments and processing
+    instructions, to the run's text handler (issue 33): for the queries whose answer depends
+    on text nodes (``Grammar.texts``). One Python call per piece of text; the others keep
+    text out of Python altogether."""
+
+    __slots__ = ("comment", "data", "pi")
+
+    def __init__(self, start: Callable[..., None], end: Callable[..., None],
+                 text: Callable[..., None]) -> None:
+        super().__init__(start, end)
+        self.data = text
+        self.comment = text
+        self.pi = text
+
+
 def feed_document(chunks: Iterable[bytes], start: Callable[..., None],
                   end: Callable[..., None], rooted: Callable[[], bool],
-                  reread: Callable[[], Iterable[bytes]] | None = None) -> Iterator[None]:
+                  reread: Callable[[], Iterable[bytes]] | None = None,
+                  text: Callable[..., None] | None = None) -> Iterator[None]:
     """Parse the chunks with lxml's ``XMLParser`` and a target that calls ``start(name,
     attributes)`` and ``end(name)`` for each element: the fast driver (a Python call per event
     from libxml2's SAX callbacks, where ``iterparse`` makes an element proxy and an event
     tuple and builds a tree that has to be freed again). Yields after each chunk, so that the
     caller can hand out what the events decided; ``rooted()`` tells whether the root element
-    has started (the DTD check stops there).
+    has started (the DTD check stops there). With ``text``, character data, comments and
+    processing instructions are passed to it too (``text(*pieces)``).
 
     Hardening as :func:`xml_events`; the two limits of libxml2's tree builder are kept here
     as they were: nesting deeper than :data:`MAX_DEPTH` is refused (``start`` raises
@@ -172,12 +191,17 @@ def feed_document(chunks: Iterable[bytes], start: Callable[..., None],
         DocumentError: malformed XML (line and column), a DTD declaring entities, nesting
             too deep; after every event before the error has been given.
     """
-    target: Any = _Target(start, end)  # lxml's ParserTarget, duck-typed
-    parser = hardened_parser(target=target, **_TARGET_OPTIONS)
+    # lxml's ParserTarget, duck-typed
+    target: Any = _Target(start, end) if text is None else _TextTarget(start, end, text)
+    options = _TARGET_OPTIONS if text is None else \
+        {**_TARGET_OPTIONS, "remove_comments": False, "remove_pis": False}
+    parser = hardened_parser(target=target, **options)
     scanning = True
     tail = b""
+    fed = False
     try:
         for chunk in chunks:
+            fed = True
             if scanning:
                 # entity declarations come before the root element: look for them in the
                 # bytes before libxml2 reads them
@@ -189,6 +213,8 @@ def feed_document(chunks: Iterable[bytes], start: Callable[..., None],
             if scanning and rooted():
                 scanning = False
             yield
+        if not fed:  # an empty file: libxml2 says so, at line 1, column 1
+            _feed(parser, b"")
         _feed(parser, None)
     except etree.XMLSyntaxError as exc:
         raise _syntax(exc) from None
@@ -215,6 +241,24 @@ def _feed(parser: Any, chunk: bytes | None) -> None:
     finally:
         if paused:
             gc.enable()
+
+
+def document_attributes(attrs: Any) -> dict[str, str]:
+    """The attributes a parser target is given, decoded as lxml's tree gives them (issue 33).
+
+    With entities not resolved, libxml2 hands a SAX handler every ``&`` of an attribute value
+    as the character reference ``&#38;`` (so that a serialiser could write the value back),
+    whether the document wrote ``&amp;``, ``&#38;`` or ``&#x26;``; every other reference is
+    already replaced. Every ``&`` the target sees therefore begins ``&#38;``, and replacing
+    that text gives the value exactly (``tests/stream/test_errors.py`` compares with lxml's
+    tree on random values).
+
+    >>> document_attributes({"a": "x&#38;y", "c": "&#38;&#38;#38;"})
+    {'a': 'x&y', 'c': '&&#38;'}
+    """
+    if not attrs:
+        return {}
+    return {k: v.replace("&#38;", "&") if "&" in v else v for k, v in attrs.items()}
 
 
 def _too_deep(exc: TooDeep, reread: Callable[[], Iterable[bytes]] | None) -> DocumentError:
@@ -262,6 +306,9 @@ def is_event_source(source: object) -> bool:
 def plain_events(events: Iterable[Any]) -> Iterator[tuple[str, str, Any]]:
     """Normalise start/end events: ``("start", name[, attributes])``, ``("end"[, name])``,
     or ``(event, element)`` pairs as ``iterparse`` gives them; checks that they nest.
+    ``("text"[, data])`` (and ``"comment"``/``"pi"``, as ``iterparse`` gives them when asked
+    for) is a text node of XPath's data model (issue 33), passed on as ``("text", "", None)``
+    inside the root element and dropped outside it.
 
     Raises:
         DocumentError: an end without a start, an end naming another element, a second
@@ -294,6 +341,9 @@ def plain_events(events: Iterable[Any]) -> Iterator[tuple[str, str, Any]]:
                 if roots > 1:
                     raise DocumentError(f"event {count + 1}: a second root element {name!r}"
                                         " (a document has one)")
+            if name == TEXT:
+                raise DocumentError(f"event {count + 1}: {TEXT!r} is not an element name "
+                                    "(a text node is the event (\"text\", data))")
             open_names.append(name)
             count += 1
             yield "start", name, attrs
@@ -308,6 +358,10 @@ def plain_events(events: Iterable[Any]) -> Iterator[tuple[str, str, Any]]:
                                         f"{name!r} is open")
             count += 1
             yield "end", name, None
+        elif kind in ("text", "comment", "pi"):
+            count += 1
+            if open_names:
+                yield "text", "", None
         else:
             raise DocumentError(f"event {count + 1}: unknown event {kind!r} (start or end)")
     if open_names:

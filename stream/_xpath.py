@@ -177,10 +177,16 @@ class _Parser:
         self.tokens = Cursor(iter(toks).__next__, text, self._syntax_error, eof="end")
 
     # helpers
-    def fail(self, pos: int, reason: str, *, syntax: bool = False) -> NoReturn:
+    def fail(self, pos: int, reason: str, *, syntax: bool = False,
+             phrases: tuple[tuple[str, str], ...] = ()) -> NoReturn:
+        """Raise the error at ``pos``; ``phrases`` pair a hint worded for Python with its
+        command-line wording (:meth:`~xmlevents.algebra.XmlEventsError.for_cli`)."""
         line, col = self.lines.at(pos)
         cls = QuerySyntaxError if syntax else UnsupportedQueryError
-        raise cls(reason, text=self.text, line=line, column=col, context="query")
+        error = cls(reason, text=self.text, line=line, column=col, context="query")
+        for python, cli in phrases:
+            error.phrased(python, cli)
+        raise error
 
     def _syntax_error(self, reason: str, pos: int) -> NoReturn:
         self.fail(pos, reason, syntax=True)
@@ -315,8 +321,9 @@ class _Parser:
                 return NodeTest("name", t.text)
             uri = self.ns.get(prefix)
             if uri is None:
-                self.fail(t.start, f"prefix {prefix!r} is not bound: pass namespaces="
-                                 f"{{{prefix!r}: URI}}")
+                python = f"pass namespaces={{{prefix!r}: URI}}"
+                self.fail(t.start, f"prefix {prefix!r} is not bound: {python}",
+                          phrases=((python, f"pass --namespace {prefix}=URI"),))
             return NodeTest("ns", uri) if local == "*" else NodeTest("name", f"{{{uri}}}{local}")
         self.refuse_token(t)
 

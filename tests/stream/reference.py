@@ -1,7 +1,13 @@
 """Reference material for the stream tests: random documents and queries of the supported
 Core XPath subset, lxml's ``xpath()`` on the whole tree as the oracle, and the definition of
 earliest detection location (seed 004, section 2) checked by brute force over bounded right
-completions."""
+completions.
+
+Documents have text (issue 33): a child is an element ``(label, children)`` or a piece of
+markup that is no element — character data, whitespace, a comment, a CDATA section, a
+processing instruction — written as it appears in the XML (a ``str``). Queries walk from
+``//`` along every axis (``//..``, ``//following-sibling::b``), where XPath's text nodes
+decide the answer."""
 
 from __future__ import annotations
 
@@ -13,11 +19,16 @@ from functools import cache
 from hypothesis import strategies as st
 from lxml import etree
 
-from xmlevents.stream import LocationPath, NodeTest, Query, Step
+from xmlevents.stream import LocationPath, NodeTest, Query, Step, compile_xpath
 from xmlevents.stream._xpath import And, Not, Or, PathPred, Position, Pred
 
-Tree = tuple[str, tuple["Tree", ...]]
+Tree = tuple[str, tuple["Tree | str", ...]]
 ALPHABET = ("a", "b", "c", "d")
+#: the non-element children the documents mix in: text, whitespace, an escaped ampersand,
+#: a comment, CDATA (empty too: lxml's xpath() has an empty text node for it), a PI
+TEXTS = ("t", "\n  ", " ", "x&amp;y", "<!--c-->", "<![CDATA[d]]>", "<![CDATA[]]>", "<?p i?>")
+#: the text node a brute-force completion adds (any one will do: a query tells none apart)
+TEXT_LEAF = "t"
 
 # Figure 1, reconstructed from Examples 1-4 (docs/guide/stream.md, "Reconstruction"):
 # Example 1 numbers locations so that the root is 1 and its last event is 14, so the root has
@@ -31,14 +42,19 @@ FIGURE_1: Tree = ("r", (("a", (("b", ()), ("c", ()))),
                         ("a", (("b", ()), ("c", ())))))
 
 
-def to_xml(t: Tree) -> bytes:
+def to_xml(t: Tree | str) -> bytes:
+    if isinstance(t, str):
+        return t.encode()
     label, children = t
     inner = b"".join(to_xml(c) for c in children)
     return b"<%s>%s</%s>" % (label.encode(), inner, label.encode()) if children else \
         b"<%s/>" % label.encode()
 
 
-def events(t: Tree) -> list[tuple[str, ...]]:
+def events(t: Tree | str) -> list[tuple[str, ...]]:
+    """The events of a document: a text child is ``("text", markup)``."""
+    if isinstance(t, str):
+        return [("text", t)]
     label, children = t
     out: list[tuple[str, ...]] = [("start", label)]
     for c in children:
@@ -47,13 +63,22 @@ def events(t: Tree) -> list[tuple[str, ...]]:
     return out
 
 
-def trees(max_depth: int = 6, alphabet: tuple[str, ...] = ALPHABET) -> st.SearchStrategy[Tree]:
-    """Small documents: labels from ``alphabet``, depth at most ``max_depth``."""
+def trees(max_depth: int = 6, alphabet: tuple[str, ...] = ALPHABET,
+          texts: bool = False) -> st.SearchStrategy[Tree]:
+    """Small documents: labels from ``alphabet``, depth at most ``max_depth``; with
+    ``texts``, elements have text, whitespace, comments, CDATA and PIs among their children
+    (mixed content; up to six children then)."""
     def node(depth: int) -> st.SearchStrategy[Tree]:
         if depth == 1:
+            if texts:
+                return st.tuples(st.sampled_from(alphabet),
+                                 st.lists(st.sampled_from(TEXTS), max_size=1).map(tuple))
             return st.tuples(st.sampled_from(alphabet), st.just(()))
+        child: st.SearchStrategy[Tree | str] = node(depth - 1)
+        if texts:
+            child = st.one_of(child, st.sampled_from(TEXTS))
         return st.tuples(st.sampled_from(alphabet),
-                         st.lists(node(depth - 1), max_size=3).map(tuple))
+                         st.lists(child, max_size=6 if texts else 3).map(tuple))
     return node(max_depth)
 
 
@@ -72,7 +97,8 @@ def compiles(query: str) -> bool:
 def oracle(query: str, xml: bytes) -> set[int]:
     """The pre-order indexes (1-based) of the elements lxml's xpath() selects."""
     tree = etree.ElementTree(etree.fromstring(xml))
-    index = {el: i for i, el in enumerate(tree.iter(), 1)}
+    # elements only: comments and PIs are _Elements to lxml, but not in the pre-order index
+    index = {el: i for i, el in enumerate(tree.iter(etree.Element), 1)}
     found = tree.xpath(query)
     assert isinstance(found, list)
     return {index[el] for el in found if isinstance(el, etree._Element) and el in index}
@@ -91,15 +117,20 @@ def steps(draw: st.DrawFn, depth: int, lo: int = 1, hi: int = 3,
     n = draw(st.integers(lo, hi))
     for k in range(n):
         kind = draw(st.sampled_from(["step"] * 6 + ["//", ".", ".."]))
+        axes = _AXES
         if kind == "//" and (k > 0 or absolute):
             out.append(Step("descendant-or-self", NodeTest("node")))
-        elif kind == ".":
+            # any step after it: //.., //parent::a, //following-sibling::b reach elements
+            # through text nodes (issue 33); //a is still the usual case
+            kind = draw(st.sampled_from(["step"] * 4 + [".", ".."]))
+            axes = ["child"] * 6 + _AXES
+        if kind == ".":
             out.append(Step("self", NodeTest("node")))
             continue
         elif kind == "..":
             out.append(Step("parent", NodeTest("node")))
             continue
-        axis = "child" if kind == "//" else draw(st.sampled_from(_AXES))
+        axis = "child" if kind == "//" else draw(st.sampled_from(axes))
         test = draw(_TESTS)
         preds: list[Pred] = []
         for _ in range(draw(st.integers(0, 2 if depth > 0 else 0))):
@@ -141,8 +172,7 @@ def queries(draw: st.DrawFn, depth: int = 2, stacked: bool = True) -> str:
     absolute = draw(st.booleans())
     path = LocationPath(absolute, draw(steps(depth, 1, 3, absolute=absolute,
                                              stacked=stacked)))
-    if absolute and all(s.test.kind == "node" and s.axis in ("self", "descendant-or-self")
-                        for s in path.steps):
+    if absolute and all(s.test.kind == "node" and s.axis == "self" for s in path.steps):
         return "/*"  # the document node alone is refused (tests/stream/test_errors.py)
     text = str(path)
     if text in ("", "/") or text.endswith("/"):
@@ -152,13 +182,19 @@ def queries(draw: st.DrawFn, depth: int = 2, stacked: bool = True) -> str:
 
 # earliest detection, by brute force over right completions (section 2)
 @cache
-def _forests(size: int, alphabet: tuple[str, ...]) -> tuple[tuple[Tree, ...], ...]:
-    """Every forest of exactly ``size`` nodes."""
+def _forests(size: int, alphabet: tuple[str, ...]) -> tuple[tuple[Tree | str, ...], ...]:
+    """Every forest of exactly ``size`` nodes; :data:`TEXT_LEAF` in ``alphabet`` stands for a
+    text node (a leaf, never two in a row: adjacent text is one node)."""
     if size == 0:
         return ((),)
-    out: list[tuple[Tree, ...]] = []
+    out: list[tuple[Tree | str, ...]] = []
     for first in range(1, size + 1):  # nodes in the first tree
         for label in alphabet:
+            if label == TEXT_LEAF:
+                if first == 1:
+                    out.extend((TEXT_LEAF, *rest) for rest in _forests(size - 1, alphabet)
+                               if not rest or rest[0] != TEXT_LEAF)
+                continue
             for kids in _forests(first - 1, alphabet):
                 for rest in _forests(size - first, alphabet):
                     out.append(((label, kids), *rest))
@@ -168,7 +204,7 @@ def _forests(size: int, alphabet: tuple[str, ...]) -> tuple[tuple[Tree, ...], ..
 def completions(prefix: list[tuple[str, ...]], budget: int,
                 alphabet: tuple[str, ...]) -> Iterator[list[tuple[str, ...]]]:
     """Well-formed event lists extending ``prefix`` by at most ``budget`` new elements."""
-    depth = sum(1 if e[0] == "start" else -1 for e in prefix)
+    depth = _depth(prefix)
     if depth == 0:
         yield list(prefix)
         return
@@ -187,6 +223,10 @@ def completions(prefix: list[tuple[str, ...]], budget: int,
         yield list(prefix) + tail
 
 
+def _depth(evs: list[tuple[str, ...]]) -> int:
+    return sum(1 if e[0] == "start" else -1 if e[0] == "end" else 0 for e in evs)
+
+
 def to_doc(evs: list[tuple[str, ...]]) -> bytes:
     out = []
     stack = []
@@ -194,8 +234,10 @@ def to_doc(evs: list[tuple[str, ...]]) -> bytes:
         if e[0] == "start":
             out.append(f"<{e[1]}>")
             stack.append(e[1])
-        else:
+        elif e[0] == "end":
             out.append(f"</{stack.pop()}>")
+        else:
+            out.append(e[1] if len(e) > 1 else TEXT_LEAF)
     return "".join(out).encode()
 
 
@@ -221,12 +263,18 @@ def _matcher(query: str, matches: Matcher | None) -> Matcher:
     return by_lxml
 
 
-def _random_forest(rng: random.Random, size: int, alphabet: tuple[str, ...]) -> tuple[Tree, ...]:
-    """A random forest of exactly ``size`` nodes."""
-    out: list[Tree] = []
+def _random_forest(rng: random.Random, size: int,
+                   alphabet: tuple[str, ...]) -> tuple[Tree | str, ...]:
+    """A random forest of exactly ``size`` nodes (:data:`TEXT_LEAF` a text node)."""
+    out: list[Tree | str] = []
     while size > 0:
         k = rng.randint(1, size)
-        out.append((rng.choice(alphabet), _random_forest(rng, k - 1, alphabet)))
+        label = rng.choice(alphabet)
+        if label == TEXT_LEAF:
+            out.append(TEXT_LEAF)
+            size -= 1
+            continue
+        out.append((label, _random_forest(rng, k - 1, alphabet)))
         size -= k
     return tuple(out)
 
@@ -237,7 +285,7 @@ def random_completions(prefix: list[tuple[str, ...]], count: int, most: int,
     """``count`` random well-formed completions of ``prefix`` with up to ``most`` new
     elements spread over the open elements (reproducible: a fixed seed)."""
     rng = random.Random(seed)
-    depth = sum(1 if e[0] == "start" else -1 for e in prefix)
+    depth = _depth(prefix)
     for _ in range(count if depth else 0):
         total = rng.randint(1, most)
         cuts = sorted(rng.randint(0, total) for _ in range(depth - 1))
@@ -250,14 +298,18 @@ def random_completions(prefix: list[tuple[str, ...]], count: int, most: int,
 
 def to_tree(evs: list[tuple[str, ...]]) -> Tree:
     """The document of a complete list of events."""
-    stack: list[tuple[str, list[Tree]]] = [("", [])]
+    stack: list[tuple[str, list[Tree | str]]] = [("", [])]
     for e in evs:
         if e[0] == "start":
             stack.append((e[1], []))
-        else:
+        elif e[0] == "end":
             label, kids = stack.pop()
             stack[-1][1].append((label, tuple(kids)))
-    return stack[0][1][0]
+        else:
+            stack[-1][1].append(e[1] if len(e) > 1 else TEXT_LEAF)
+    root = stack[0][1][0]
+    assert not isinstance(root, str)
+    return root
 
 
 def check_earliest(query: str, tree: Tree, found: list[tuple[int, int]], budget: int = 2,
@@ -270,8 +322,12 @@ def check_earliest(query: str, tree: Tree, found: list[tuple[int, int]], budget:
     The completions are bounded (``budget`` new elements), so "decided" here can be wrong
     where only a larger completion refutes the match; before calling a detection late, the
     event before is tried again with every completion of up to ``further`` new elements over
-    the query's ``names`` and one other (``z``), then with 500 random ones of up to 14."""
+    the query's ``names`` and one other (``z``), then with 500 random ones of up to 14.
+    Where the query's answer can depend on text nodes, completions add them too."""
     evs = events(tree)
+    if matches is None and compile_xpath(query).texts:
+        alphabet = (*alphabet, TEXT_LEAF)
+        names = (*names, TEXT_LEAF)
     short = (*names, "z")
     m = _matcher(query, matches)
     for node, at in found:
@@ -285,20 +341,24 @@ def check_earliest(query: str, tree: Tree, found: list[tuple[int, int]], budget:
 
 def detections(query: Query, tree: Tree) -> list[tuple[int, int]]:
     """(node, index of the detecting event) for each match of ``query`` on ``tree``, run on
-    its events."""
+    its events (a detection at ``("text", k)``: the first event of the k-th text node inside
+    the root, adjacent text events being one node)."""
     evs = events(tree)
     starts = [i for i, e in enumerate(evs) if e[0] == "start"]
+    texts = [i for i, e in enumerate(evs) if e[0] == "text" and evs[i - 1][0] != "text"]
     ends: dict[int, int] = {}
     stack: list[int] = []
     for i, e in enumerate(evs):
         if e[0] == "start":
             stack.append(sum(1 for x in evs[:i + 1] if x[0] == "start"))
-        else:
+        elif e[0] == "end":
             ends[stack.pop()] = i
     out = []
     for m in query.evaluate(evs):
         k = m.detected.node
-        out.append((m.node, starts[k - 1] if m.detected.event == "start" else ends[k]))
+        at = {"start": starts[k - 1] if k <= len(starts) else -1,
+              "text": texts[k - 1] if k <= len(texts) else -1}.get(m.detected.event)
+        out.append((m.node, ends[k] if at is None else at))
     return out
 
 
@@ -316,10 +376,12 @@ def grammar_matches(rules: list[tuple[str, str | None, str | None, str | None]],
     # binary positions: ("el", label, left, right, node index) or None for λ
     counter = [0]
 
-    def encode(forest: tuple[Tree, ...]) -> tuple[object, ...] | None:
+    def encode(forest: tuple[Tree | str, ...]) -> tuple[object, ...] | None:
         if not forest:
             return None
-        (label, kids), *rest = forest
+        first, *rest = forest
+        assert not isinstance(first, str), "grammars run on the tree of elements"
+        label, kids = first
         counter[0] += 1
         me = counter[0]
         left = encode(kids)

@@ -13,6 +13,13 @@ from pathlib import Path
 import pytest
 
 from xmlevents._cli import main
+from xmlevents.stream import (
+    DocumentError,
+    Query,
+    QuerySyntaxError,
+    UnsupportedQueryError,
+    matches,
+)
 
 FIG1 = b"<r><a><b/><c/></a><b><d/></b><a><b/><c/></a></r>"
 
@@ -109,3 +116,27 @@ def test_standard_input_and_entities_refused() -> None:
     bad = subprocess.run([sys.executable, "-m", "xmlevents", "query", "//b", "-"],
                          input=bomb, capture_output=True, check=False)
     assert bad.returncode == 1 and b"declares entities" in bad.stderr
+
+
+@pytest.mark.parametrize("grammar", [False, True])
+def test_unbound_prefix_names_the_command_line_option(fig1: str, grammar: bool) -> None:
+    """An unbound prefix asks for ``--namespace x=URI`` on the command line, not for
+    Python's ``namespaces=`` (issue 33 item 6); the Python error keeps the keyword."""
+    query = "x0 -> x:a<x0, x0> | λ; select x0" if grammar else "//x:a"
+    status, out, err = _run(["query", *(["--grammar"] if grammar else []), query, fig1])
+    assert (status, out) == (1, "")
+    assert "pass --namespace x=URI" in err and "namespaces=" not in err
+    with pytest.raises((QuerySyntaxError, UnsupportedQueryError), match="namespaces="):
+        Query(query, grammar=grammar)
+
+
+def test_empty_file_is_reported_at_line_1_column_1(tmp_path: Path) -> None:
+    """An empty file is libxml2's "Document is empty" at line 1, column 1 (it was line 0,
+    column 0: the parser was closed without having been fed)."""
+    empty = tmp_path / "empty.xml"
+    empty.write_bytes(b"")
+    status, _, err = _run(["query", "//a", str(empty)])
+    assert status == 1 and "line 1, column 1" in err and "empty" in err
+    with empty.open("rb") as f, pytest.raises(DocumentError) as info:
+        list(matches("//a", f))
+    assert (info.value.line, info.value.column) == (1, 1)
