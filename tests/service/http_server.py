@@ -18,6 +18,7 @@ import httpx
 import uvicorn
 
 from xmlevents.service import create_app
+from xmlevents.service._server import Server
 
 
 def free_port() -> int:
@@ -42,9 +43,9 @@ def thread_server(db: str, tokens: dict[str, str] | None = None,
                   join: str = "correlate") -> Iterator[str]:
     """A server on 127.0.0.1 in a thread; yields its base URL."""
     port = free_port()
-    config = uvicorn.Config(create_app(db, tokens, join=join),  # type: ignore[arg-type]
-                            host="127.0.0.1", port=port, log_level="warning")
-    server = uvicorn.Server(config)
+    app = create_app(db, tokens, join=join)  # type: ignore[arg-type]
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+    server = Server(config, app)  # the service's: it ends open streams when it stops
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     base = f"http://127.0.0.1:{port}"

@@ -2,7 +2,8 @@
 SIGTERM and Ctrl-C with streams open end every stream with a final event, finish or refuse
 the requests in flight, and exit with the status docs/cli.md gives (SIGTERM 0, SIGINT 130)
 without a traceback; a second ``serve`` on the same database is refused with one line naming
-the first one's pid (status 3). Each test runs the real command in a subprocess."""
+the first one's pid (status 3). Each test but the last runs the real command in a subprocess
+(slow: a few seconds a start on two shared cores)."""
 
 from __future__ import annotations
 
@@ -80,6 +81,7 @@ def _stop(proc: subprocess.Popen[bytes], *signals: signal.Signals) -> int:
                              f"{[s.name for s in signals]}") from None
 
 
+@pytest.mark.slow  # real servers started and stopped: seconds each
 @pytest.mark.parametrize(("signals", "status"), [
     ((signal.SIGTERM,), 0),
     ((signal.SIGINT,), 130),
@@ -120,6 +122,7 @@ def test_a_signal_stops_the_server_with_streams_open(
         assert [n["cursor"] for n in notes] == [1]
 
 
+@pytest.mark.slow  # real servers started and stopped: seconds each
 def test_a_request_in_flight_is_finished_or_refused(tmp_path: Path) -> None:
     """A batch of 3,000 events sent just before SIGTERM: the server either answers 202 and
     has stored all of them, or closes the connection without an answer and has stored none;
@@ -157,6 +160,7 @@ def test_a_request_in_flight_is_finished_or_refused(tmp_path: Path) -> None:
         assert kept == 0
 
 
+@pytest.mark.slow  # real servers started and stopped: seconds each
 def test_a_second_server_on_the_same_database_is_refused(tmp_path: Path) -> None:
     """While one ``xmlevents serve`` runs, another on the same database (by another path to
     it) exits with status 3 and one line naming the first's pid, before it listens; once the
