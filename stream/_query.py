@@ -141,8 +141,8 @@ class Evaluation(Iterator[Match]):
         reports = run.reports
         try:
             texts = run.text_event if self.query.grammar.texts else None
-            for _ in feed_document(chunks, run.start_event, run.end_event,
-                                   lambda: run.elements > 0, reread, texts):
+            for _ in feed_document(chunks, run.start_event, run.end_event, None, reread,
+                                   texts):
                 if reports:
                     yield self._out(reports)
         except DocumentError:

@@ -12,10 +12,14 @@ following sibling has ended, stays for callers that want the elements.
 Hardening (DESIGN section 8), the project's one policy (:mod:`xmlevents._foundation.xml`):
 entities are not resolved, the network is off, no DTD is loaded,
 and a DTD that declares entities is refused before the root element is read (entity bombs,
-external entities). ``huge_tree`` stays off, which keeps libxml2's limits on entity
-amplification; text never reaches the run (the target has no ``data``), so a text node of
-any size is read in constant memory, and the nesting limit of libxml2's tree builder (256
-levels) is kept by the run: memory follows the depth and the candidates held.
+external entities): :class:`._prolog.Prolog` reads the prolog ahead of libxml2, chunk by
+chunk, and refuses a declaration in the internal subset with its line and column (text in
+a comment or a CDATA section is no declaration, issue 33). ``huge_tree`` stays off, which
+keeps libxml2's limits on entity amplification; text reaches the run only for the queries
+whose answer depends on text nodes (``Grammar.texts``), and then as one call per piece
+libxml2 reads, so a text node of any size is read in constant memory; the nesting limit of
+libxml2's tree builder (256 levels) is kept by the run: memory follows the depth and the
+candidates held.
 """
 
 from __future__ import annotations
@@ -27,13 +31,14 @@ from typing import IO, Any
 
 from lxml import etree
 
-from xmlevents._foundation.xml import ENTITIES_REFUSED, ENTITY_FORMS, declares_entities
+from xmlevents._foundation.xml import ENTITIES_REFUSED, declares_entities
 from xmlevents._foundation.xml import OPTIONS as POLICY
 from xmlevents._foundation.xml import parser as hardened_parser
 
 from ._errors import DocumentError
 from ._grammar import TEXT
 from ._poa import TooDeep
+from ._prolog import Prolog
 
 __all__ = ["CHUNK", "MAX_DEPTH", "chunks_of", "feed_document", "xml_events", "plain_events",
            "is_event_source", "document_attributes"]
@@ -80,25 +85,19 @@ _OPTIONS: dict[str, Any] = dict(
     events=("start", "end"), **POLICY, remove_comments=True, remove_pis=True,
     collect_ids=False)
 
-_ENTITY = ENTITY_FORMS[0]
-
-
 class _Reader:
-    """The chunks as a file for ``iterparse``, looking for entity declarations in what comes
-    before the root element (refused before libxml2 expands anything)."""
+    """The chunks as a file for ``iterparse``, reading the prolog for entity declarations
+    before libxml2 does (refused before it expands anything)."""
 
     def __init__(self, chunks: Iterable[bytes]) -> None:
         self._chunks = iter(chunks)
-        self._tail = b""
+        self._prolog = Prolog()
         self.rooted = False
 
     def read(self, size: int = -1) -> bytes:
         chunk = next(self._chunks, b"")
-        if not self.rooted and chunk:
-            seen = self._tail + chunk
-            if _ENTITY in seen:
-                raise DocumentError(_ENTITIES)
-            self._tail = seen[-len(_ENTITY):]
+        if not self._prolog.done:
+            self._prolog.feed(chunk, final=not chunk)
         return chunk
 
 
@@ -131,10 +130,6 @@ def xml_events(chunks: Iterable[bytes]) -> Iterator[tuple[str, Any]]:
 
 
 _TARGET_OPTIONS = {k: v for k, v in _OPTIONS.items() if k != "events" and k not in POLICY}
-
-# "<!ENTITY" in the encodings libxml2 detects without a declaration (the foundation's forms)
-_ENTITY_FORMS = ENTITY_FORMS
-_TAIL = max(len(f) for f in _ENTITY_FORMS)
 
 
 class _Target:
@@ -171,21 +166,24 @@ class _TextTarget(_Target):
 
 
 def feed_document(chunks: Iterable[bytes], start: Callable[..., None],
-                  end: Callable[..., None], rooted: Callable[[], bool],
+                  end: Callable[..., None], rooted: Callable[[], bool] | None = None,
                   reread: Callable[[], Iterable[bytes]] | None = None,
                   text: Callable[..., None] | None = None) -> Iterator[None]:
     """Parse the chunks with lxml's ``XMLParser`` and a target that calls ``start(name,
     attributes)`` and ``end(name)`` for each element: the fast driver (a Python call per event
     from libxml2's SAX callbacks, where ``iterparse`` makes an element proxy and an event
     tuple and builds a tree that has to be freed again). Yields after each chunk, so that the
-    caller can hand out what the events decided; ``rooted()`` tells whether the root element
-    has started (the DTD check stops there). With ``text``, character data, comments and
-    processing instructions are passed to it too (``text(*pieces)``).
+    caller can hand out what the events decided. ``rooted`` is not used any more (it told
+    where the search for declarations could stop, which the prolog reader now knows; still
+    accepted, as ``bench/bench_stream.py``'s driver probe passes it). With ``text``,
+    character data, comments and processing instructions are passed to it too
+    (``text(*pieces)``). Each chunk is read by :class:`._prolog.Prolog` before libxml2 reads
+    it, until the root element's start tag.
 
     Hardening as :func:`xml_events`; the two limits of libxml2's tree builder are kept here
     as they were: nesting deeper than :data:`MAX_DEPTH` is refused (``start`` raises
     :class:`TooDeep`; with ``reread``, the input is parsed again up to libxml2's own error, to
-    say where), and text is never passed to Python at all.
+    say where), and without ``text`` no text is passed to Python at all.
 
     Raises:
         DocumentError: malformed XML (line and column), a DTD declaring entities, nesting
@@ -196,22 +194,16 @@ def feed_document(chunks: Iterable[bytes], start: Callable[..., None],
     options = _TARGET_OPTIONS if text is None else \
         {**_TARGET_OPTIONS, "remove_comments": False, "remove_pis": False}
     parser = hardened_parser(target=target, **options)
-    scanning = True
-    tail = b""
+    prolog = Prolog()
     fed = False
     try:
         for chunk in chunks:
             fed = True
-            if scanning:
+            if not prolog.done:
                 # entity declarations come before the root element: look for them in the
-                # bytes before libxml2 reads them
-                seen = tail + chunk
-                if any(f in seen for f in _ENTITY_FORMS):
-                    raise DocumentError(_ENTITIES)
-                tail = seen[-_TAIL:]
+                # prolog before libxml2 reads it
+                prolog.feed(chunk)
             _feed(parser, chunk)
-            if scanning and rooted():
-                scanning = False
             yield
         if not fed:  # an empty file: libxml2 says so, at line 1, column 1
             _feed(parser, b"")

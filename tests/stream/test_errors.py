@@ -4,6 +4,7 @@ nodes, malformed event streams, and queries outside the subset (refused before a
 from __future__ import annotations
 
 import io
+import random
 
 import pytest
 
@@ -15,6 +16,8 @@ from xmlevents.stream import (
     matches,
     parse_grammar,
 )
+from xmlevents.stream._prolog import Prolog
+from xmlevents.stream._source import CHUNK
 
 
 def test_malformed_mid_stream_gives_the_matches_decided_before_then_the_error() -> None:
@@ -86,6 +89,90 @@ def test_entity_declared_in_a_utf16_document_is_refused(encoding: str) -> None:
         list(matches("//b", doc))
     ok = (head + "<r><b/></r>").encode(encoding)
     assert [m.node for m in matches("//b", ok)] == [2]
+
+
+@pytest.mark.parametrize("encoding", ["utf-32", "utf-32-le", "utf-32-be", "cp037"])
+def test_entity_declarations_are_read_in_every_detected_encoding(encoding: str) -> None:
+    """UTF-32 either way round and EBCDIC: the prolog reader decodes as libxml2 detects, and
+    finds the declaration with its line and column."""
+    head = '<?xml version="1.0" encoding="%s"?>\n' % ("EBCDIC-US" if encoding == "cp037"
+                                                      else encoding.upper())
+    doc = (head + '<!DOCTYPE r [<!-- <!ENTITY no> --> <!ENTITY e "x">]><r/>').encode(encoding)
+    with pytest.raises(DocumentError, match="declares entities") as info:
+        Prolog().feed(doc, final=True)
+    assert (info.value.line, info.value.column) == (2, 36)
+
+
+# issue 33, item 3: "<!ENTITY" that is no declaration, and declarations wherever chunks fall
+NOT_DECLARATIONS = [
+    b"<r><![CDATA[<!ENTITY e 'x'>]]><b/></r>",
+    b"<r><!-- <!ENTITY e 'x'> --><b/></r>",
+    b"<!-- <!DOCTYPE r [<!ENTITY e 'x'>]> --><r><b/></r>",  # a commented-out DOCTYPE
+    b"<?pi <!ENTITY e 'x'>?><r><b/></r>",
+    b'<!DOCTYPE r [<!-- <!ENTITY e "x"> --><?pi <!ENTITY?>'
+    b'<!NOTATION n SYSTEM "<!ENTITY e \'x\'>]>">]><r><b/></r>',
+    b'<!DOCTYPE r SYSTEM "x[<!ENTITY e"><r><b/></r>',
+]
+
+
+@pytest.mark.parametrize("doc", NOT_DECLARATIONS)
+def test_entity_text_that_is_no_declaration_is_accepted(doc: bytes) -> None:
+    """``<!ENTITY`` in a CDATA section, a comment (a commented-out DOCTYPE too), a PI, a
+    literal or a system identifier is text, not a declaration: the document is read."""
+    assert [m.node for m in matches("//b", doc)] == [2]
+
+
+@pytest.mark.parametrize("doc", NOT_DECLARATIONS)
+@pytest.mark.parametrize("shift", [-9, -5, -1, 0, 3])
+def test_entity_text_across_a_chunk_boundary_is_accepted(doc: bytes, shift: int) -> None:
+    """The same documents with ``<!ENTITY`` placed across the 64 KiB boundary of the reader
+    (a comment before the root fills the first chunk): still read, as anywhere else."""
+    at = doc.index(b"<!ENTITY")
+    pad = CHUNK - at + shift
+    padded = b"<!--" + b"p" * (pad - 7) + b"-->" + doc
+    assert padded.index(b"<!ENTITY") == CHUNK + shift
+    assert [m.node for m in matches("//b", padded)] == [2]
+    assert [m.node for m in matches("//b", io.BytesIO(padded))] == [2]
+
+
+@pytest.mark.parametrize("shift", [-9, -8, -5, -1, 0, 2])
+def test_declaration_across_a_chunk_boundary_is_refused_with_its_position(shift: int) -> None:
+    """A declaration cut in two by the reader's chunks, after a comment and a PI holding
+    ``<!ENTITY`` too, is found: refused, with its line and column, before any match."""
+    body = b'<!DOCTYPE r [\n  <!-- <!ENTITY no> -->\n  <!ENTITY e "x">]><r><b>&e;</b></r>'
+    at = body.index(b'<!ENTITY e')
+    pad = CHUNK - at + shift
+    doc = b"<!--" + b"p" * (pad - 8) + b"-->\n" + body
+    assert doc.index(b'<!ENTITY e') == CHUNK + shift
+    with pytest.raises(DocumentError, match="declares entities") as info:
+        list(matches("//b", doc))
+    assert (info.value.line, info.value.column) == (4, 3)
+
+
+def test_prolog_reader_is_independent_of_where_chunks_fall() -> None:
+    """Every split of each document into pieces gives the verdict of the whole document:
+    refused (with the same line and column) or not."""
+    docs = [*NOT_DECLARATIONS, b'<!DOCTYPE r [\n<!-- - -->\r\n <!ENTITY e "x">]><r/>',
+            b'<!DOCTYPE r [<!ELEMENT r ANY><!ENTITY % p "x">]><r/>', BOMB]
+    rng = random.Random(33)
+
+    def verdict(pieces: list[bytes]) -> tuple[int | None, int | None] | None:
+        p = Prolog()
+        try:
+            for k, piece in enumerate(pieces):
+                p.feed(piece, final=k == len(pieces) - 1)
+        except DocumentError as refused:
+            return refused.line, refused.column
+        return None
+
+    for doc in docs:
+        whole = verdict([doc])
+        assert (whole is None) == (b"<!ENTITY" not in doc or doc in NOT_DECLARATIONS), doc
+        for _ in range(60):
+            cuts = sorted(rng.sample(range(1, len(doc)), min(len(doc) - 1, rng.randint(1, 6))))
+            pieces = [doc[a:b] for a, b in zip([0, *cuts], [*cuts, len(doc)], strict=True)]
+            assert verdict(pieces) == whole, (doc, cuts)
+        assert verdict([doc[i:i + 1] for i in range(len(doc))]) == whole
 
 
 def test_doctype_without_entities_is_accepted() -> None:
