@@ -31,7 +31,7 @@ from __future__ import annotations
 import graphlib
 import heapq
 from collections.abc import Generator, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import ast
 from ._errors import ArgumentTypeError, DefinitionError, UnknownNameError
@@ -408,12 +408,60 @@ class _Resolver:
             pt = intersect_lb(pt, child.pt)
         if pt is None:
             shown = " ∩lb ".join(str(c.pt) for c in children)
+            meets = _meeting_types([c.pt for c in children])
+            if not meets:
+                raise _error(d, expr, f"cannot derive the operator's path type: {shown} is "
+                                      "null (their first steps differ) and no path type is "
+                                      "uniquely contained in all of them; give one with "
+                                      "`with at=...`")
+            pasted = " or ".join(f"`{d.name} := {_swapped(d.expr, expr, expr.with_(at=m))}`"
+                                 for m in meets)
             raise _error(d, expr, f"cannot derive the operator's path type: {shown} is null "
-                                  "(their first steps differ); give one with `with at=...`")
+                                  "(their first steps differ), but their events meet at "
+                                  f"{' or '.join(map(str, meets))}: write {pasted}")
         problem = derivation_problem(pt, [child.pt for child in children])
         if problem is not None:
             raise _error(d, expr, f"cannot derive the operator's path type: {problem}")
         return pt, False
+
+
+def _meeting_types(pts: list[PathType]) -> list[PathType]:
+    """The relative path types equal to or uniquely contained in every one of ``pts`` (⊂,
+    section 2.1),
+    longest first and, among equals, nearest the end of the first: where events of operands
+    whose ∩lb is null still meet (``order/items/item`` and ``item/price/text()`` meet at
+    ``item``; issue 30, item 3). Each is a valid ``with at=`` for them: section 3.1's child
+    constraint (b) is ``at ⊂ pt`` for an absolute operand, and it holds for every one."""
+    first = pts[0].steps
+    for n in range(len(first), 0, -1):
+        found: list[PathType] = []
+        for i in range(len(first) - n, -1, -1):
+            try:
+                candidate = PathType(Kind.RELATIVE, first[i:i + n])
+            except ValueError:
+                continue  # an attribute or text() step before the last
+            if (candidate not in found
+                    and all(candidate == p or contained(candidate, p) for p in pts)
+                    and derivation_problem(candidate, pts) is None):
+                found.append(candidate)
+        if found:
+            return found
+    return []
+
+
+def _swapped(node: ast.Expr, old: ast.Expr, new: ast.Expr) -> ast.Expr:
+    """``node`` with its subexpression ``old`` (that very object) replaced by ``new``."""
+    if node is old:
+        return new
+    if isinstance(node, ast.Mult):
+        child = _swapped(node.child, old, new)
+        return node if child is node.child else replace(node, child=child)
+    if isinstance(node, ast.Operator):
+        kids = tuple(_swapped(k, old, new) for k in node.children)
+        if all(k is c for k, c in zip(kids, node.children, strict=True)):
+            return node
+        return replace(node, children=kids)  # type: ignore[type-var]  # every Operator but Mult has children
+    return node
 
 
 def _check_child(d: ast.Definition, expr: ast.Operator, pt: PathType, child: NodeSpec) -> None:

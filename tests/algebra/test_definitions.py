@@ -69,6 +69,63 @@ def test_at_overrides_the_derived_path_type() -> None:
     assert ds["Eo"].depends_on == ("Ei", "Es", "Eb")
 
 
+ITEM_ADDED = ("ItemAdded := ins(order/items/item) ; "
+              "(ins(item/price/text()) & ins(item/quantity/text()))")
+
+
+def _pasted(message: str) -> list[str]:
+    """The definitions a refusal offers, ready to paste (each between backticks after
+    "write")."""
+    import re
+
+    return re.findall(r"`([^`]+ := [^`]+)`", message.partition(": write ")[2])
+
+
+def test_operands_that_meet_in_the_middle_are_refused_with_the_rewrite() -> None:
+    """Issue 30, item 3: `order/items/item` and `item/price/text()` have no common start
+    (∩lb null) but meet at `item`; the refusal gives the definition with `with at=item`,
+    which compiles, and a watched document raises it once per item, at the item."""
+    import xmlevents
+
+    with pytest.raises(DefinitionError, match="meet at item: write `ItemAdded := ") as info:
+        DefinitionSet.parse(ITEM_ADDED)
+    [rewrite] = _pasted(str(info.value))
+    assert rewrite == ITEM_ADDED + " with at=item"
+    doc = xmlevents.fromstring("<order><items/></order>")
+    doc.define(rewrite)
+    raised: list[str] = []
+    doc.subscribe("ItemAdded", lambda doc, event: raised.append(str(event.pi)))
+    for _ in range(2):
+        item = xmlevents.SubElement(doc.getroot()[0], "item")
+        xmlevents.SubElement(item, "price").text = "5"
+        xmlevents.SubElement(item, "quantity").text = "2"
+    assert raised == ["/order[n1]/items[n2]/item[n3]", "/order[n1]/items[n2]/item[n8]"]
+
+
+def test_operands_that_share_no_step_get_no_rewrite() -> None:
+    with pytest.raises(DefinitionError, match=r"x ∩lb y is null \(their first steps differ\) "
+                                              "and no path type is uniquely contained"):
+        DefinitionSet.parse("E := ins(x) ; ins(y)")
+
+
+_STEPS = st.lists(st.sampled_from(["a", "b", "c", "order", "item"]), min_size=1, max_size=4)
+
+
+@given(_STEPS, _STEPS, st.sampled_from([";", "&", "|"]))
+def test_every_rewrite_offered_compiles_with_its_at(first: list[str], second: list[str],
+                                                   op: str) -> None:
+    """Whatever two relative types share, each rewrite a refusal offers is accepted, and its
+    path type is the one offered; a definition accepted as written is left alone."""
+    text = f"E := ins({'/'.join(first)}) {op} upd({'/'.join(second)})"
+    try:
+        DefinitionSet.parse(text)
+    except DefinitionError as exc:
+        for rewrite in _pasted(str(exc)):
+            [resolved] = DefinitionSet.parse(rewrite)
+            assert rewrite.startswith(text + " with at=")
+            assert str(resolved.root.pt) == rewrite.rpartition("with at=")[2]
+
+
 def test_example_13_without_at_is_rejected() -> None:
     """Without at=, item ∩lb shipTo ∩lb billTo is null and the definition is rejected."""
     with pytest.raises(DefinitionError, match=r"cannot derive the operator's path type: "
