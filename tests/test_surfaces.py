@@ -1,7 +1,8 @@
 """What ``pip install -e .`` gives, in a real fresh virtual environment (issue 28, "Surfaces"):
-``detect``, ``graph``, ``cel``, ``query``, ``rules``, a watched document and ``replay --engine
-local`` work without any extra (xmldiff and pyarrow are core dependencies); the web stack is
-the ``service`` extra, and ``serve`` without it says in one line what to install and exits 1.
+``detect``, ``graph``, ``cel``, ``query``, ``rules``, a watched document and ``replay`` (its
+engine chosen: local) work without any extra (xmldiff and pyarrow are core dependencies); the
+web stack is the ``service`` extra, and ``serve`` without it says in one line what to install
+and exits 1.
 
 A venv made with ``--system-site-packages`` would see this machine's packages and prove
 nothing, so the venv is made bare and the package installed into it from the index pip is
@@ -104,7 +105,7 @@ def test_a_fresh_install_runs_every_command_but_serve(venv: Path, tmp_path: Path
         "rules": _run(venv, ["rules", "check", str(EXAMPLES / "rules" / "stores_products.rules")]),
         "replay": _run(venv, ["replay", str(EXAMPLES / "purchase_orders.jsonl.gz"),
                               "--definitions", str(EXAMPLES / "purchase_orders.xev"),
-                              "--engine", "local", "--out", str(tmp_path / "o")]),
+                              "--out", str(tmp_path / "o")]),
     }
     for name, done in runs.items():
         assert done.returncode == 0, (name, done.stderr[-2000:])
@@ -114,6 +115,8 @@ def test_a_fresh_install_runs_every_command_but_serve(venv: Path, tmp_path: Path
     assert '"/r[1]/a[1]/b[1]"' in runs["query"].stdout
     assert "R1" in runs["rules"].stdout
     assert {"events", "composites", "errors"} <= {p.name for p in (tmp_path / "o").iterdir()}
+    # no --engine: chosen for a small input, which needs no pyspark (issue 30, item 4)
+    assert "  engine            local (in process, no JVM), chosen: " in runs["replay"].stdout
     watched = subprocess.run([str(venv / "bin" / "python"), "-c", """
 import xmlevents
 doc = xmlevents.fromstring('<order/>')

@@ -72,8 +72,8 @@ def test_a_jvm_that_dies_mid_job_is_one_line_and_status_3(
     monkeypatch.setattr(command, "_start_spark", lambda stack, args, conf: object())
     monkeypatch.setattr(xmlevents.replay, "run_spark", dies)
     history = write_history(tmp_path / "h.jsonl")
-    status, _, err = run(["replay", str(history), "--out", str(tmp_path / "out"), "-q"],
-                         capsys)
+    status, _, err = run(["replay", str(history), "--out", str(tmp_path / "out"), "-q",
+                          "--engine", "spark"], capsys)
     assert status == 3
     assert err == ("xmlevents: error: Spark stopped mid-job: Error while sending or receiving "
                    "(if its memory ran out, give it more: --conf spark.driver.memory=4g)\n")
@@ -273,7 +273,7 @@ def test_the_check_leaves_no_folder_behind(tmp_path: Path, capsys: pytest.Captur
     ("--partitions", "0", "argument --partitions: 0 is less than 1: give 1 or more"),
     ("--partitions", "two", "argument --partitions: 'two' is not a whole number"),
     ("--show", "-1", "argument --show: -1 is less than 0: give 0 or more"),
-    ("--engine", "auto", "argument --engine: invalid choice: 'auto'"),
+    ("--engine", "spork", "argument --engine: invalid choice: 'spork'"),
 ])
 def test_numeric_options_are_usage_errors(option: str, value: str, message: str,
                                           capsys: pytest.CaptureFixture[str],
@@ -343,15 +343,18 @@ def _rows(folder: Path) -> list[str]:
 @pytest.mark.slow
 def test_local_engine_equals_spark_on_the_example_history(
         example_on_spark: tuple[subprocess.CompletedProcess[str], Path], tmp_path: Path,
-        capsys: pytest.CaptureFixture[str]) -> None:
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """The same rows in all three tables (read back with pyarrow, in any order), in the
     same schemas; the same summary but for the engine and the time."""
     import pyarrow.parquet as pq
 
     spark, spark_out = example_on_spark
     assert spark.returncode == 0, spark.stderr
-    status, out, _ = run(["replay", str(EXAMPLE), "--definitions", str(EXAMPLE_DEFS),
-                          "--out", str(tmp_path / "out"), "--engine", "local", "-q"], capsys)
+    words = readme_main_job()[3:]  # as the README gives them: paths from the root
+    words[words.index("--engine") + 1] = "local"
+    words[words.index("--out") + 1] = str(tmp_path / "out")
+    monkeypatch.chdir(ROOT)
+    status, out, _ = run([*words, "-q"], capsys)
     assert status == 0
     for name in ("events", "composites", "errors"):
         local, on_spark = pq.read_table(tmp_path / "out" / name), pq.read_table(spark_out / name)

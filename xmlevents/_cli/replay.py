@@ -33,6 +33,7 @@ from ._common import (
     window_argument,
 )
 from ._definitions import add_definition_options, definition_text
+from ._engine import choose_engine
 
 if TYPE_CHECKING:  # imported when the command runs: detect and graph never load lxml
     from xmlevents.replay import DiffOptions, Key, ReplayProgress, ReplayReport
@@ -96,8 +97,8 @@ def add_parser(sub: Any) -> None:
                     "consecutive versions into primitive events with node ids carried across "
                     "versions, detect the defined composite events per document, run the CEL "
                     "queries (--cel) over each document's events, and write DIR/events, "
-                    "DIR/composites, DIR/errors and DIR/cel as Parquet datasets — on Spark "
-                    "(the default), or in this process with --engine local.")
+                    "DIR/composites, DIR/errors and DIR/cel as Parquet datasets — in this "
+                    "process or on Spark, chosen for the input (--engine).")
     replay.add_argument("history", metavar="HISTORY", help="the version table")
     add_definition_options(replay)
     add_namespace_option(replay, "the definitions and --key")
@@ -112,10 +113,12 @@ def add_parser(sub: Any) -> None:
                         help="where to write events/, composites/, errors/ and cel/ "
                              "(replaced; with --checkpoint, their run=N partition; checked "
                              "before any work; required but with --show-keys)")
-    replay.add_argument("--engine", choices=("spark", "local"), default="spark",
-                        help="spark: an embedded local[*] Spark session, or --master's "
-                             "(default); local: this process alone, no JVM (for a history "
-                             "that fits in memory)")
+    replay.add_argument("--engine", choices=("auto", "spark", "local"), default="auto",
+                        help="auto (the default): Spark when a Spark option or a configured "
+                             "master names it or the input is 256 MB or more, else this "
+                             "process (the summary says which and why); spark: an embedded "
+                             "local[*] Spark session, or the configured master; local: this "
+                             "process alone, no JVM")
     replay.add_argument("--master", metavar="URL",
                         help="Spark master (default: the one Spark's configuration names — "
                              "--conf spark.master, spark-submit's, MASTER, "
@@ -289,6 +292,11 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     queries = _cel_queries(args.cel)  # and the CEL queries
     conf = _spark_conf(args.conf)
     _check_follow(args)  # --follow's options: usage errors before any work
+    history_named = args.follow and args.history.startswith("kafka://")
+    if not history_named and not os.path.exists(args.history):
+        raise Failure(f"{args.history}: no such file or folder")
+    chosen = choose_engine(args, conf)
+    args.engine = chosen.engine
     if args.engine == "local":
         given = [o for o, v in (("--master", args.master), ("--conf", args.conf or None),
                                 ("--partitions", args.partitions)) if v is not None]
@@ -298,11 +306,7 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
         if "://" in args.out:
             raise Failure(f"--out {args.out}: --engine local writes to a folder of this "
                                "machine: give its path")
-    if args.follow and args.history.startswith("kafka://"):
-        pass  # a topic: Spark's Kafka source reads it
-    elif not os.path.exists(args.history):
-        raise Failure(f"{args.history}: no such file or folder")
-    elif args.follow and not os.path.isdir(args.history):
+    if args.follow and not history_named and not os.path.isdir(args.history):
         raise Failure(f"{args.history}: --follow reads a folder new version files arrive in "
                       "(or kafka://HOST:PORT/TOPIC), not a file")
     if _local_output(args, conf):
@@ -336,7 +340,7 @@ def _replay(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
         from xmlevents.algebra import DefinitionSet
 
         names = [d.name for d in DefinitionSet.of(definitions, namespaces=namespaces or None)]
-    _summary(out, args, report, time.perf_counter() - started, names)
+    _summary(out, args, report, time.perf_counter() - started, names, chosen.reason)
     # Said after the summary, never fatal: a key that named no element in any version
     # (every element is inserted once, version 0 inserting the whole document), a definition
     # that matched nothing for want of a namespace.
@@ -521,7 +525,7 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _summary(out: TextIO, args: argparse.Namespace, report: ReplayReport, seconds: float,
-             names: list[str] | None = None) -> None:
+             names: list[str] | None = None, reason: str | None = None) -> None:
     # The rows saying which keys were inferred are in the errors table, not errors: the
     # "keys inferred" line says it here.
     errors = [e for e in report.errors if not (e["stage"] == "key" and e["doc"] is None)]
@@ -533,7 +537,8 @@ def _summary(out: TextIO, args: argparse.Namespace, report: ReplayReport, second
     parts = ", ".join(f"{name} {s:.1f} s" for name, s in report.times)
     w = out.write
     w(f"replayed {args.history} -> {args.out}\n")
-    w(f"  engine            {report.engine} ({report.where})\n")
+    w(f"  engine            {report.engine} ({report.where})"
+      + ("" if reason is None else f", chosen: {reason}") + "\n")
     w(f"  documents         {report.documents:,}\n")
     w(f"  versions          {report.versions:,} replayed, {len(errors):,} "
       f"error{'' if len(errors) == 1 else 's'}\n")
