@@ -273,6 +273,10 @@ class DocumentHistory:
         if digest(self.document.getroot()) != (expect if new is None else digest(new)):
             # The replay does not give the version (a script made against another state):
             # make it so, with the events that takes.
+            if new is None and xml is None:
+                raise MissingXmlError(
+                    f"{self.name} version {version}: the replayed document is not the version "
+                    "its script was made for, and the version's XML was not kept to sync it")
             new = new if new is not None else self._parse(version, xml)
             synced = len(sync(self.document, new))
         return self._take(version, synced, notes)

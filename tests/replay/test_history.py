@@ -570,6 +570,21 @@ def test_a_script_made_against_another_state_is_synced() -> None:
         history.close()
 
 
+def test_a_script_that_misses_its_digest_without_xml_names_what_is_missing() -> None:
+    """Spark's apply stage gets a script and its digest without the XML: a script that does
+    not give the version cannot be synced, and says so (nothing silently wrong)."""
+    history = DocumentHistory("d")
+    try:
+        history.advance(0, "<a><b/></a>")
+        wrong = edit_script("<a/>", "<a><x/></a>")
+        expect = digest(parse_version("<a><b/><c/></a>"))
+        with pytest.raises(MissingXmlError, match="d version 1: the replayed document is not "
+                           "the version its script was made for"):
+            history.advance(1, script=wrong, expect=expect)
+    finally:
+        history.close()
+
+
 def test_a_replay_failure_stops_that_document_with_an_error_row() -> None:
     """An unexpected failure (a script whose path leads nowhere) becomes a "replay" error row
     naming it, and the rest of that document is not replayed."""
