@@ -94,12 +94,12 @@ def compiles(query: str) -> bool:
     return True
 
 
-def oracle(query: str, xml: bytes) -> set[int]:
+def oracle(query: str, xml: bytes, namespaces: dict[str, str] | None = None) -> set[int]:
     """The pre-order indexes (1-based) of the elements lxml's xpath() selects."""
     tree = etree.ElementTree(etree.fromstring(xml))
     # elements only: comments and PIs are _Elements to lxml, but not in the pre-order index
     index = {el: i for i, el in enumerate(tree.iter(etree.Element), 1)}
-    found = tree.xpath(query)
+    found = tree.xpath(query, namespaces=namespaces or {})
     assert isinstance(found, list)
     return {index[el] for el in found if isinstance(el, etree._Element) and el in index}
 
@@ -107,12 +107,16 @@ def oracle(query: str, xml: bytes) -> set[int]:
 # random queries of the subset
 _AXES = ["child", "child", "child", "descendant", "descendant-or-self", "self", "parent",
          "ancestor", "ancestor-or-self", "following-sibling", "preceding-sibling"]
-_TESTS = st.sampled_from([NodeTest("name", x) for x in ALPHABET[:3]] + [NodeTest("any")])
+
+
+def _tests(names: tuple[str, ...]) -> st.SearchStrategy[NodeTest]:
+    return st.sampled_from([NodeTest("name", x) for x in names] + [NodeTest("any")])
 
 
 @st.composite
 def steps(draw: st.DrawFn, depth: int, lo: int = 1, hi: int = 3,
-          absolute: bool = False, stacked: bool = True) -> tuple[Step, ...]:
+          absolute: bool = False, stacked: bool = True,
+          names: tuple[str, ...] = ALPHABET[:3]) -> tuple[Step, ...]:
     out: list[Step] = []
     n = draw(st.integers(lo, hi))
     for k in range(n):
@@ -131,10 +135,10 @@ def steps(draw: st.DrawFn, depth: int, lo: int = 1, hi: int = 3,
             out.append(Step("parent", NodeTest("node")))
             continue
         axis = "child" if kind == "//" else draw(st.sampled_from(axes))
-        test = draw(_TESTS)
+        test = draw(_tests(names))
         preds: list[Pred] = []
         for _ in range(draw(st.integers(0, 2 if depth > 0 else 0))):
-            pred = draw(predicates(depth - 1, axis == "child", stacked=stacked))
+            pred = draw(predicates(depth - 1, axis == "child", stacked=stacked, names=names))
             if stacked or not (isinstance(pred, Position)
                                and any(isinstance(p, Position) for p in preds)):
                 preds.append(pred)
@@ -144,7 +148,7 @@ def steps(draw: st.DrawFn, depth: int, lo: int = 1, hi: int = 3,
 
 @st.composite
 def predicates(draw: st.DrawFn, depth: int, child: bool, top: bool = True,
-               stacked: bool = True) -> Pred:
+               stacked: bool = True, names: tuple[str, ...] = ALPHABET[:3]) -> Pred:
     kinds = ["path", "path", "path", "abs"]
     if depth > 0:
         kinds += ["and", "or", "not", "not"]
@@ -152,26 +156,29 @@ def predicates(draw: st.DrawFn, depth: int, child: bool, top: bool = True,
         kinds += ["first", "last"]
     kind = draw(st.sampled_from(kinds))
     if kind == "path":
-        return PathPred(LocationPath(False, draw(steps(depth, 1, 2, stacked=stacked))))
+        return PathPred(LocationPath(False, draw(steps(depth, 1, 2, stacked=stacked,
+                                                       names=names))))
     if kind == "abs":
         return PathPred(LocationPath(True, draw(steps(depth, 1, 2, absolute=True,
-                                                      stacked=stacked))))
+                                                      stacked=stacked, names=names))))
     if kind == "first" or kind == "last":
         return Position(kind == "last")
     if kind == "not":
-        return Not(draw(predicates(depth - 1, child, False, stacked)))
-    left = draw(predicates(depth - 1, child, False, stacked))
-    right = draw(predicates(depth - 1, child, False, stacked))
+        return Not(draw(predicates(depth - 1, child, False, stacked, names)))
+    left = draw(predicates(depth - 1, child, False, stacked, names))
+    right = draw(predicates(depth - 1, child, False, stacked, names))
     return And(left, right) if kind == "and" else Or(left, right)
 
 
 @st.composite
-def queries(draw: st.DrawFn, depth: int = 2, stacked: bool = True) -> str:
-    """Random queries of the supported subset, as text; without ``stacked``, no step has two
-    positions (``b[last()][1]``)."""
+def queries(draw: st.DrawFn, depth: int = 2, stacked: bool = True,
+            names: tuple[str, ...] = ALPHABET[:3]) -> str:
+    """Random queries of the supported subset, as text, testing ``names`` (prefixed names
+    need a prefix map) and ``*``; without ``stacked``, no step has two positions
+    (``b[last()][1]``)."""
     absolute = draw(st.booleans())
     path = LocationPath(absolute, draw(steps(depth, 1, 3, absolute=absolute,
-                                             stacked=stacked)))
+                                             stacked=stacked, names=names)))
     if absolute and all(s.test.kind == "node" and s.axis == "self" for s in path.steps):
         return "/*"  # the document node alone is refused (tests/stream/test_errors.py)
     text = str(path)
