@@ -12,7 +12,10 @@ __all__ = ["Detection", "Match", "Stats"]
 class Detection:
     """The event at which a match became certain: the ``"start"`` or ``"end"`` tag of the
     element with 1-based pre-order index ``node`` (seed 004, section 2: its earliest
-    detection location; the end of the root for matches decided only at the end)."""
+    detection location; the end of the root for matches decided only at the end); or
+    ``"text"``, the ``node``-th text node of the document (issue 33: a query that reaches
+    elements through text nodes, as ``//..``, can be decided by one; character data,
+    comments and PIs between two tags are one text node)."""
 
     event: str
     node: int

@@ -311,10 +311,11 @@ class _Parser:
         if t.kind == "name":
             if self.peek().text == "(":
                 if t.text == "node":
-                    self.fail(t.start, "node() is not supported: text nodes are not modelled; "
-                                     "use * for elements")
-                self.fail(t.start, f"{t.text}() is not supported as a step: the query model is "
-                                 "the tree of elements")
+                    self.fail(t.start, "node() is not supported as a node test: the matches "
+                                     "are elements (use *); text nodes are reached only "
+                                     "through //, . and ..")
+                self.fail(t.start, f"{t.text}() is not supported as a step: the matches are "
+                                 "elements")
             self.take()
             prefix, colon, local = t.text.partition(":")
             if not colon:
