@@ -16,6 +16,7 @@ pattern; the compiled forms and :func:`is_ncname` / :func:`is_qname` are for che
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 __all__ = [
     "NAME_START_CHAR",
@@ -28,6 +29,7 @@ __all__ = [
     "is_qname",
     "ASCII_NAME_START",
     "ASCII_NAME_CHAR",
+    "suggest_prefix",
 ]
 
 #: The ranges of XML's ``NameStartChar`` without ``':'`` (an NCName's first character), as the
@@ -74,3 +76,32 @@ def is_qname(name: object) -> bool:
     (True, False, False)
     """
     return isinstance(name, str) and QNAME_RE.fullmatch(name) is not None
+
+
+_SEGMENT = re.compile(r"[a-z][a-z0-9_-]*")
+_NOT_A_PREFIX = frozenset({"http", "https", "urn", "www", "xmlns", "ns"})
+
+
+def suggest_prefix(uri: str, taken: Mapping[str, str] | None = None) -> str:
+    """A prefix for ``uri``: its last meaningful segment, lower-cased (``pom`` for
+    ``http://maven.apache.org/POM/4.0.0``, ``svg`` for ``http://www.w3.org/2000/svg``), else
+    ``ns``; numbered if ``taken`` binds it to another URI.
+
+    >>> suggest_prefix("http://maven.apache.org/POM/4.0.0"), suggest_prefix("urn:po")
+    ('pom', 'po')
+    >>> suggest_prefix("http://example.com/"), suggest_prefix("urn:po", {"po": "urn:x"})
+    ('ns', 'po2')
+    """
+    taken = taken or {}
+    prefix = "ns"
+    for segment in reversed(re.split(r"[/:#?=&]+", uri)):
+        s = segment.lower()
+        if (_SEGMENT.fullmatch(s) and s not in _NOT_A_PREFIX and not s.startswith("xml")
+                and not re.fullmatch(r"v\d+", s)):
+            prefix = s
+            break
+    candidate, n = prefix, 1
+    while taken.get(candidate, uri) != uri:
+        n += 1
+        candidate = f"{prefix}{n}"
+    return candidate

@@ -24,6 +24,7 @@ for want of a namespace.
 from typing import TYPE_CHECKING
 
 from xmlevents._foundation.lazy import lazy_names
+from xmlevents.algebra import NamespaceHint, NamespaceWarning, namespace_hints
 
 from ._actions import (
     ACTION_TYPES,
@@ -66,7 +67,6 @@ from ._errors import (
     ScriptPathError,
     VersionTableError,
 )
-from ._hints import NamespaceHint, NamespaceWarning, namespace_hints
 from ._history import (
     DocumentHistory,
     HistoryResult,

@@ -27,8 +27,10 @@ from xmlevents.algebra import (
     CompositeEvent,
     DefinitionSet,
     Duration,
+    NamespaceWarning,
     PrimitiveEvent,
     XmlEventsError,
+    namespace_hints,
 )
 from xmlevents.dom import Monitor, Snapshot, empty, from_snapshot
 
@@ -36,7 +38,6 @@ from ._actions import Action
 from ._cel import CEL_STAGE, CelQuery, CelStream, check_queries
 from ._digests import Forms
 from ._errors import BadVersion, KeyWarning, MissingXmlError
-from ._hints import NamespaceWarning, namespace_hints
 from ._infer import InferredKey, infer_keys
 from ._keys import KeyNote
 from ._match import key_notes

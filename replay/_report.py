@@ -14,9 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from xmlevents.algebra import DefinitionSet
+from xmlevents.algebra import DefinitionSet, NamespaceHint, namespace_hints
 
-from ._hints import NamespaceHint, namespace_hints
 from ._history import HistoryResult
 from ._keys import Key
 

@@ -23,7 +23,7 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from xmlevents.algebra import DefinitionSet, Duration
+from xmlevents.algebra import DefinitionSet, Duration, namespace_hints
 
 from ._cel import check_queries
 from ._checkpoint import (
@@ -36,7 +36,6 @@ from ._checkpoint import (
     fingerprint,
     open_runs,
 )
-from ._hints import namespace_hints
 from ._history import DUPLICATE, DocumentHistory
 from ._progress import ReplayProgress, Silent
 from ._report import ReplayReport

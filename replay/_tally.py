@@ -14,9 +14,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from xmlevents.algebra import DefinitionSet
+from xmlevents.algebra import DefinitionSet, namespace_hints
 
-from ._hints import namespace_hints
 from ._history import VersionRows
 from ._infer import InferredKey
 from ._keys import Key

@@ -145,7 +145,7 @@ ALGEBRA_LAYERS = {
     "language": {"_tokens", "_parser", "ast", "_printer", "_definitions"},
     "engine": {"_grouping", "_contexts", "_termination", "_window", "_operator",
                "_multiplicity", "_tree", "_sharing", "_graph", "_documents", "_render",
-               "_subscriptions"},
+               "_subscriptions", "_hints"},
 }
 
 

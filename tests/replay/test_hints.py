@@ -9,9 +9,8 @@ from typing import Any
 
 import pytest
 
-from xmlevents.algebra import DefinitionSet
+from xmlevents.algebra import DefinitionSet, suggest_prefix
 from xmlevents.replay import NamespaceHint, NamespaceWarning, namespace_hints, replay_history
-from xmlevents.replay._hints import suggest_prefix
 
 POM = "http://maven.apache.org/POM/4.0.0"
 

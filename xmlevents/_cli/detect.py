@@ -25,7 +25,10 @@ from xmlevents.algebra import (
     Context,
     EventFormatError,
     EventGraph,
+    Op,
+    PathType,
     XmlEventsError,
+    namespace_hints,
     read_events,
 )
 
@@ -243,19 +246,30 @@ def _detect(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     # path type, not once a line.)
     # Reused ids are looked for inside the graph's tick horizon (issue 29): memory follows
     # the window, not the stream.
-    reader = read_events(lines, keep=functools.lru_cache(maxsize=None)(graph.takes),
+    # The path types read, for the namespace hint at the end: noted once each, where the
+    # reader first asks about them (the answer is cached), never once an event.
+    seen: dict[PathType, None] = {}
+
+    def takes(op: Op, pt: PathType) -> bool:
+        seen[pt] = None
+        return graph.takes(op, pt)
+
+    reader = read_events(lines, keep=functools.lru_cache(maxsize=None)(takes),
                          check_ids=True, id_horizon=_tick_horizon(graph))
     feed = graph.feed
     read_all = False
+    raised: set[str | None] = set()
     try:
         for event in reader:
             for c in feed(event):
+                raised.add(c.type.name)
                 add(_composite_line(c, dumps))
         read_all = True
         if reader.last_ts is not None and reader.last_ts != graph.last_ts:
             graph.advance(reader.last_ts)
         # Composites raised by closing carry the last input tick (DESIGN section 6).
         for c in graph.close():
+            raised.add(c.type.name)
             add(_composite_line(c, dumps))
     except Failure:  # the input could not be read: already worded
         raise
@@ -270,6 +284,11 @@ def _detect(args: argparse.Namespace, out: TextIO, err: TextIO) -> None:
     reused, first = reader.reused_ids()
     if first is not None:
         err.write(_reused_warning(reused, *first))
+    # A definition that matched nothing for want of a namespace: the flag that fixes it
+    # (issue 30, item 5), as replay says it.
+    for hint in namespace_hints(defs, parse_namespaces(args.namespace) or None, list(seen),
+                                {n: 1 for n in raised if n is not None}):
+        err.write(f"xmlevents detect: warning: {hint.cli()}\n")
 
 
 def _tick_horizon(graph: EventGraph) -> int | None:

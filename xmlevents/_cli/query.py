@@ -24,6 +24,7 @@ from ._common import (
     parse_namespaces,
     query_text,
 )
+from ._query_hint import Head, namespace_hint
 
 __all__ = ["add_parser", "run"]
 
@@ -70,9 +71,10 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         raise Failure(exc.for_cli()) from None
     name = input_name(args.file)
     source = open_input(args.file)
+    head = Head(source)  # its first bytes kept for the namespace hint
     t0 = time.perf_counter()
     try:
-        evaluation = query.evaluate(source)
+        evaluation = query.evaluate(head)
         for m in evaluation:
             if not args.count:
                 out.write(json.dumps(m.to_json(), ensure_ascii=False) + "\n")
@@ -95,4 +97,8 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     err.write(f"xmlevents query: {stats.elements} elements read, {stats.matches} matches, "
               f"peak {stats.peak_candidates} candidates held, "
               f"{time.perf_counter() - t0:.3f} s\n")
+    if stats.matches == 0 and not args.grammar:
+        hint = namespace_hint(query.text, bytes(head.head), namespaces)
+        if hint is not None:
+            err.write(f"xmlevents query: hint: {hint}\n")
     return 0

@@ -1,5 +1,6 @@
 """The end-of-run namespace hint (issue 15, item 1): a definition that matched nothing because
-the documents' elements are in a namespace its path types do not name.
+the documents' elements are in a namespace its path types do not name. Here, below every
+command that reads events (replay, detect; issue 30, item 5).
 
 A POM's elements are in ``http://maven.apache.org/POM/4.0.0``; ``ins(project/dependencies/
 dependency)`` names elements in no namespace, so it never matches, and nothing can say so
@@ -14,20 +15,14 @@ pom=URI``) or for Python (:meth:`NamespaceHint.python`: ``namespaces={'pom': URI
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
-from xmlevents.algebra import (
-    Axis,
-    DefinitionSet,
-    Kind,
-    LeafSpec,
-    PathType,
-    PrimitiveEventType,
-    ResolvedDefinition,
-    Step,
-)
+from xmlevents._foundation.names import suggest_prefix
+
+from ._definitions import DefinitionSet, LeafSpec, ResolvedDefinition
+from ._events import PrimitiveEventType
+from ._paths import Axis, Kind, PathType, Step
 
 __all__ = ["NamespaceWarning", "NamespaceHint", "namespace_hints", "suggest_prefix"]
 
@@ -45,7 +40,8 @@ class NamespaceHint:
     Attributes:
         definition: the definition's name.
         leaf: the leaf's path type as written (in the prefixes bound).
-        events: how many events are on paths that match it by local names.
+        events: how many events are on paths that match it by local names (None: not
+            counted, as ``detect`` does not count them).
         bindings: ``(prefix, uri)`` for each namespace of those paths, in step order.
         bound: the prefixes among them that are bound already (only the path needs them).
         rewritten: the leaf's path type written with those prefixes.
@@ -54,7 +50,7 @@ class NamespaceHint:
 
     definition: str
     leaf: str
-    events: int
+    events: int | None
     bindings: tuple[tuple[str, str], ...]
     bound: frozenset[str]
     rewritten: str
@@ -63,6 +59,8 @@ class NamespaceHint:
     def _where(self) -> str:
         uris = [uri for _, uri in self.bindings]
         space = f"namespace {uris[0]}" if len(uris) == 1 else f"namespaces {', '.join(uris)}"
+        if self.events is None:
+            return f"{self.definition} matched no event; events on {self.leaf} are in {space}"
         return (f"{self.definition} matched no event; {self.events:,} "
                 f"event{'' if self.events == 1 else 's'} on {self.leaf} "
                 f"{'is' if self.events == 1 else 'are'} in {space}")
@@ -86,35 +84,6 @@ class NamespaceHint:
             return (f"{self._where()}: write {self.rewritten} (as namespaces={given} binds)"
                     f"{self._rest()}")
         return f"{self._where()}: pass namespaces={given} and write {self.rewritten}{self._rest()}"
-
-
-_SEGMENT = re.compile(r"[a-z][a-z0-9_-]*")
-_NOT_A_PREFIX = frozenset({"http", "https", "urn", "www", "xmlns", "ns"})
-
-
-def suggest_prefix(uri: str, taken: Mapping[str, str] | None = None) -> str:
-    """A prefix for ``uri``: its last meaningful segment, lower-cased (``pom`` for
-    ``http://maven.apache.org/POM/4.0.0``, ``svg`` for ``http://www.w3.org/2000/svg``), else
-    ``ns``; numbered if ``taken`` binds it to another URI.
-
-    >>> suggest_prefix("http://maven.apache.org/POM/4.0.0"), suggest_prefix("urn:po")
-    ('pom', 'po')
-    >>> suggest_prefix("http://example.com/"), suggest_prefix("urn:po", {"po": "urn:x"})
-    ('ns', 'po2')
-    """
-    taken = taken or {}
-    prefix = "ns"
-    for segment in reversed(re.split(r"[/:#?=&]+", uri)):
-        s = segment.lower()
-        if (_SEGMENT.fullmatch(s) and s not in _NOT_A_PREFIX and not s.startswith("xml")
-                and not re.fullmatch(r"v\d+", s)):
-            prefix = s
-            break
-    candidate, n = prefix, 1
-    while taken.get(candidate, uri) != uri:
-        n += 1
-        candidate = f"{prefix}{n}"
-    return candidate
 
 
 def _local(name: str) -> str:
@@ -172,7 +141,8 @@ def _rewrite(leaf: PathType, steps: tuple[Step, ...], prefix: Mapping[str, str])
 
 
 def namespace_hints(definitions: DefinitionSet | None, namespaces: Mapping[str, str] | None,
-                    paths: Mapping[str, int], composites: Mapping[str, int]
+                    paths: Mapping[str, int] | Iterable[PathType],
+                    composites: Mapping[str, int]
                     ) -> list[NamespaceHint]:
     """The hints of a replay (see the module), one per definition that needs one.
 
@@ -180,13 +150,16 @@ def namespace_hints(definitions: DefinitionSet | None, namespaces: Mapping[str, 
         definitions: the definitions replayed (None: no hints).
         namespaces: the prefixes bound (a URI bound already keeps its prefix).
         paths: every event path of the replay (Clark notation, as the ``events`` output's
-            ``path``), with how many events it has.
+            ``path``), with how many events it has; or the path types of the events, not
+            counted (the hints' ``events`` are then None).
         composites: how many composites each definition raised (a definition with any has
             no hint).
     """
     if definitions is None or not paths:
         return []
-    parsed = [(PathType.parse(p), n) for p, n in paths.items()]
+    counted = isinstance(paths, Mapping)
+    parsed = ([(PathType.parse(p), n) for p, n in paths.items()] if isinstance(paths, Mapping)
+              else [(pt, 0) for pt in paths])
     bindings = dict(namespaces or {})  # prefix -> URI, the hints' suggestions added
     by_uri: dict[str, str] = {}
     for p, uri in bindings.items():
@@ -216,7 +189,8 @@ def namespace_hints(definitions: DefinitionSet | None, namespaces: Mapping[str, 
         if not uris:  # the leaf names a namespace the events do not have
             continue
         hints.append(NamespaceHint(
-            definition=d.name, leaf=leaf.prefixed(namespaces), events=events,
+            definition=d.name, leaf=leaf.prefixed(namespaces),
+            events=events if counted else None,
             bindings=tuple((by_uri[u], u) for u in uris),
             bound=frozenset(by_uri[u] for u in uris if by_uri[u] in given),
             rewritten=_rewrite(leaf, steps, by_uri), others=len(found) - 1))
