@@ -2,9 +2,17 @@
 
 Starlette rather than FastAPI: bodies are XML markup as often as JSON, and errors are RFC 9457
 problem documents written here; FastAPI's value is pydantic models and OpenAPI, which would
-stand between us and both. The application holds one :class:`Service`: the engine, the
-journal (:mod:`._db`) and one lock, so signals are processed in the order accepted and every
-accepted change is one database transaction with the notifications it produced.
+stand between us and both. The application holds one :class:`Service`: the engine and the
+journal (:mod:`._db`). Every change (a registration, an unregistration, a request's signals)
+runs in one writer thread, which alone touches the engine and the writing connection, so
+changes are applied in the order accepted and each is one database transaction with the
+notifications it produced; reads go through a second connection in a reader thread (issue 31,
+item 3). The event loop never waits for SQLite: a database another program holds answers the
+change 503 after a short busy wait (``Retry-After: 1``), a full disk 507, and ``/health`` and
+the reads answer all along. The transaction is begun before the engine sees a change, so a
+busy database leaves the engine as it was; a write that fails later (the disk full at commit)
+has the engine rebuilt from the log as the writer's next job, after the failed request is
+answered. Opaque providers are called in the writer thread.
 
 Routes (each but ``/health`` needs ``Authorization: Bearer SECRET`` when tokens are given):
 
@@ -35,12 +43,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
+import logging
 import math
 import secrets
+import sqlite3
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
-from typing import Any
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 import httpx
 from starlette.applications import Starlette
@@ -84,24 +96,45 @@ KEEPALIVE = 15.0
 SHUTDOWN_EVENT = ('retry: 5000\nevent: shutdown\ndata: {"detail": "the service is stopping; '
                   'reconnect with Last-Event-ID to resume"}\n\n')
 _PROBLEM = "application/problem+json"
+T = TypeVar("T")
+_log = logging.getLogger("xmlevents.service")
 
 
 class Problem(Exception):
     """An error answered as a problem document (RFC 9457)."""
 
-    def __init__(self, status: int, title: str, detail: str, **extra: Any) -> None:
+    def __init__(self, status: int, title: str, detail: str, *,
+                 headers: Mapping[str, str] | None = None, **extra: Any) -> None:
         super().__init__(detail)
         self.status = status
         self.title = title
         self.detail = detail
+        self.headers = dict(headers or {})
         self.extra = extra
 
     def response(self) -> JSONResponse:
         body = {"type": "about:blank", "title": self.title, "status": self.status,
                 "detail": self.detail, **self.extra}
-        headers = {"WWW-Authenticate": "Bearer"} if self.status == 401 else None
+        headers = dict(self.headers)
+        if self.status == 401:
+            headers["WWW-Authenticate"] = "Bearer"
         return JSONResponse(body, status_code=self.status, media_type=_PROBLEM,
-                            headers=headers)
+                            headers=headers or None)
+
+
+def _database_problem(exc: sqlite3.Error) -> Problem | None:
+    """503 with ``Retry-After`` for a database another program holds (busy past
+    :data:`~._db.BUSY_TIMEOUT`), 507 for a full disk; None for another error (a 500). The
+    change was not applied in either case."""
+    text = str(exc).lower()
+    if "database is locked" in text or "database is busy" in text:
+        return Problem(503, "Service Unavailable",
+                       "the database is busy (another program holds its write lock); nothing "
+                       "was applied: retry", headers={"Retry-After": "1"})
+    if "database or disk is full" in text:
+        return Problem(507, "Insufficient Storage",
+                       "the database cannot grow (the disk is full); nothing was applied")
+    return None
 
 
 def _problem_of(exc: XmlEventsError) -> Problem:
@@ -139,16 +172,25 @@ class Service:
         if lock is not None and lock.path != DatabaseLock.path_of(db):
             raise ValueError(f"the lock {lock.path} is not {db!r}'s")
         self.db_lock = lock if lock is not None else DatabaseLock(db)
+        self.providers = dict(providers or {})
+        self.join: Join = join
         try:
+            #: The writing connection and the engine: used by the writer thread only.
             self.journal = Journal(db)
+            self.engine, self.owner, self.callbacks, self.replayed = self._replay()
+            #: The reading connection: used by the reader thread only.
+            self.reader = Journal.reader(db)
         except BaseException:
+            with contextlib.suppress(AttributeError):
+                self.journal.close()
             self.db_lock.release()
             raise
-        self.providers = dict(providers or {})
-        self.engine = Engine(join=join, providers=self.providers)
-        self.owner: dict[str, str] = {}
-        self.callbacks: dict[str, str] = {}
-        self.lock = asyncio.Lock()
+        #: The engine no longer matches the log (a change failed after it reached the
+        #: engine): rebuilt by the writer thread before its next change.
+        self._stale = False
+        self._writer = ThreadPoolExecutor(1, thread_name_prefix="xmlevents-writer")
+        self._reading = ThreadPoolExecutor(1, thread_name_prefix="xmlevents-reader")
+        self._loop: asyncio.AbstractEventLoop | None = None
         #: The open streams' events, by client (see the module).
         self._streams: dict[str, set[asyncio.Event]] = {}
         #: Set when the server stops: streams send their last event and end.
@@ -156,36 +198,76 @@ class Service:
         self._wake = asyncio.Event()
         self._worker: asyncio.Task[None] | None = None
         self._http: httpx.AsyncClient | None = None
-        try:
-            self.replayed = self._replay()
-        except BaseException:
-            self.journal.close()
-            self.db_lock.release()
-            raise
 
-    def _replay(self) -> int:
-        """Rebuild the engine from the log (the notifications are stored already)."""
+    def _replay(self) -> tuple[Engine, dict[str, str], dict[str, str], int]:
+        """A new engine rebuilt from the log (the notifications are stored already), the
+        owner and callback of each expression, and the number of entries replayed."""
+        engine = Engine(join=self.join, providers=self.providers)
+        owner: dict[str, str] = {}
+        callbacks: dict[str, str] = {}
         count = 0
         for entry in self.journal.log():
             body = entry.body
             if entry.kind == "register":
-                self.engine.register(_registration(body["format"], body["source"],
-                                                   body.get("variables") or {}),
-                                     ident=body["id"])
-                self.engine.dead()  # its empty result, if any, is stored already
-                self.owner[body["id"]] = entry.client
+                engine.register(_registration(body["format"], body["source"],
+                                              body.get("variables") or {}), ident=body["id"])
+                engine.dead()  # its empty result, if any, is stored already
+                owner[body["id"]] = entry.client
                 if body.get("callback"):
-                    self.callbacks[body["id"]] = body["callback"]
+                    callbacks[body["id"]] = body["callback"]
             elif entry.kind == "unregister":
-                self.engine.unregister(body["id"])
-                self.owner.pop(body["id"], None)
-                self.callbacks.pop(body["id"], None)
+                engine.unregister(body["id"])
+                owner.pop(body["id"], None)
+                callbacks.pop(body["id"], None)
             else:
                 at = body.get("time")
-                self.engine.signal(body["type"], body["params"],
-                                   time=None if at is None else float(at))
+                engine.signal(body["type"], body["params"],
+                              time=None if at is None else float(at))
             count += 1
-        return count
+        return engine, owner, callbacks, count
+
+    # --- threads --------------------------------------------------------------------------
+
+    async def write(self, job: Callable[[], T]) -> T:
+        """Run ``job`` in the writer thread, after the changes submitted before it: the
+        engine and the writing connection are the writer thread's alone, so changes are
+        applied in the order accepted and the event loop never waits for SQLite."""
+        return await asyncio.get_running_loop().run_in_executor(self._writer, job)
+
+    async def read(self, job: Callable[[Journal], T]) -> T:
+        """Run ``job`` with the reading connection in the reader thread (in WAL mode it
+        never waits for the writer)."""
+        return await asyncio.get_running_loop().run_in_executor(
+            self._reading, job, self.reader)
+
+    def _fresh(self) -> None:
+        """In the writer thread, before a change: rebuild the engine from the log if a
+        failed change left it ahead of the log."""
+        if self._stale:
+            self.engine, owner, callbacks, _ = self._replay()
+            self.owner.clear()  # the same dicts: the event loop reads them
+            self.owner.update(owner)
+            self.callbacks.clear()
+            self.callbacks.update(callbacks)
+            self._stale = False
+
+    def _committed(self, found: Iterable[tuple[str, str, Any, str | None]]) -> None:
+        """In the writer thread, after a commit: wake the streams of the clients notified
+        and, for callbacks, the webhook worker. Done from here, not by the request, so that
+        a request cancelled while it waited still wakes them."""
+        owners = {owner for owner, *_ in found}
+        hooks = any(url for *_, url in found)
+        if owners and self._loop is not None:
+            self._loop.call_soon_threadsafe(self._notify, owners)
+            if hooks:
+                self._loop.call_soon_threadsafe(self._wake.set)
+
+    def _failed(self) -> None:
+        """In the writer thread, after a change failed once it had reached the engine: the
+        engine is ahead of the log. The rebuild is the writer's next job (or the start of
+        the change queued first), so that the failed request is answered at once."""
+        self._stale = True
+        self._writer.submit(self._fresh)
 
     # --- clients --------------------------------------------------------------------------
 
@@ -209,15 +291,27 @@ class Service:
 
     async def register(self, client: str, fmt: str, source: str,
                        variables: Mapping[str, Any], callback: str | None) -> str:
+        """Register an expression for ``client``: the engine and the log in one step of the
+        writer thread; returns its id."""
         registration = _registration(fmt, source, variables)
-        async with self.lock:
+
+        def job() -> str:
+            self._fresh()
+            self.journal.begin()  # a busy database fails here, before the engine changes
             ident = "x" + secrets.token_hex(8)
-            self.engine.register(registration, ident=ident)
+            try:
+                self.engine.register(registration, ident=ident)
+            except BaseException:
+                self.journal.abort()
+                raise
             body = {"id": ident, "format": fmt, "source": source,
                     "variables": dict(registration.inputs) if fmt == "text" else {},
                     "callback": callback, "text": str(registration.expression)}
+            # an opaque leaf whose provider failed at once: the empty result, stored with it
+            dead = [(client, d.expression, _notification(d), callback)
+                    for d in self.engine.dead()]
             try:
-                self.journal.write([("register", client, body)], [],
+                self.journal.write([("register", client, body)], dead,
                                    add=(ident, client, body))
             except BaseException:
                 self.engine.unregister(ident)
@@ -225,33 +319,38 @@ class Service:
             self.owner[ident] = client
             if callback:
                 self.callbacks[ident] = callback
-            # an opaque leaf whose provider failed at once: the empty result, stored
-            dead = [(client, d.expression, _notification(d), callback)
-                    for d in self.engine.dead()]
-            if dead:
-                self.journal.write([], dead)
-                self._notify([client])
-        return ident
+            self._committed(dead)
+            return ident
+
+        return await self.write(job)
 
     async def unregister(self, client: str, ident: str) -> None:
-        async with self.lock:
+        """Take ``client``'s expression ``ident`` out of the log and the engine."""
+        def job() -> None:
+            self._fresh()
             self.own(client, ident)
             self.journal.write([("unregister", client, {"id": ident})], [], remove=ident)
             self.engine.unregister(ident)
             del self.owner[ident]
             self.callbacks.pop(ident, None)
 
+        await self.write(job)
+
     async def signal(self, client: str, events: list[tuple[str, dict[str, Any],
                                                           float | None]],
                      raw: str | None = None) -> int:
         """Apply checked signals in order; their log row and notifications in one
         transaction. ``raw``: the request's JSON body those signals were read from, logged
-        as it is (no encoding again); if the write fails, the engine is rebuilt from the
-        log."""
+        as it is (no encoding again). A database another program holds fails before the
+        engine sees the signals; a write that fails after it has (the disk full) has the
+        engine rebuilt from the log by the writer thread, after this request is answered."""
         if raw is None:
             raw = dumps([{"type": t, "params": p, **({} if at is None else {"time": at})}
                          for t, p, at in events])
-        async with self.lock:
+
+        def job() -> int:
+            self._fresh()
+            self.journal.begin()
             found: list[tuple[str, str, dict[str, Any] | str, str | None]] = []
             texts: dict[str, str] = {}  # a signal's JSON, for the notifications it is in
             try:
@@ -262,17 +361,25 @@ class Service:
                                       self.callbacks.get(d.expression)))
                 self.journal.write([("signals", client, raw)], found)
             except BaseException:
-                # The engine saw signals the log does not have: start it again from the log.
-                self.engine = Engine(join=self.engine.join, providers=self.providers)
-                self.owner.clear()
-                self.callbacks.clear()
-                self._replay()
+                self.journal.abort()
+                self._failed()  # the engine saw signals the log does not have
                 raise
-        if found:
-            self._notify(owner for owner, *_ in found)
-            if any(url for *_, url in found):
-                self._wake.set()
-        return len(events)
+            self._committed(found)
+            return len(events)
+
+        return await self.write(job)
+
+    async def delete_notifications(self, client: str, through: int) -> int:
+        """Mark ``client``'s notifications up to ``through`` deleted; how many were."""
+        return await self.write(lambda: self.journal.delete_notifications(client, through))
+
+    async def stats(self) -> dict[str, object]:
+        """The engine's node counts (:meth:`Engine.stats`), read in the writer thread."""
+        def job() -> dict[str, object]:
+            self._fresh()
+            return self.engine.stats()
+
+        return await self.write(job)
 
     # --- streams --------------------------------------------------------------------------
 
@@ -308,12 +415,14 @@ class Service:
     # --- webhooks -------------------------------------------------------------------------
 
     def start(self) -> None:
+        """Start the webhook worker (in the event loop that serves)."""
+        self._loop = asyncio.get_running_loop()
         self._http = httpx.AsyncClient(timeout=5.0)
-        self._worker = asyncio.get_running_loop().create_task(self._deliver())
+        self._worker = self._loop.create_task(self._deliver())
 
     async def stop(self) -> None:
-        """Close the streams, stop the webhook worker, close the database and release its
-        lock."""
+        """Close the streams, stop the webhook worker, let the changes submitted finish,
+        close the database and release its lock."""
         self.close_streams()
         if self._worker is not None:
             self._worker.cancel()
@@ -321,35 +430,50 @@ class Service:
                 await self._worker
         if self._http is not None:
             await self._http.aclose()
+        loop = asyncio.get_running_loop()
+        for pool in (self._writer, self._reading):
+            await loop.run_in_executor(None, pool.shutdown)
+        self.reader.close()
         self.journal.close()
         self.db_lock.release()
 
     async def _deliver(self) -> None:
         """POST each pending notification to its callback; retry with exponential backoff
         (at most :data:`MAX_ATTEMPTS`); pending deliveries are in the database, so they
-        survive a restart (at-least-once)."""
+        survive a restart (at-least-once). A database that cannot be read or written for a
+        moment (busy) is tried again a second later: the worker never stops."""
         assert self._http is not None
         while True:
-            now = time.time()
-            for cursor, url, attempts, body in self.journal.due_deliveries(now):
-                note = {"cursor": cursor, **json.loads(body)}
-                try:
-                    response = await self._http.post(url, json=note)
-                    ok = response.status_code < 300
-                except httpx.InvalidURL:  # cannot succeed later (checked at registration)
-                    ok, attempts = False, MAX_ATTEMPTS
-                except Exception:  # any failure is the receiver's: retry, never stop here
-                    ok = False
-                if ok or attempts + 1 >= MAX_ATTEMPTS:
-                    self.journal.delivered(cursor)
-                else:
-                    wait = min(MAX_BACKOFF, 0.5 * 2 ** attempts)
-                    self.journal.retry(cursor, attempts + 1, time.time() + wait)
-            due = self.journal.next_due()
+            self._wake.clear()  # before the read: a commit after it sets it again
+            try:
+                due = await self._deliver_due()
+            except sqlite3.Error:
+                due = time.time() + 1.0
             timeout = None if due is None else max(0.0, due - time.time())
-            self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout)
+
+    async def _deliver_due(self) -> float | None:
+        """Deliver what is due now; when the next delivery is due (None: nothing pending)."""
+        assert self._http is not None
+        now = time.time()
+        for cursor, url, attempts, body in await self.read(
+                lambda j: j.due_deliveries(now)):
+            note = {"cursor": cursor, **json.loads(body)}
+            try:
+                response = await self._http.post(url, json=note)
+                ok = response.status_code < 300
+            except httpx.InvalidURL:  # cannot succeed later (checked at registration)
+                ok, attempts = False, MAX_ATTEMPTS
+            except Exception:  # any failure is the receiver's: retry, never stop here
+                ok = False
+            if ok or attempts + 1 >= MAX_ATTEMPTS:
+                await self.write(functools.partial(self.journal.delivered, cursor))
+            else:
+                wait = min(MAX_BACKOFF, 0.5 * 2 ** attempts)
+                await self.write(functools.partial(self.journal.retry, cursor, attempts + 1,
+                                                   time.time() + wait))
+        return await self.read(Journal.next_due)
 
 
 def _registration(fmt: str, source: str, variables: Mapping[str, Any]) -> Registration:
@@ -416,7 +540,8 @@ def _json(raw: bytes) -> Any:
     try:
         return load_line(text)
     except JsonLineError as exc:
-        where = {} if exc.column is None else {"line": exc.line or 1, "column": exc.column}
+        where: dict[str, Any] = ({} if exc.column is None
+                                 else {"line": exc.line or 1, "column": exc.column})
         raise Problem(400, "Malformed JSON", exc.reason, **where) from None
 
 
@@ -467,6 +592,13 @@ def _route(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
             return p.response()
         except XmlEventsError as exc:
             return _problem_of(exc).response()
+        except sqlite3.Error as exc:
+            problem = _database_problem(exc)
+            if problem is None:
+                raise
+            _log.warning("%s %s: %s (%s)", request.method, request.url.path, problem.title,
+                         exc)
+            return problem.response()
     return endpoint
 
 
@@ -512,14 +644,14 @@ def _described(ident: str, body: Mapping[str, Any]) -> dict[str, Any]:
 
 
 async def get_expressions(service: Service, request: Request, client: str) -> Response:
-    return JSONResponse({"expressions": [_described(i, b)
-                                         for i, _, b in service.journal.expressions(client)]})
+    rows = await service.read(lambda j: j.expressions(client))
+    return JSONResponse({"expressions": [_described(i, b) for i, _, b in rows]})
 
 
 async def get_expression(service: Service, request: Request, client: str) -> Response:
     ident = request.path_params["id"]
     service.own(client, ident)
-    for i, _, body in service.journal.expressions(client):
+    for i, _, body in await service.read(lambda j: j.expressions(client)):
         if i == ident:
             return JSONResponse(_described(i, body))
     raise Problem(404, "Not Found", f"no registered expression has the id {ident!r}")
@@ -559,7 +691,7 @@ async def post_events(service: Service, request: Request, client: str) -> Respon
 async def get_notifications(service: Service, request: Request, client: str) -> Response:
     after = _cursor(request, "after")
     limit = _cursor(request, "limit") or 1000
-    rows = service.journal.notifications(client, after, min(limit, 10_000))
+    rows = await service.read(lambda j: j.notifications(client, after, min(limit, 10_000)))
     return JSONResponse({"notifications": [r.to_json() for r in rows]})
 
 
@@ -567,7 +699,7 @@ async def delete_notifications(service: Service, request: Request, client: str) 
     through = _cursor(request, "through")
     if through is None:
         raise Problem(400, "Bad query", "say which to delete: ?through=CURSOR")
-    service.journal.delete_notifications(client, through)
+    await service.delete_notifications(client, through)
     return Response(status_code=204)
 
 
@@ -581,7 +713,9 @@ async def stream_notifications(service: Service, request: Request, client: str) 
         with service.watch(client) as woken:
             while not service.closing:
                 woken.clear()  # before the read: a commit after it sets the event again
-                rows = service.journal.notifications(client, cursor, 500)
+                rows = await service.read(
+                    functools.partial(Journal.notifications, client=client, after=cursor,
+                                      limit=500))
                 for r in rows:
                     cursor = r.cursor
                     yield (f"id: {r.cursor}\nevent: notification\n"
@@ -614,7 +748,7 @@ async def _woken(event: asyncio.Event, timeout: float) -> bool:
 
 
 async def get_graph(service: Service, request: Request, client: str) -> Response:
-    stats = service.engine.stats()
+    stats = await service.stats()
     per = stats.pop("expressions")
     assert isinstance(per, dict)
     stats["expressions"] = {i: v for i, v in per.items() if service.owner.get(i) == client}

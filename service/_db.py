@@ -10,10 +10,17 @@ order of the log); the notifications are not produced again, they are already st
 
 ``synchronous=NORMAL`` in WAL mode: a commit survives a process kill (the WAL is in the OS's
 hands); only a power loss may lose the last commits.
+
+The service writes through one connection and reads through another (:meth:`Journal.reader`;
+in WAL mode a reader never waits for the writer), each used by one thread of its own, never
+by the event loop (issue 31, item 3). Both wait at most :data:`BUSY_TIMEOUT` seconds for a
+lock another program holds (a backup, the ``sqlite3`` shell): SQLite's 5 s default kept the
+service's one writer waiting, and every change queued behind it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import time
@@ -21,7 +28,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Journal", "Stored", "LogEntry", "dumps"]
+__all__ = ["Journal", "Stored", "LogEntry", "dumps", "BUSY_TIMEOUT"]
+
+#: Seconds a statement waits for a lock held by another connection before it fails with
+#: "database is locked".
+BUSY_TIMEOUT = 1.0
 
 #: Compact JSON, as stored.
 dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
@@ -86,9 +97,10 @@ class Stored:
 class Journal:
     """The database of one service (see the module)."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, busy_timeout: float = BUSY_TIMEOUT) -> None:
         self.path = path
-        self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
+                                   timeout=busy_timeout)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
@@ -101,6 +113,17 @@ class Journal:
                 raise sqlite3.DatabaseError(
                     f"not the service's database: its table {table!r} lacks the columns "
                     f"{', '.join(sorted(columns - found))}")
+
+    @classmethod
+    def reader(cls, path: str, *, busy_timeout: float = BUSY_TIMEOUT) -> Journal:
+        """A second connection to the database a :class:`Journal` has opened (checked, in
+        WAL mode), for reading only (``query_only``: a write through it fails)."""
+        journal = cls.__new__(cls)
+        journal.path = path
+        journal._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
+                                      timeout=busy_timeout)
+        journal._db.execute("PRAGMA query_only=1")
+        return journal
 
     def close(self) -> None:
         self._db.close()
@@ -155,17 +178,36 @@ class Journal:
 
     # --- writing: one transaction per accepted change -------------------------------------
 
+    def begin(self) -> None:
+        """Start the write transaction of a change now (``BEGIN IMMEDIATE``: the write lock
+        is taken here), so that a database another program holds fails here, before the
+        engine is touched; :meth:`write` then commits it.
+
+        Raises:
+            sqlite3.OperationalError: "database is locked" after :data:`BUSY_TIMEOUT`.
+        """
+        self._db.execute("BEGIN IMMEDIATE")
+
+    def abort(self) -> None:
+        """Roll back the transaction in progress, if any. A rollback that fails itself (the
+        disk full, the file gone) is left unsaid: SQLite has rolled back already or will at
+        the next start, and the error worth reporting is the one that made us abort."""
+        if self._db.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.execute("ROLLBACK")
+
     def write(self, entries: Sequence[tuple[str, str, dict[str, Any] | str]],
               notifications: Sequence[tuple[str, str, dict[str, Any] | str, str | None]],
               *, add: tuple[str, str, dict[str, Any]] | None = None,
               remove: str | None = None) -> list[int]:
         """Append log ``entries`` (kind, client, body), store ``notifications`` (client,
         expression, body, webhook URL or None) and add or remove an expression, in one
-        transaction. Bodies are JSON, or objects to encode. Returns the notifications'
-        cursors."""
+        transaction (the one :meth:`begin` started, or a new one). Bodies are JSON, or objects
+        to encode. Returns the notifications' cursors."""
         db = self._db
         cursors: list[int] = []
-        db.execute("BEGIN IMMEDIATE")
+        if not db.in_transaction:
+            db.execute("BEGIN IMMEDIATE")
         try:
             db.executemany("INSERT INTO log (kind, client, body) VALUES (?, ?, ?)",
                            [(k, c, b if isinstance(b, str) else _dumps(b))
@@ -195,7 +237,7 @@ class Journal:
                                    hooks)
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            self.abort()
             raise
         return cursors
 
