@@ -267,7 +267,8 @@ class Service:
         engine is ahead of the log. The rebuild is the writer's next job (or the start of
         the change queued first), so that the failed request is answered at once."""
         self._stale = True
-        self._writer.submit(self._fresh)
+        with contextlib.suppress(RuntimeError):  # stopping: no new job; _stale stays
+            self._writer.submit(self._fresh)
 
     # --- clients --------------------------------------------------------------------------
 
