@@ -55,8 +55,9 @@ def _tokens(pairs: list[str]) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace, streams: Streams) -> int:
-    """Serve until interrupted (0); bad arguments 1; a database or address the service
-    cannot use 3."""
+    """Serve until stopped: SIGTERM 0, Ctrl-C 130 (open streams ended with a final event);
+    bad arguments 1; a database or address the service cannot use 3 (a database another
+    service holds among them, its pid named)."""
     import sqlite3
 
     from xmlevents.service import web_stack_missing
