@@ -79,8 +79,15 @@ class _Compiler:
             self.bits.append(key)
         return atom("past", self.bits.index(key), "T")
 
-    def isroot(self) -> F:
+    def top(self) -> F:
+        """The node is a child of the document node: the root element, or (with text nodes)
+        a comment or PI before or after it (the bit ``ISROOT``, which then passes to right
+        siblings)."""
         return self.bit("ISROOT", TRUE)
+
+    def isroot(self) -> F:
+        """The node is the root element."""
+        return land([self.top(), self.element()]) if self.texts else self.top()
 
     def par(self, psi: F) -> F:
         return self.bit("PAR", psi)
@@ -111,8 +118,15 @@ class _Compiler:
         f = _unlast(f)
         return FALSE if f == FALSE else self.m("m2", atom("S", f))
 
-    def rootsat(self, f: F) -> F:  # the root element satisfies f (anywhere)
-        here = land([self.isroot(), f])
+    def rootsat(self, f: F) -> F:
+        """Some child of the document node satisfies ``f`` (anywhere): the root element, or
+        with text nodes a comment or PI before it (a preceding sibling of the root) or after
+        it (a following one); from inside the root, through the ancestor at the top."""
+        if not self.texts:
+            here = land([self.isroot(), f])
+            return lor([here, self.anc(here)])
+        top_f = land([self.top(), f])
+        here = land([self.top(), lor([f, self.following(top_f), self.prevs(top_f)])])
         return lor([here, self.anc(here)])
 
     # steps
@@ -189,7 +203,7 @@ class _Compiler:
         if a == "self":
             return tgt, doc_t
         if a == "parent":
-            at_root = land([self.isroot(), doc_t]) if doc_t != FALSE else FALSE
+            at_root = land([self.top(), doc_t]) if doc_t != FALSE else FALSE
             return lor([self.par(tgt), at_root]), FALSE
         if a == "ancestor":
             return lor([self.anc(tgt), doc_t]), FALSE

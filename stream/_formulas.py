@@ -155,7 +155,9 @@ _KOR = {("T", "T"): "T", ("T", "F"): "T", ("T", "U"): "T", ("F", "T"): "T", ("U"
 
 class CompiledGrammar(Grammar):
     """The grammar of a node formula ``phi`` (the selected nodes) with past bits ``bits``
-    (``(kind, formula)``, kinds ``PAR``, ``ANC``, ``PREVS``, ``ISROOT``), built lazily."""
+    (``(kind, formula)``, kinds ``PAR``, ``ANC``, ``PREVS``, ``ISROOT``), built lazily;
+    ``texts``: the trees have text nodes (:data:`._grammar.TEXT`), also before and after the
+    root element, and ``ISROOT`` holds at every child of the document node."""
 
     def __init__(self, phi: F, tests: tuple[LabelTest, ...],
                  bits: tuple[tuple[str, F], ...], text: str = "", *,
@@ -319,8 +321,10 @@ class CompiledGrammar(Grammar):
         right: list[str] = []
         for (kind, psi), here in zip(self.bits, bits, strict=True):
             if kind == "ISROOT":
+                # "a child of the document": with text nodes, the comments and PIs around
+                # the root are its siblings; without, the root has none
                 left.append("F")
-                right.append("F")
+                right.append(here if self.texts else "F")
             elif kind == "PAR":
                 left.append(choice[psi])
                 right.append(here)

@@ -32,7 +32,12 @@ invariants and the proof of Theorem 1 pin down):
 XML refines the paper's binary trees in one place: a document has one root element, so at the
 root the only right completion is the empty tree; there ``[[x5]] = T`` reads ``x5 -> λ`` and
 productions whose ``x5`` cannot derive λ are dropped. The end of the root is then the end of
-the input (``endDocHandler``).
+the input (``endDocHandler``). Where the tree has text nodes (issue 33), the comments and PIs
+before and after the root element are its siblings (one text node each side at most, as
+adjacent ones are one): a prolog is read before the root as a first top-level node; at the
+root the right completions are λ and one text node, so ``[[x5]] = T`` reads "``x5`` derives
+both", productions whose ``x5`` derives neither are dropped, and what only one of them
+decides is reported at the end of the input (:meth:`Run.finish`) or at the epilogue's node.
 """
 
 from __future__ import annotations
@@ -61,11 +66,16 @@ class Shape:
     once, when the input first needs them).
     """
 
-    __slots__ = ("by_tag", "enter", "entries", "general", "id", "leave")
+    __slots__ = ("by_tag", "enter", "entries", "general", "id", "leave", "top")
 
-    def __init__(self, sid: int, entries: tuple[Entry, ...]) -> None:
+    def __init__(self, sid: int, entries: tuple[Entry, ...], top: int = 0) -> None:
         self.id = sid
         self.entries = entries
+        #: a state at the top level, whose transitions know what may follow the node entered
+        #: from it (see :meth:`Automaton.twin`): 0 inside the root element; 1 before the root
+        #: element when the tree has text nodes (a comment or PI may follow the root); 2
+        #: where nothing may follow (the root without text nodes; a node after the root)
+        self.top = top
         #: the general check's view of the shape (:class:`._universal.LevelInfo`), if needed
         self.general: Any = None
         self.enter: dict[int, _Enter] = {}
@@ -142,9 +152,12 @@ class Automaton:
         self.initial = self._shape({(grammar.start, grammar.start): True})
         # The state before the root element: the initial shape's entries, but its own object,
         # so that the transitions memoised on it are the root's (section 5.1 read for XML:
-        # the root has no following sibling, see _right_free) and a run needs no test for
-        # "is this the root" per event.
-        self.root = Shape(-1, self.initial.entries)
+        # the root has no following sibling but a text node's, see _right_free) and a run
+        # needs no test for "is this the root" per event.
+        self.root = Shape(-1, self.initial.entries, 1 if grammar.texts else 2)
+        self._twins: dict[tuple[int, int], Shape] = {}
+        self._prolog: Shape | None = None
+        self._epilogue: dict[int, bool] = {}
 
     @property
     def general(self) -> bool:
@@ -164,7 +177,7 @@ class Automaton:
     def universality(self) -> Universality:
         """The general check's memo, made when a run first needs it."""
         if self._universality is None:
-            self._universality = Universality(self.grammar, self.root)
+            self._universality = Universality(self.grammar, self.epilogue)
         return self._universality
 
     def _risk(self, x: int) -> None:
@@ -193,9 +206,47 @@ class Automaton:
                 self._risk(x)
         return found
 
-    def _right_free(self, x5: int, root: bool) -> bool:
+    def twin(self, shape: Shape, top: int) -> Shape:
+        """A state with ``shape``'s entries at the top level (:attr:`Shape.top`): its own
+        object, whose transitions are memoised apart from the interned shape's."""
+        key = (shape.id, top)
+        found = self._twins.get(key)
+        if found is None:
+            found = self._twins[key] = Shape(-2 - len(self._twins), shape.entries, top)
+        return found
+
+    def after_prolog(self) -> Shape:
+        """The state before the root element when a comment or PI precedes it (a text node
+        before the root, entered and left from the initial state as any node is)."""
+        if self._prolog is None:
+            tr = self.enter_named(self.initial, TEXT)
+            after = self.leave_after(tr, tr.target)
+            self._prolog = self.twin(after.target, 1)
+        return self._prolog
+
+    def epilogue(self, x: int) -> bool:
+        """Whether ``x`` derives one text node (a comment or PI after the root element)."""
+        found = self._epilogue.get(x)
+        if found is None:
+            g = self.grammar
+            found = self._epilogue[x] = any(
+                g.nullable(a) and g.nullable(b) for a, b, _m in
+                g.productions(x, g.classify(TEXT)))
+        return found
+
+    def _kept(self, x5: int, top: int) -> bool:
+        """Whether a production whose right variable is ``x5`` can derive a node entered
+        from a state at the top level ``top``: something must follow it only inside."""
+        if top == 0:
+            return True
+        return self.grammar.nullable(x5) or (top == 1 and self.epilogue(x5))
+
+    def _right_free(self, x5: int, top: int) -> bool:
+        """``[[x5]] = T`` for the right completions of a node entered at level ``top``."""
         g = self.grammar
-        return g.nullable(x5) if root else g.universal(x5)
+        if top == 0:
+            return g.universal(x5)
+        return g.nullable(x5) and (top == 2 or self.epilogue(x5))
 
     def enter_named(self, shape: Shape, label: str) -> _Enter:
         """``enter'`` on an element name: :meth:`enter` on its class, memoised by name."""
@@ -217,7 +268,7 @@ class Automaton:
         found = memo.get(cls)
         if found is not None:
             return found
-        root = shape is self.root
+        root = shape.top
         g = self.grammar
         flags: dict[tuple[int, int], bool] = {}
         report: list[tuple[int, bool]] = []
@@ -225,7 +276,7 @@ class Automaton:
         marks = False
         for i, (x2, _x1, b) in enumerate(shape.entries):
             for x3, x5, marked in g.productions(x2, cls):
-                if root and not g.nullable(x5):
+                if root and not self._kept(x5, root):
                     continue  # a document has one root element
                 marks = marks or marked
                 if not root:
@@ -256,7 +307,7 @@ class Automaton:
         found = memo.get(key0)
         if found is not None:
             return found
-        root = father is self.root
+        root = father.top
         g = self.grammar
         flags: dict[tuple[int, int], bool] = {}
         sources: dict[tuple[int, int], tuple[set[int], set[int], list[bool]]] = {}
@@ -265,7 +316,7 @@ class Automaton:
         for x2, _x1, _b in father.entries:
             table: dict[int, list[tuple[int, bool]]] = {}
             for x3, x5, marked in g.productions(x2, cls):
-                if root and not g.nullable(x5):
+                if root and not self._kept(x5, root):
                     continue
                 table.setdefault(x3, []).append((x5, marked))
             by_left.append(table)
@@ -443,11 +494,11 @@ class Run:
         self.automaton = automaton
         self.counter = Counter()
         self.reports: list[Report] = []
-        self.start_event, self.end_event, self.text_event, self._view = self._machine(
-            attributes or _plain_attributes, max_depth or sys.maxsize)
+        (self.start_event, self.end_event, self.text_event, self.finish_event,
+         self._view) = self._machine(attributes or _plain_attributes, max_depth or sys.maxsize)
 
     def _machine(self, attributes: Callable[[Any], dict[str, str]], max_depth: int) -> tuple[
-            Callable[..., None], Callable[..., None], Callable[..., None],
+            Callable[..., None], Callable[..., None], Callable[..., None], Callable[[], None],
             Callable[[], tuple[Shape, Sets | None, list[tuple[Any, ...]]]]]:
         """The run's state and its two event handlers, as closures: their variables are cells,
         read and written without the attribute lookups of an object (the hot path)."""
@@ -484,6 +535,7 @@ class Run:
         # after a tag, where character data, a comment or a PI begins a new text node
         texts = 0
         gap = True
+        epilogue = False  # a text node (comment, PI) after the root element was read
 
         def switch(on: bool) -> None:
             nonlocal general
@@ -662,14 +714,20 @@ class Run:
             entered and left at once (its content is λ), never a candidate itself (the
             compiled query selects elements only). What it decides is reported at
             ``("text", k)``, the k-th text node of the document. Further character data,
-            comments or PIs before the next tag are the same node; outside the root element
-            there is none (XPath's text nodes there are the document's, which no query of the
-            subset reaches)."""
-            nonlocal shape, sets, clean, gap, texts
-            if not gap or not stack:
+            comments or PIs before the next tag are the same node. Outside the root element,
+            comments and PIs are the root's siblings: before it, the node the document starts
+            with (no candidate exists yet); after it, the last node, where nothing follows."""
+            nonlocal shape, sets, clean, gap, texts, epilogue
+            if not gap:
                 return
             gap = False
             texts += 1
+            if not stack:
+                if node == 0:
+                    shape = automaton.after_prolog()
+                    return
+                shape = automaton.twin(shape, 2)
+                epilogue = True
             tr = shape.by_tag.get(TEXT)
             if tr is None:
                 tr = enter_named(shape, TEXT)
@@ -708,17 +766,31 @@ class Run:
                 shape = lv.target
                 sets = new
                 clean = epoch
-            if general and counter.held:
+            if general and counter.held and stack:
                 view = stack[-1][8]
                 if view is None or sets is not None or (view.origins
                                                         and shape not in view.quiet):
                     examine("text", texts, view, sets)
 
+        def finish() -> None:
+            """The end of the input (the paper's ``endDocHandler``): where a text node could
+            have followed the root, what holds when none did is decided at the root's end
+            tag, and reported now."""
+            nonlocal sets
+            if stack or not node or sets is None or epilogue:
+                return
+            g = automaton.grammar
+            found = [c for j, (x, _f, b) in enumerate(shape.entries)
+                     if b and g.nullable(x) for c in sets[j]]
+            sets = None
+            if found:
+                report(found, "end", 1)
+
         def view() -> tuple[Shape, Sets | None, list[tuple[Any, ...]]]:
             counter.elements = node
             return shape, sets, stack
 
-        return start, end, text, view
+        return start, end, text, finish, view
 
     @property
     def depth(self) -> int:
@@ -754,6 +826,11 @@ class Run:
     def text(self) -> tuple[Found, ...]:
         """Character data (a text node; more before the next tag is the same node)."""
         self.text_event()
+        return self._take()
+
+    def finish(self) -> tuple[Found, ...]:
+        """The end of the input."""
+        self.finish_event()
         return self._take()
 
     def entries(self) -> list[tuple[str, str, bool, frozenset[int]]]:

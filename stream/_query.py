@@ -145,6 +145,9 @@ class Evaluation(Iterator[Match]):
                                    texts):
                 if reports:
                     yield self._out(reports)
+            run.finish_event()
+            if reports:
+                yield self._out(reports)
         except DocumentError:
             if reports:  # the matches decided before the error come first
                 yield self._out(reports)
@@ -164,6 +167,9 @@ class Evaluation(Iterator[Match]):
                 text()
             if reports:
                 yield self._out(reports)
+        run.finish_event()
+        if reports:
+            yield self._out(reports)
 
 
 _node = itemgetter(0)

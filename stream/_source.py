@@ -299,8 +299,8 @@ def plain_events(events: Iterable[Any]) -> Iterator[tuple[str, str, Any]]:
     """Normalise start/end events: ``("start", name[, attributes])``, ``("end"[, name])``,
     or ``(event, element)`` pairs as ``iterparse`` gives them; checks that they nest.
     ``("text"[, data])`` (and ``"comment"``/``"pi"``, as ``iterparse`` gives them when asked
-    for) is a text node of XPath's data model (issue 33), passed on as ``("text", "", None)``
-    inside the root element and dropped outside it.
+    for) is a text node of XPath's data model (issue 33), passed on as
+    ``("text", "", None)`` (outside the root element, a sibling of the root).
 
     Raises:
         DocumentError: an end without a start, an end naming another element, a second
@@ -352,8 +352,7 @@ def plain_events(events: Iterable[Any]) -> Iterator[tuple[str, str, Any]]:
             yield "end", name, None
         elif kind in ("text", "comment", "pi"):
             count += 1
-            if open_names:
-                yield "text", "", None
+            yield "text", "", None
         else:
             raise DocumentError(f"event {count + 1}: unknown event {kind!r} (start or end)")
     if open_names:

@@ -4,12 +4,13 @@ Theorem 1 covers the case of one derivation, this module the others).
 
 After an event, the unread rest of the document splits into independent *holes*, one per open
 element ``e_j``: the rest of its content, i.e. the binary subtree right of the open child
-``e_{j+1}`` (for the innermost one, the binary subtree at the current position). The root has
-no right sibling. A derivation of the read part (a *chain*: an entry of each stacked state, a
-production at each open element, an entry of the current state) gives each hole a variable;
-a candidate ``u`` is a match in a completion iff some chain that marks ``u`` derives each hole's
-forest from its variable. So ``u`` is decided iff the union, over the chains marking ``u``, of
-the products of the holes' languages is every tuple of forests.
+``e_{j+1}`` (for the innermost one, the binary subtree at the current position). The root has no
+right sibling (where the tree has text nodes, a text node may follow it: the hole right of the
+root is then one of two forests). A derivation of the read part (a *chain*: an entry of each
+stacked state, a production at each open element, an entry of the current state) gives each hole
+a variable; a candidate ``u`` is a match in a completion iff some chain that marks ``u`` derives
+each hole's forest from its variable. So ``u`` is decided iff the union, over the chains marking
+``u``, of the products of the holes' languages is every tuple of forests.
 
 That is decided level by level, top down, with *types*: the type of a forest over a set ``Y``
 of variables is ``{y in Y : forest in [[y]]}``; only the ⊆-minimal realisable types matter (the
@@ -35,7 +36,7 @@ bounded cost per event.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ._grammar import Grammar
@@ -314,10 +315,12 @@ class Universality:
     families (interned), and per ``enter'`` transition and per shape their views
     (:class:`FrameInfo`, :class:`LevelInfo`) with the steps between families."""
 
-    def __init__(self, grammar: Grammar, root: object) -> None:
+    def __init__(self, grammar: Grammar, epilogue: Callable[[int], bool]) -> None:
         self.grammar = grammar
         self.types = Types(grammar)
-        self.root = root
+        #: whether a variable derives one text node (what may follow the root element where
+        #: the tree has text nodes: :meth:`._poa.Automaton.epilogue`)
+        self.epilogue = epilogue
         self._families: dict[Family, Family] = {}
         self.initial = _intern(self._families, [frozenset([grammar.start])])
         self._views: dict[tuple[Family, Family, frozenset[int], Origins], _Level] = {}
@@ -340,15 +343,21 @@ class Universality:
         found: FrameInfo | None = tr.general
         if found is None:
             g = self.grammar
-            root = tr.source is self.root
+            root = tr.source.top  # the level of a node at the top (:attr:`._poa.Shape.top`)
+            epi = self.epilogue
             nodes = []
             for i, (x2, x1, _b) in enumerate(tr.source.entries):
                 for x3, x5, marked in g.productions(x2, tr.cls):
-                    if root and not g.nullable(x5):
-                        continue  # the root has no right sibling
+                    if root and not (g.nullable(x5) or (root == 1 and epi(x5))):
+                        continue  # the root has no right sibling (but a text node's)
                     nodes.append((i, x1, x3, x5, marked))
-            if root:
-                types: tuple[frozenset[int], ...] = (frozenset(range(len(nodes))),)
+            if root == 1:
+                # the hole right of the root: nothing, or one text node (two forests)
+                types: tuple[frozenset[int], ...] = tuple(
+                    frozenset(k for k, n in enumerate(nodes) if derives(n[3]))
+                    for derives in (g.nullable, epi))
+            elif root:
+                types = (frozenset(range(len(nodes))),)
             else:
                 ys = frozenset(n[3] for n in nodes)
                 types = tuple(frozenset(k for k, n in enumerate(nodes) if n[3] in s)

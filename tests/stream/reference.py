@@ -210,10 +210,14 @@ def _forests(size: int, alphabet: tuple[str, ...]) -> tuple[tuple[Tree | str, ..
 
 def completions(prefix: list[tuple[str, ...]], budget: int,
                 alphabet: tuple[str, ...]) -> Iterator[list[tuple[str, ...]]]:
-    """Well-formed event lists extending ``prefix`` by at most ``budget`` new elements."""
+    """Well-formed event lists extending ``prefix`` by at most ``budget`` new elements; with
+    :data:`TEXT_LEAF` in ``alphabet``, also with a comment after the root (its sibling)."""
     depth = _depth(prefix)
+    after = [[], [("text", TEXT_LEAF)]] if TEXT_LEAF in alphabet else [[]]
     if depth == 0:
         yield list(prefix)
+        if prefix[-1][0] != "text" and len(after) > 1:
+            yield list(prefix) + after[1]
         return
 
     def fill(level: int, left: int) -> Iterator[list[tuple[str, ...]]]:
@@ -227,7 +231,8 @@ def completions(prefix: list[tuple[str, ...]], budget: int,
                 for rest in fill(level - 1, left - used):
                     yield here + rest
     for tail in fill(depth, budget):
-        yield list(prefix) + tail
+        for last in after:
+            yield list(prefix) + tail + last
 
 
 def _depth(evs: list[tuple[str, ...]]) -> int:
@@ -244,7 +249,9 @@ def to_doc(evs: list[tuple[str, ...]]) -> bytes:
         elif e[0] == "end":
             out.append(f"</{stack.pop()}>")
         else:
-            out.append(e[1] if len(e) > 1 else TEXT_LEAF)
+            text = e[1] if len(e) > 1 else TEXT_LEAF
+            # outside the root element a text node can only be a comment (or a PI)
+            out.append(text if stack or text.startswith("<") else f"<!--{text}-->")
     return "".join(out).encode()
 
 
@@ -300,6 +307,8 @@ def random_completions(prefix: list[tuple[str, ...]], count: int, most: int,
         for lo, hi in zip([0, *cuts], [*cuts, total], strict=True):  # innermost level first
             tail += [e for t in _random_forest(rng, hi - lo, alphabet) for e in events(t)]
             tail.append(("end",))
+        if TEXT_LEAF in alphabet and rng.random() < 0.5:
+            tail.append(("text", TEXT_LEAF))  # a comment after the root
         yield list(prefix) + tail
 
 
@@ -352,7 +361,8 @@ def detections(query: Query, tree: Tree) -> list[tuple[int, int]]:
     the root, adjacent text events being one node)."""
     evs = events(tree)
     starts = [i for i, e in enumerate(evs) if e[0] == "start"]
-    texts = [i for i, e in enumerate(evs) if e[0] == "text" and evs[i - 1][0] != "text"]
+    texts = [i for i, e in enumerate(evs)
+             if e[0] == "text" and (i == 0 or evs[i - 1][0] != "text")]
     ends: dict[int, int] = {}
     stack: list[int] = []
     for i, e in enumerate(evs):

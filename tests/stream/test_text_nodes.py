@@ -77,11 +77,14 @@ def test_a_match_decided_by_a_text_node_is_detected_there() -> None:
 
 def test_text_events_in_an_event_source() -> None:
     """An iterable of events carries text as ``("text", data)``; pieces before the next tag
-    are one node, and text outside the root is none."""
-    evs = [("text", " "), ("start", "r"), ("start", "a"), ("text", "x"), ("comment", "c"),
-           ("end",), ("start", "b"), ("end",), ("end",), ("pi", "p")]
+    are one node; outside the root element, one is a sibling of the root (as a comment or
+    PI there is in lxml's tree)."""
+    evs = [("start", "r"), ("start", "a"), ("text", "x"), ("comment", "c"),
+           ("end",), ("start", "b"), ("end",), ("end",)]
     assert [m.path for m in matches("//..", evs)] == ["/r[1]", "/r[1]/a[1]"]
     assert [m.node for m in matches("//preceding-sibling::*", evs)] == [2]
+    assert [m.node for m in matches("//preceding-sibling::*", [*evs, ("pi", "p")])] == [2, 1]
+    assert [m.node for m in matches("//following-sibling::*", [("text",), *evs])] == [1, 3]
 
 
 def test_text_is_not_passed_where_it_cannot_change_the_answer() -> None:
@@ -104,3 +107,26 @@ def test_descendant_or_self_dot_selects_every_element() -> None:
     for q in ["/", "/.", "/./."]:
         with pytest.raises(UnsupportedQueryError, match="document node"):
             Query(q)
+
+
+@pytest.mark.parametrize(("doc", "query", "found"), [
+    # a comment or PI before the root is its preceding sibling, one after it its following
+    (b"<!--c--><r><a/></r>", "//following-sibling::*", [(1, "start", 1)]),
+    (b"<?p?><r/>", "//following-sibling::r", [(1, "start", 1)]),
+    (b"<r><a/></r><!--c-->", "//preceding-sibling::*", [(1, "text", 1)]),
+    (b"<r><a/></r>", "//preceding-sibling::*", []),
+    # the root has no following element: decided at its end whether a comment follows or not
+    (b"<r><a/></r><!--c-->", "/*[not(following-sibling::*)]", [(1, "start", 1)]),
+    # "no node follows the root" is known only at the end of the input (its end tag)
+    (b"<r><a/></r>", "//*[not(//preceding-sibling::*)]", [(1, "end", 1), (2, "end", 1)]),
+    (b"<r><a/></r><?p?>", "//*[not(//preceding-sibling::*)]", []),
+    (b"<!--c--><r><a/></r><!--d-->", "//*[//following-sibling::* and //preceding-sibling::*]",
+     [(1, "text", 2), (2, "text", 2)]),
+])
+def test_comments_and_pis_around_the_root_are_its_siblings(
+        doc: bytes, query: str, found: list[tuple[int, str, int]]) -> None:
+    """lxml's tree has the comments and PIs outside the root element as the root's siblings
+    (children of the document node): the root is a following or preceding sibling of one."""
+    got = [(m.node, m.detected.event, m.detected.node) for m in matches(query, doc)]
+    assert got == found
+    assert {n for n, _e, _d in found} == oracle(query, doc)
