@@ -66,7 +66,7 @@ __all__ = [
     # subscriptions: will one ever fire? (checked when made; the watched documents too)
     "subscription_type", "check_subscription",
     # the hint when a definition matched nothing for want of a namespace (replay, detect)
-    "NamespaceHint", "NamespaceWarning", "namespace_hints", "suggest_prefix",
+    "NamespaceHint", "NamespaceWarning", "namespace_hints", "path_type_hints", "suggest_prefix",
 ]
 
 #: Where each public name is defined: module -> names (every name of ``__all__`` once).
@@ -95,7 +95,8 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "._contexts": ("Occurrence", "Group", "select_any", "select_seq", "select_disj"),
     "._grouping": ("GroupingKey", "NULL"),
     "._subscriptions": ("subscription_type", "check_subscription"),
-    "._hints": ("NamespaceHint", "NamespaceWarning", "namespace_hints", "suggest_prefix"),
+    "._hints": ("NamespaceHint", "NamespaceWarning", "namespace_hints", "path_type_hints",
+                "suggest_prefix"),
 }
 __getattr__, __dir__ = lazy_names(__name__, globals(), _MODULES)
 
@@ -136,7 +137,13 @@ if TYPE_CHECKING:
     )
     from ._graph import EventGraph
     from ._grouping import NULL, GroupingKey
-    from ._hints import NamespaceHint, NamespaceWarning, namespace_hints, suggest_prefix
+    from ._hints import (
+        NamespaceHint,
+        NamespaceWarning,
+        namespace_hints,
+        path_type_hints,
+        suggest_prefix,
+    )
     from ._parser import parse, parse_definition, parse_definitions, parse_event_type
     from ._paths import (
         Axis,

@@ -24,7 +24,8 @@ from ._definitions import DefinitionSet, LeafSpec, ResolvedDefinition
 from ._events import PrimitiveEventType
 from ._paths import Axis, Kind, PathType, Step
 
-__all__ = ["NamespaceWarning", "NamespaceHint", "namespace_hints", "suggest_prefix"]
+__all__ = ["NamespaceWarning", "NamespaceHint", "namespace_hints", "path_type_hints",
+           "suggest_prefix"]
 
 
 class NamespaceWarning(UserWarning):
@@ -126,15 +127,17 @@ def _leaves(d: ResolvedDefinition) -> Iterator[PathType]:
             yield node.pt
 
 
-def _rewrite(leaf: PathType, steps: tuple[Step, ...], prefix: Mapping[str, str]) -> str:
-    """``leaf`` with each named step in the namespace of the event step it matched."""
+def _rewrite(leaf: PathType, steps: tuple[Step, ...], prefix: Mapping[str, str] | None) -> str:
+    """``leaf`` with each named step in the namespace of the event step it matched (written
+    with ``prefix``'s prefix for it, or in Clark notation without ``prefix``)."""
     parts = []
     for want, got in zip(leaf.steps, steps, strict=True):
         if want.name is None or want.is_wildcard or got.name is None:
             parts.append(str(want))
             continue
         uri = _uri(got.name)
-        name = _local(got.name) if uri is None else f"{prefix[uri]}:{_local(got.name)}"
+        name = (_local(got.name) if uri is None else got.name if prefix is None
+                else f"{prefix[uri]}:{_local(got.name)}")
         parts.append(f"@{name}" if want.axis is Axis.ATTRIBUTE else name)
     body = "/".join(parts)
     return "/" + body if leaf.kind is Kind.ABSOLUTE else body
@@ -194,4 +197,27 @@ def namespace_hints(definitions: DefinitionSet | None, namespaces: Mapping[str, 
             bindings=tuple((by_uri[u], u) for u in uris),
             bound=frozenset(by_uri[u] for u in uris if by_uri[u] in given),
             rewritten=_rewrite(leaf, steps, by_uri), others=len(found) - 1))
+    return hints
+
+
+def path_type_hints(wanted: Iterable[str], paths: Iterable[str]) -> list[str]:
+    """For each path type of ``wanted`` (a CEL query's ``MATCHES`` and ``PROJECT`` types) that
+    no path of ``paths`` (the events' path types, Clark notation) matches while some match it
+    by local names, the hint: the namespace and the type written in Clark notation (CEL binds
+    no prefixes). Issue 30, item 5: ``xmlevents cel --primitive`` ends with them on no match."""
+    parsed = [PathType.parse(p) for p in dict.fromkeys(paths)]
+    hints = []
+    for text in dict.fromkeys(wanted):
+        leaf = PathType.parse(text)
+        if any(_matched(leaf, pt, local=False) is not None for pt in parsed):
+            continue
+        near = [steps for pt in parsed if (steps := _matched(leaf, pt, local=True)) is not None]
+        if not near:
+            continue
+        uris = list(dict.fromkeys(u for s in near[0] if s.name and (u := _uri(s.name))))
+        if not uris:
+            continue
+        space = f"namespace {uris[0]}" if len(uris) == 1 else f"namespaces {', '.join(uris)}"
+        hints.append(f"'{text}' matched no event's path; events on it are in {space}: "
+                     f"write '{_rewrite(leaf, near[0], None)}'")
     return hints

@@ -90,3 +90,28 @@ def test_detect_says_which_namespace_a_definition_lacked(
     status, out, err = run(["detect", "-n", f"pom={POM}", "--define",
                             "Dep := ins(pom:project/pom:dependency)", str(events)], capsys)
     assert status == 0 and '"type": "Dep"' in out and err == ""
+
+
+def test_cel_on_primitive_events_says_which_namespace_a_path_type_lacked(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """MATCHES and PROJECT types are checked against the events' path types when nothing
+    matched; CEL binds no prefixes, so the type is written in Clark notation."""
+    events = tmp_path / "pom.jsonl"
+    rows = [{"id": "e1", "ts": 1, "op": "ins", "path": f"/{{{POM}}}project", "ids": ["p1"]},
+            {"id": "e2", "ts": 2, "op": "ins",
+             "path": f"/{{{POM}}}project/{{{POM}}}dependency", "ids": ["p1", "d1"]}]
+    events.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    query = "SELECT * FROM S WHERE ins AS x FILTER x[path MATCHES 'project/dependency']"
+    status, out, err = run(["cel", "--primitive", query, str(events)], capsys)
+    assert status == 0 and out == ""
+    assert err == ("xmlevents cel: warning: 'project/dependency' matched no event's path; "
+                   f"events on it are in namespace {POM}: write "
+                   f"'{{{POM}}}project/{{{POM}}}dependency'\n")
+    fixed = query.replace("'project/dependency'", f"'{{{POM}}}project/{{{POM}}}dependency'")
+    status, out, err = run(["cel", "--primitive", fixed, str(events)], capsys)
+    assert status == 0 and out.count("\n") == 1 and err == ""
+    status, out, err = run(["cel", "--primitive", "--count", "SELECT * FROM S WHERE ins AS x "
+                            "; ins AS y PARTITION BY [PROJECT(ids, 'project')]", str(events)],
+                           capsys)
+    assert out == "0\n" and f"'project' matched no event's path; events on it are in " \
+        f"namespace {POM}: write '{{{POM}}}project'" in err

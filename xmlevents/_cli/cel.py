@@ -8,6 +8,7 @@ is read through the one opener of inputs (``-``, ``.gz``, plain: :func:`~._commo
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import io
 import json
 from collections import deque
@@ -163,6 +164,9 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     ids = IdMap()
     # --reference evaluates the whole list at the end: it keeps every event anyway
     keep_ids = not args.count
+    # The primitive events' path types, for the namespace hint when nothing matched (one per
+    # type of the document, not one per event).
+    paths: set[object] | None = set() if args.primitive else None
 
     def events() -> Iterator[Event]:
         lines = _lines(args.events)
@@ -174,6 +178,8 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
             stream = read_jsonl(lines, source=source)
         try:
             for e in stream:
+                if paths is not None:
+                    paths.add(e.attrs.get("path"))
                 if keep_ids:
                     v = e.attrs.get("id")
                     if v is not None:
@@ -182,18 +188,22 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         except StreamError as exc:  # what was found before the bad line is written
             failure.append(exc)
 
+    found = 0
     try:
         if args.reference:
             matches: Iterable[Match] = reference(query, list(events()))
             if args.count:
-                out.write(f"{len(list(matches))}\n")
+                found = len(list(matches))
+                out.write(f"{found}\n")
                 matches = ()
         elif args.count:
-            out.write(f"{count(query, events())}\n")
+            found = count(query, events())
+            out.write(f"{found}\n")
             matches = ()
         else:
             matches = _evaluated(Evaluation(query), events(), ids)
         for m in matches:  # the automaton's are written as they are found
+            found += 1
             out.write(json.dumps(_ids(m, ids.ids)) + "\n")
     except XmlEventsError as exc:
         if isinstance(exc, Failure):
@@ -202,7 +212,38 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     out.flush()
     if failure:
         raise Failure(str(failure[0]))
+    if paths and found == 0:
+        from xmlevents.algebra import path_type_hints
+
+        seen = (p for p in paths if isinstance(p, str))
+        for hint in path_type_hints(_path_types(query), seen):
+            streams.err.write(f"xmlevents cel: warning: {hint}\n")
     return 0
+
+
+def _path_types(query: Any) -> list[str]:
+    """The path types a query names: its ``MATCHES`` conditions' and its ``PROJECT`` keys'."""
+    from xmlevents.cel import Filter
+
+    found: list[str] = []
+
+    def conditions(node: Any) -> None:
+        if isinstance(getattr(node, "path_type", None), str):
+            found.append(node.path_type)
+        if dataclasses.is_dataclass(node):
+            for f in dataclasses.fields(node):
+                value = getattr(node, f.name)
+                for v in value if isinstance(value, tuple) else (value,):
+                    if dataclasses.is_dataclass(v):
+                        conditions(v)
+
+    for formula in query.formula.walk():
+        if isinstance(formula, Filter):
+            conditions(formula.predicate)
+    for key in (k for keys in query.partition_by for k in keys):
+        if key.startswith("PROJECT("):
+            found.append(key.rpartition(", ")[2][1:-2].replace("\'\'", "\'"))
+    return found
 
 
 def _evaluated(evaluation: Evaluation, events: Iterable[Event], ids: IdMap
