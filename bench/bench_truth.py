@@ -29,6 +29,22 @@ siblings: ``pom:profile=pom:id``, ``pom:plugin=pom:groupId,pom:artifactId``).
 
 A whole history takes about a minute per configuration on a loaded 2-core machine; ``--limit``
 replays the first N versions only.
+
+Truth across kinds of history (issue 30, item 2): ``--kinds [KIND ...]`` (all five when none is
+named: ``pom``, ``rss``, ``manifest``, ``strings``, ``tei``) replays each kind's history in
+``bench/data`` (``bench/data/README.md``: repository, file, commits, licence) three ways —
+``no-key`` (``DiffOptions()``: what ``xmlevents replay --no-key`` does), ``inferred``
+(``DiffOptions(keys="auto")``: what ``xmlevents replay`` does with no ``--key``) and ``expert``
+(the key a person who knows the format gives ``--key``) — with definitions written as a user
+would (``Added := ins(item) ; ins(item/link)``, ``Removed := del(item/link) ; del(item)``), and
+prints, per history, the versions, the truth's additions and removals (computed from the
+versions by the natural key, no diff: ``tests/replay/kinds_truth.py``), each way's counts, their
+ratio to the truth, the versions whose counts differ, the keys inferred for the entries, and
+the time; then one table of all kinds. The test that holds the inferred replay within
+0.8–1.25× of the truth is ``tests/replay/test_truth_kinds.py``.
+
+    python3 bench/bench_truth.py --kinds [KIND ...] [--kind-configs NAME ...] [--limit N]
+                                 [--json FILE]
 """
 
 from __future__ import annotations
@@ -48,6 +64,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tests.replay.kinds_truth import KINDS, Kind, count  # noqa: E402
+from tests.replay.kinds_truth import truth as kind_truth  # noqa: E402
 from tests.replay.pom_truth import (  # noqa: E402  (after the path is set)
     DEFINITIONS,
     NAMESPACES,
@@ -204,8 +222,130 @@ def report(name: str, rows: list[dict[str, Any]], truths: list[VersionTruth],
             f"v{v} {r.events[v]:,} ev/{lines[v]} ln" for v in most))
 
 
+#: The ways each kind is replayed: no key, keys inferred, the expert's key.
+KIND_CONFIGS: dict[str, Callable[[Kind], DiffOptions]] = {
+    "no-key": lambda kind: DiffOptions(),
+    "inferred": lambda kind: DiffOptions(keys="auto"),
+    "expert": lambda kind: DiffOptions(
+        keys=tuple(Key.parse(spec, dict(kind.namespaces)) for spec in kind.expert)),
+}
+#: The range a replay's count must fall in, as a share of the truth's (issue 30).
+LOW, HIGH = 0.8, 1.25
+
+
+def ratio(replayed: int, truth: int) -> float:
+    """``replayed / truth``; 1 where both are 0, infinite where only the truth is."""
+    if truth == 0:
+        return 1.0 if replayed == 0 else float("inf")
+    return replayed / truth
+
+
+def within(replayed: int, truth: int) -> bool:
+    """Whether ``replayed`` is within :data:`LOW`–:data:`HIGH` of ``truth``."""
+    return LOW <= ratio(replayed, truth) <= HIGH
+
+
+@dataclasses.dataclass
+class KindRun:
+    """One way of replaying one kind's history, against its truth."""
+
+    kind: str
+    config: str
+    seconds: float
+    added: int
+    removed: int
+    versions_off: int  # versions whose additions or removals differ from the truth
+    later_added: int  # after the first well-formed version (which adds all it has)
+    later_removed: int
+    keys: str  # the keys inferred or given for the entries
+    errors: int
+
+
+def _entry_keys(kind: Kind, keys: Any) -> str:
+    """The keys among ``keys`` (Key objects) of the elements the definitions count."""
+    names = {line.split("ins(", 1)[1].split(")", 1)[0].split(":")[-1]
+             for line in kind.definitions.splitlines() if "Added :=" in line}
+    return "; ".join(k.label for k in keys if k.element.rsplit("}", 1)[-1] in names) or "none"
+
+
+def run_kind(kind: Kind, rows: list[dict[str, Any]], config: str) -> KindRun:
+    """Replay ``rows`` of ``kind`` the way ``config`` says, counted against the truth."""
+    options = KIND_CONFIGS[config](kind)
+    t = time.perf_counter()
+    result = replay_history(rows, kind.definitions, options=options,
+                            namespaces=dict(kind.namespaces))
+    seconds = time.perf_counter() - t
+    added, removed = count(result.composites)
+    truths = kind_truth(rows, kind)
+    off = sum(1 for v in truths if (added[v.version], removed[v.version]) != (v.added,
+                                                                                v.removed))
+    keys = [k.key for k in result.inferred] if config == "inferred" else list(options.keys)
+    first = truths[0].version if truths else 0
+    return KindRun(kind.name, config, seconds, added.total(), removed.total(), off,
+                   added.total() - added[first], removed.total() - removed[first],
+                   _entry_keys(kind, keys), len(result.errors))
+
+
+def _cell(run: KindRun, ta: int, tr: int) -> str:
+    return (f"{run.added}/{run.removed} ({ratio(run.added, ta):.2f}/"
+            f"{ratio(run.removed, tr):.2f})")
+
+
+def run_kinds(names: list[str], configs: list[str], limit: int | None,
+              json_out: str | None) -> None:
+    """Print the truth across kinds of history (see the module)."""
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
+          f"{os.cpu_count()} CPUs; one run per way")
+    table: list[tuple[Kind, int, int, int, list[KindRun]]] = []
+    for kind in (KINDS[n] for n in names):
+        if not kind.path.exists():
+            print(f"\n== {kind.name}: not found at {kind.path}, skipped")
+            continue
+        rows = sorted(read_rows(kind.path), key=lambda r: int(r["version"]))
+        if limit is not None:
+            rows = rows[:limit]
+        truths = kind_truth(rows, kind)
+        ta, tr = sum(t.added for t in truths), sum(t.removed for t in truths)
+        la, lr = ta - truths[0].added, tr - truths[0].removed
+        print(f"\n== {kind.name}: {kind.source} ({kind.file}): {len(rows)} versions, "
+              f"{len(truths)} well-formed; truth by key: added {ta}, removed {tr} (after the "
+              f"first version: {la}, {lr})", flush=True)
+        runs = []
+        for config in configs:
+            run = run_kind(kind, rows, config)
+            runs.append(run)
+            print(f"  {config:<9} {run.seconds:>7.1f} s  added {run.added:>5} "
+                  f"({ratio(run.added, ta):.2f}×)  removed {run.removed:>5} "
+                  f"({ratio(run.removed, tr):.2f}×)  after the first: {run.later_added}/"
+                  f"{run.later_removed} ({ratio(run.later_added, la):.2f}/"
+                  f"{ratio(run.later_removed, lr):.2f}×)  versions off {run.versions_off:>4}  "
+                  f"errors {run.errors:>3}  keys: {run.keys}", flush=True)
+        table.append((kind, len(rows), ta, tr, runs))
+
+    print(f"\n{'kind':<9} {'versions':>8} {'truth +/-':>11} " + " ".join(
+        f"{c + ' +/- (×)':>27}" for c in configs) + "  in range (no key / inferred)")
+    for kind, versions, ta, tr, runs in table:
+        cells = " ".join(f"{_cell(r, ta, tr):>27}" for r in runs)
+        verdict = " / ".join(
+            "yes" if within(r.added, ta) and within(r.removed, tr) else "no"
+            for r in runs if r.config in ("no-key", "inferred"))
+        print(f"{kind.name:<9} {versions:>8} {f'{ta}/{tr}':>11} {cells}  {verdict}")
+    print(f"\nload average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if json_out:
+        Path(json_out).write_text(json.dumps(
+            {kind.name: {"versions": versions, "truth": [ta, tr],
+                         "runs": [dataclasses.asdict(r) for r in runs]}
+             for kind, versions, ta, tr, runs in table}), encoding="utf-8")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--kinds", nargs="*", choices=list(KINDS), metavar="KIND",
+                   help=f"the truth across kinds of history instead: of {', '.join(KINDS)} "
+                   "(all when none is named)")
+    p.add_argument("--kind-configs", nargs="+", default=list(KIND_CONFIGS),
+                   choices=list(KIND_CONFIGS), metavar="NAME",
+                   help=f"with --kinds: of {', '.join(KIND_CONFIGS)} (default: all)")
     p.add_argument("--histories", nargs="+", default=[str(h) for h in HISTORIES],
                    help="version tables (JSON lines, .gz)")
     p.add_argument("--configs", nargs="+", default=DEFAULT_CONFIGS, choices=list(CONFIGS),
@@ -215,6 +355,9 @@ def main() -> None:
     p.add_argument("--worst", type=int, default=5, help="worst versions shown (default 5)")
     p.add_argument("--json", help="write the per-version counts to this file")
     args = p.parse_args()
+    if args.kinds is not None:
+        run_kinds(args.kinds or list(KINDS), args.kind_configs, args.limit, args.json)
+        return
 
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
           f"{os.cpu_count()} CPUs; one run per configuration")
