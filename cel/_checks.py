@@ -16,11 +16,28 @@ Reconstructed from the prose of section 5.1 (the extraction lost the formulas):
 * **well-formed**: for every subformula ``ψ FILTER P`` and every ``x ∈ var(P)`` there is a
   subformula ``ψ'`` with ``x ∈ bound(ψ')`` of which ``ψ FILTER P`` is a subformula (itself
   included) — otherwise a complex event could depend on events after it;
-* **safe**: for every ``φ1 ; φ2``, ``bound(φ1) ∩ bound(φ2) = ∅`` — otherwise one variable
-  would name two positions and the subformula could never match (``T AS x ; T AS x``; also
-  ``T ; T``, which is ``T AS T ; T AS T``: name them apart, ``T AS t1 ; T AS t2``). Theorem 1
-  says every formula has a safe equivalent, so refusing costs no expressiveness. CEQL's
-  ``φ1 : φ2`` is checked the same way.
+* the variables a formula *defines outside every iteration* — section 3's ``vdef+``, "all
+  variables in vdef(φ) that are defined outside the scope of all + operators" (the paper's
+  example: ``vdef+(T AS x ; (H AS y)+) = {x}``)::
+
+      vdef+(R AS x)      = {x}                 (a bare R: {R})
+      vdef+(φ FILTER P)  = vdef+(φ)
+      vdef+(φ1 OR φ2)    = vdef+(φ1) | vdef+(φ2)   (a union: defined in either)
+      vdef+(φ1 ; φ2)     = vdef+(φ1) | vdef+(φ2)   (and φ1 : φ2)
+      vdef+(φ+)          = ∅                   (and φ:+)
+
+* **safe**: for every ``φ1 ; φ2``, ``vdef+(φ1) ∩ vdef+(φ2) = ∅`` (section 5.1; the extraction
+  lost the set, which is ``vdef+`` — the same one the semantics of ``+`` rebinds, and the one
+  Lemma B.12's proof reads: an unsafe sequence mentions a variable "outside the scope of all
+  + operators" on both sides). Otherwise one variable would name two positions wherever both
+  sides define it (``T AS x ; T AS x``; also ``T ; T``, which is ``T AS T ; T AS T``: name
+  them apart, ``T AS t1 ; T AS t2``). ``bound`` (an intersection over ``OR``) is the wrong
+  set here (issue 32): ``SELL : (SELL OR BUY)`` binds only ``SELL`` on the right, yet its
+  ``SELL`` branch can never match, and an automaton, which reads variables as labels of
+  positions, matched it anyway — the paper's automata (Theorem 3) are built for safe
+  formulas only. Theorem 1 (Lemma B.12: drop the unsafe disjuncts of the disjunctive normal
+  form) gives every formula a safe equivalent, here ``SELL : BUY``, so refusing costs no
+  expressiveness. CEQL's ``φ1 : φ2`` is checked the same way.
 """
 
 from __future__ import annotations
@@ -31,7 +48,8 @@ from ._errors import CELQueryError
 from ._predicates import FilterAnd, FilterOr, Predicate, VarFilter
 from .ast import As, ContiguousPlus, ContiguousSeq, EventType, Filter, Formula, Or, Plus, Seq
 
-__all__ = ["bound", "defined", "definitions", "check_formula", "check_attributes"]
+__all__ = ["bound", "defined", "defined_outside", "definitions", "check_formula",
+           "check_attributes"]
 
 
 def _bound_all(f: Formula) -> dict[int, frozenset[str]]:
@@ -52,6 +70,30 @@ def _bound_all(f: Formula) -> dict[int, frozenset[str]]:
             assert isinstance(g, Plus | ContiguousPlus), g
             memo[id(g)] = frozenset()
     return memo
+
+
+def _outside_all(f: Formula) -> dict[int, frozenset[str]]:
+    """``vdef+`` of every subformula of ``f``, by id, computed once bottom-up."""
+    memo: dict[int, frozenset[str]] = {}
+    for g in reversed(list(f.walk())):  # children before parents
+        if isinstance(g, EventType):
+            memo[id(g)] = frozenset((g.name,))
+        elif isinstance(g, As):
+            memo[id(g)] = frozenset((g.var,))
+        elif isinstance(g, Filter):
+            memo[id(g)] = memo[id(g.formula)]
+        elif isinstance(g, Or | Seq | ContiguousSeq):
+            memo[id(g)] = memo[id(g.left)] | memo[id(g.right)]
+        else:
+            assert isinstance(g, Plus | ContiguousPlus), g
+            memo[id(g)] = frozenset()
+    return memo
+
+
+def defined_outside(f: Formula) -> frozenset[str]:
+    """The variables ``f`` defines outside every ``+`` (section 3's ``vdef+``; see the
+    module)."""
+    return _outside_all(f)[id(f)]
 
 
 def bound(f: Formula) -> frozenset[str]:
@@ -96,6 +138,7 @@ def check_formula(f: Formula, text: str = "") -> None:
     """Refuse a formula that is not well-formed or not safe, naming the variable (with the
     line and column of the filter or the sequence where the formula came from text)."""
     bound_of = _bound_all(f)
+    outside = _outside_all(f)
     stack: list[tuple[Formula, frozenset[str]]] = [(f, frozenset())]
     while stack:
         g, above = stack.pop()
@@ -110,13 +153,15 @@ def check_formula(f: Formula, text: str = "") -> None:
                                  "that does not contain the filter; seed 003, section 5.1)",
                                  atom.pos or g.pos, text)
         if isinstance(g, Seq | ContiguousSeq):
-            twice = sorted(bound_of[id(g.left)] & bound_of[id(g.right)])
+            twice = sorted(outside[id(g.left)] & outside[id(g.right)])
             if twice:
                 x = twice[0]
                 op = ";" if isinstance(g, Seq) else ":"
-                raise _error(f"the pattern is not safe: {x} is bound on both sides of '{op}' "
-                             f"and would have to name two events at once (name them apart: "
-                             f"T AS {x}1 {op} T AS {x}2; seed 003, section 5.1)", g.pos, text)
+                raise _error(f"the pattern is not safe: {x} is defined on both sides of "
+                             f"'{op}' (outside any '+') and would have to name two events at "
+                             f"once where both define it (name them apart: T AS {x}1 {op} "
+                             f"T AS {x}2, or drop the alternative that repeats it; seed 003, "
+                             "section 5.1)", g.pos, text)
         stack.extend((c, here) for c in g.children)
 
 
