@@ -31,6 +31,16 @@ machine is shared: the load average is printed with each row.
     python3 bench/bench_stream.py [--sizes 10MB,100MB[,1GB]] [--kinds xmark,protein]
         [--queries X1,P4,...] [--lxml-sizes 100MB] [--lxml-timeout 30] [--repeat 1]
         [--tmp DIR] [--json OUT]
+
+``--pending`` runs the probes of issue 33 (item 4) instead: queries that hold many
+candidates at once, whose time must grow linearly with them — ``<r>`` and N times
+``<a><b/><c/></a>`` with ``/*[not(nosuch)]//*`` (every element pending until the root ends)
+at 15k, 60k and 240k elements, N siblings ``<a/>`` before a ``<z/>`` with
+``//a[following-sibling::z]`` at 20k and 80k, and a TEI-like file (``--tei-size``, default
+50MB: poems of line groups, notes and mixed content) with ``/*[not(nosuch)]//l``; each
+against lxml's parse plus ``xpath()`` (the target: within 3x of it on the TEI-like file).
+
+    python3 bench/bench_stream.py --pending [--tei-size 50MB] [--tmp DIR]
 """
 
 from __future__ import annotations
@@ -175,12 +185,12 @@ def worker_driver(path: str) -> None:
            "elements": elements, "mb": _peak_mb(), "driver": driver})
 
 
-def worker_stream(path: str, query: str) -> None:
+def worker_stream(path: str, query: str, namespaces: str = "{}") -> None:
     from xmlevents.stream import Query
 
     sources = stream_sources()  # the version imported (read before the run, not timed)
     start, cpu = time.perf_counter(), time.process_time()
-    evaluation = Query(query).evaluate(path)
+    evaluation = Query(query, namespaces=json.loads(namespaces)).evaluate(path)
     count = 0
     for _ in evaluation:
         count += 1
@@ -203,7 +213,7 @@ def _walk_count(tree: Any, genetics_from_end: int) -> int:
 
 
 def worker_lxml(path: str, query: str, limit: str, equivalent: str = "",
-                genetics_from_end: str = "0") -> None:
+                genetics_from_end: str = "0", namespaces: str = "{}") -> None:
     """Parse, count the matches another way if asked, then the query itself with at most
     ``limit`` more seconds of processor time (SIGXCPU stops the process past them)."""
     from lxml import etree
@@ -227,7 +237,7 @@ def worker_lxml(path: str, query: str, limit: str, equivalent: str = "",
     resource.setrlimit(resource.RLIMIT_CPU, (math.ceil(used + float(limit)),
                                              math.ceil(used + float(limit)) + 10))
     t, cpu = time.perf_counter(), time.process_time()
-    found = tree.xpath(query)
+    found = tree.xpath(query, namespaces=json.loads(namespaces))
     assert isinstance(found, list)
     _emit({"step": "query", "seconds": time.perf_counter() - t,
            "cpu": time.process_time() - cpu, "count": len(found), "mb": _peak_mb()})
@@ -374,6 +384,101 @@ def stream_sources() -> str:
     return digest.hexdigest()[:12]
 
 
+def _write_pending(path: Path, n: int) -> None:
+    """``<r>`` and ``n // 3`` times ``<a><b/><c/></a>``: ``n`` elements (and the root)."""
+    with open(path, "wb") as f:
+        f.write(b"<r>")
+        f.write(b"<a><b/><c/></a>" * (n // 3))
+        f.write(b"</r>")
+
+
+def _write_siblings(path: Path, n: int) -> None:
+    """``n`` siblings ``<a/>`` and a last ``<z/>`` under one root."""
+    with open(path, "wb") as f:
+        f.write(b"<r>" + b"<a/>" * n + b"<z/></r>")
+
+
+def _write_tei(path: Path, size: int) -> tuple[int, int]:
+    """A TEI-like document of about ``size`` bytes: a header, then poems (a head, line
+    groups of lines with mixed content, a note); (bytes, elements)."""
+    words = ["arma", "virumque", "cano", "Troiae", "qui", "primus", "ab", "oris", "Italiam",
+             "fato", "profugus", "Laviniaque", "venit", "litora", "multum", "ille", "et",
+             "terris", "iactatus", "et", "alto"]
+    written = elements = 0
+    with open(path, "wb") as f:
+        head = (b'<?xml version="1.0" encoding="UTF-8"?>\n<TEI xmlns="http://www.tei-c.org/ns/'
+                b'1.0">\n<teiHeader><fileDesc><titleStmt><title>Carmina</title></titleStmt>'
+                b'</fileDesc></teiHeader>\n<text><body>\n')
+        f.write(head)
+        written += len(head)
+        elements += 6
+        k = 0
+        while written < size:
+            k += 1
+            lines = []
+            for j in range(12):
+                text = " ".join(words[(k + j + i) % len(words)] for i in range(7))
+                lines.append(f'<l n="{j + 1}">{text} <persName>Aeneas</persName>,</l>')
+            poem = (f'<div type="poem" n="{k}">\n<head>Carmen {k}</head>\n'
+                    f'<lg type="stanza">{"".join(lines[:6])}</lg>\n'
+                    f'<lg type="stanza">{"".join(lines[6:])}</lg>\n'
+                    f'<note place="foot">cf. <ref target="#c{k}">{k}</ref></note>\n</div>\n')
+            data = poem.encode()
+            f.write(data)
+            written += len(data)
+            elements += 4 + 2 + 24 + 2
+        tail = b"</body></text></TEI>\n"
+        f.write(tail)
+        written += len(tail)
+    return written, elements
+
+
+def pending(args: argparse.Namespace) -> int:
+    """The probes of issue 33, item 4 (see the module docstring): processor seconds of the
+    stream and of lxml's parse + xpath(), each in its own process."""
+    print("seconds of processor time; lxml = parse + xpath(); ratio = stream / lxml")
+    print(f"bench_stream --pending: {os.cpu_count()} cores, load average "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}, Python {sys.version.split()[0]}, "
+          f"xmlevents.stream sources {stream_sources()}")
+    print(f"{'probe':<34} {'elements':>9} {'matches':>8} {'stream':>8} {'lxml':>8} "
+          f"{'ratio':>6} {'peak c':>7} {'st MB':>6} {'lx MB':>6} {'load':>5}")
+    probes: list[tuple[str, str, Any, int]] = [
+        *((f"/*[not(nosuch)]//* {n // 1000}k", "/*[not(nosuch)]//*", _write_pending, n)
+          for n in (15_000, 60_000, 240_000)),
+        *((f"//a[following-sibling::z] {n // 1000}k", "//a[following-sibling::z]",
+           _write_siblings, n) for n in (20_000, 80_000)),
+    ]
+    with tempfile.TemporaryDirectory(prefix="bench_pending_", dir=args.tmp) as tmp:
+        for label, query, write, n in probes:
+            path = Path(tmp) / "probe.xml"
+            write(path, n)
+            _pending_row(label, query, path, args.lxml_timeout)
+        tei = Path(tmp) / "tei.xml"
+        size, elements = _write_tei(tei, parse_size(args.tei_size))
+        named = format_size(parse_size(args.tei_size))
+        print(f"-- TEI-like {named}: {size:,} bytes, {elements:,} elements")
+        _pending_row(f"TEI-like {named} /*[not(nosuch)]//tei:l", "/*[not(nosuch)]//tei:l", tei,
+                     args.lxml_timeout, {"tei": "http://www.tei-c.org/ns/1.0"})
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    return 0
+
+
+def _pending_row(label: str, query: str, path: Path, timeout: float,
+                 namespaces: dict[str, str] | None = None) -> None:
+    ns = json.dumps(namespaces or {})
+    (ours,), _ = _run_worker(["stream", str(path), query, ns])
+    rows, finished = _run_worker(["lxml", str(path), query, str(timeout), "", "0", ns])
+    parse = next(r for r in rows if r.get("step") == "parse")
+    done = next((r for r in rows if r.get("step") == "query"), None)
+    lx = parse["cpu"] + (done["cpu"] if done else timeout)
+    mark = "" if finished and done else ">"
+    lx_mb = max(r.get("mb", 0.0) for r in rows)
+    assert done is None or done["count"] == ours["count"], (label, done, ours["count"])
+    print(f"{label:<34} {ours['elements']:>9,} {ours['count']:>8,} {ours['cpu']:>8.2f} "
+          f"{mark}{lx:>7.2f} {ours['cpu'] / lx:>6.2f} {ours['peak_candidates']:>7,} "
+          f"{ours['mb']:>6.0f} {lx_mb:>6.0f} {os.getloadavg()[0]:>5.2f}", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="10MB,100MB")
@@ -387,7 +492,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--tmp", default=None, help="folder for the temporary documents")
     parser.add_argument("--json", type=Path, default=None, help="write the rows here too")
+    parser.add_argument("--pending", action="store_true",
+                        help="the pending-candidate probes of issue 33 instead")
+    parser.add_argument("--tei-size", default="50MB", help="the TEI-like file's size (--pending)")
     args = parser.parse_args(argv)
+    if args.pending:
+        return pending(args)
     sizes = [parse_size(s) for s in args.sizes.split(",") if s]
     lxml_sizes = {parse_size(s) for s in args.lxml_sizes.split(",") if s}
     kinds = [k for k in args.kinds.split(",") if k]

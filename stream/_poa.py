@@ -44,7 +44,8 @@ from __future__ import annotations
 
 import sys
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from itertools import chain
 from typing import Any, NamedTuple
 
 from ._grammar import TEXT, Grammar
@@ -394,7 +395,80 @@ class Candidate:
         return f"Candidate({self.node}, {self.path!r})"
 
 
-Sets = tuple[frozenset[Candidate], ...]
+class Bag:
+    """Candidates held as a few frozensets ("chunks") whose sizes at least double from one
+    to the next (Bentley and Saxe's logarithmic method), standing in for one frozenset where
+    a large set meets a small one (issue 33, item 4).
+
+    Listing 1 merges candidate sets at every event where candidates are pending (a route
+    gathers the content's sets, the father's and the element's own candidate); made as one
+    frozenset, the union copies every candidate each time, so a query holding n candidates
+    (``/*[not(d)]//*`` until the root ends, ``//a[following-sibling::z]`` until the ``z``)
+    took time quadratic in n. A bag adds the small chunks to the large ones, copying a chunk
+    only into one at least as large: O(log n) copies per candidate. Immutable and shared as
+    the frozensets are; a candidate may sit in two chunks (sets routed apart and merged
+    again), which the readers tolerate: a candidate is reported once, by its flag."""
+
+    __slots__ = ("chunks",)
+
+    def __init__(self, chunks: tuple[frozenset[Candidate], ...]) -> None:
+        self.chunks = chunks
+
+    def __iter__(self) -> Iterator[Candidate]:
+        return chain.from_iterable(self.chunks)
+
+    def __bool__(self) -> bool:
+        return True  # never empty: an empty set is None or _EMPTY
+
+    def __len__(self) -> int:
+        """At most this many candidates (a candidate in two chunks counts twice)."""
+        return sum(len(c) for c in self.chunks)
+
+    def __repr__(self) -> str:
+        return f"Bag({[len(c) for c in self.chunks]})"
+
+
+#: the candidates of one entry of a state: a frozenset, or a :class:`Bag` once large
+Pending = frozenset[Candidate] | Bag
+Sets = tuple[Pending, ...]
+
+
+def _merge(parts: list[Pending], cand: Candidate | None) -> Pending:
+    """The union of ``parts`` and ``cand`` (unfiltered): their chunks, each once, the
+    smaller ones merged into a chunk until each is under half of the next larger one."""
+    chunks: list[frozenset[Candidate]]
+    if len(parts) == 1 and cand is not None:
+        # the usual case, one candidate more: a binary counter's carry over the chunks
+        # (largest first), merging only those smaller than twice what is added
+        one = parts[0]
+        chunks = list(one.chunks) if isinstance(one, Bag) else [one]
+        acc = frozenset((cand,))
+        while chunks and len(chunks[-1]) < 2 * len(acc):
+            acc = chunks.pop() | acc
+        chunks.append(acc)
+        return chunks[0] if len(chunks) == 1 else Bag(tuple(chunks))
+    chunks = []
+    seen: set[int] = set()
+    for p in parts:
+        for ch in (p.chunks if isinstance(p, Bag) else (p,)):
+            if id(ch) not in seen:
+                seen.add(id(ch))
+                chunks.append(ch)
+    if cand is not None:
+        chunks.append(frozenset((cand,)))
+    if len(chunks) == 1:
+        return chunks[0]
+    chunks.sort(key=len)
+    out: list[frozenset[Candidate]] = []
+    acc = chunks[0]
+    for ch in chunks[1:]:
+        if len(ch) < 2 * len(acc):
+            acc = ch | acc
+        else:
+            out.append(acc)
+            acc = ch
+    out.append(acc)
+    return out[0] if len(out) == 1 else Bag(tuple(reversed(out)))
 
 
 class Found(NamedTuple):
@@ -415,7 +489,7 @@ def _routed(routes: Routes, csets: Sets | None, fsets: Sets | None, cand: Candid
     """The candidate sets of the shape entered (``width`` entries), each gathered along its
     routes from the content's sets ``csets`` and the enclosing ones ``fsets`` (at a start
     tag: none and the current ones); None if they are all empty."""
-    lists: list[frozenset[Candidate]] | None = None
+    lists: list[Pending] | None = None
     for k, cs, fs, mark in routes:
         got = _gather(csets, cs, fsets, fs, cand if mark else None, fresh)
         if got is not None:
@@ -426,15 +500,16 @@ def _routed(routes: Routes, csets: Sets | None, fsets: Sets | None, cand: Candid
 
 
 def _gather(csets: Sets | None, cs: tuple[int, ...], fsets: Sets | None, fs: tuple[int, ...],
-            cand: Candidate | None, fresh: bool) -> frozenset[Candidate] | None:
+            cand: Candidate | None, fresh: bool) -> Pending | None:
     """The candidates of the sets named (``csets[k]`` for ``k`` in ``cs``, ``fsets[i]`` for
     ``i`` in ``fs``) and ``cand``, less those already reported; None if that is nothing.
 
     One set passes through as it is when ``fresh`` (no candidate was reported since the sets
     were made, so none of theirs can have been) or when none of its candidates is reported:
     the usual case, candidates waiting while entry after entry hands them on, copies and
-    scans nothing."""
-    parts: list[frozenset[Candidate]] = []
+    scans nothing. Otherwise, when ``fresh``, they are merged as a :class:`Bag` (the large
+    chunks shared, not copied)."""
+    parts: list[Pending] = []
     if csets is not None:
         for k in cs:
             if csets[k]:
@@ -455,13 +530,11 @@ def _gather(csets: Sets | None, cs: tuple[int, ...], fsets: Sets | None, fs: tup
     elif not parts and cand is None:
         return None
     if fresh:
-        # nothing to filter: the union is made in C (a set of thousands of candidates waiting
-        # for the end of the root, as /*[not(d)]//*, is merged at every end tag)
-        if cand is None or cand.reported:
-            return _EMPTY.union(*parts) or None
-        acc = set().union(*parts)
-    else:
-        acc = {c for p in parts for c in p if not c.reported}
+        # nothing to filter: a set of thousands of candidates waiting for the end of the
+        # root, as /*[not(d)]//*, is merged at every end tag, without being copied (Bag)
+        live = None if cand is None or cand.reported else cand
+        return _merge(parts, live) if parts or live is not None else None
+    acc = {c for p in parts for c in p if not c.reported}
     if cand is not None and not cand.reported:
         acc.add(cand)
     return frozenset(acc) if acc else None

@@ -425,7 +425,7 @@ class Detector:
         self.top = universality.top
 
     def below(self, above: _Level | None, stack: list[tuple[Any, ...]], tr: Any,
-              fsets: tuple[frozenset[Any], ...] | None, cand: Any) -> _Level:
+              fsets: tuple[Iterable[Any], ...] | None, cand: Any) -> _Level:
         """The view down to an element entered by ``tr`` from a state with sets ``fsets``,
         with its own candidate ``cand``, about to be pushed onto ``stack`` (``above``: the
         view of the stack's top, if known)."""
@@ -482,7 +482,7 @@ class Detector:
         return out
 
     def check(self, view: _Level, stack: list[tuple[Any, ...]], shape: Any,
-              sets: tuple[frozenset[Any], ...] | None) -> tuple[list[Any], list[Any]]:
+              sets: tuple[Iterable[Any], ...] | None) -> tuple[list[Any], list[Any]]:
         """The candidates decided now that Listing 1 has not reported, and those no
         completion can select any more (rejected): of the view's origins and those in
         ``sets`` marked inside the innermost open element (whose view is ``view``)."""
@@ -547,7 +547,7 @@ class Detector:
                 found.extend(group)
 
 
-def _groups(sets: tuple[frozenset[Any], ...], after: int) -> dict[frozenset[int], list[Any]]:
+def _groups(sets: tuple[Iterable[Any], ...], after: int) -> dict[frozenset[int], list[Any]]:
     """The unreported candidates of ``sets`` marked after pre-order index ``after`` (in the
     level's own read part, not copies pushed from above), by the entries holding each."""
     where: dict[Any, list[int]] = {}
