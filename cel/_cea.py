@@ -58,7 +58,7 @@ from dataclasses import dataclass, field
 from xmlevents._foundation.tables import complete
 
 from ._errors import CELQueryError, StreamError
-from ._events import Event, Value, limit, measure, partition_key
+from ._events import Event, Value, closed, floor, limit, measure, partition_key
 from ._predicates import FilterAnd, Predicate, VarFilter
 from ._reference import recent_first, select
 from .ast import (
@@ -979,6 +979,7 @@ class _Clock:
     def __init__(self, window: Window) -> None:
         self.window = window
         self.size = limit(window)
+        self.closed = closed(window)
         self.seen: deque[tuple[int | float, int]] = deque()
         self.oldest: float = -_INF
 
@@ -996,11 +997,24 @@ class _Clock:
                 f"than {seen[-1][0] / scale:g} before it; the automaton evaluator needs the "
                 "measures in order (the reference evaluator, --reference, does not)")
         seen.append((value, event.position))
-        floor = value - self.size
-        while seen[0][0] < floor:
-            seen.popleft()
+        # exact (an int, or a Fraction from a fractional float); an event at the floor is
+        # inside a closed window, outside a half-open one (an attribute's: CORE's n - 1)
+        least = value - self.size if type(value) is int else floor(self.window, value)
+        if self.closed:
+            while seen[0][0] < least:
+                seen.popleft()
+        else:
+            while seen[0][0] <= least:
+                seen.popleft()
         self.oldest = seen[0][1]
         return self.oldest
+
+
+def _outside(window: Window, first: int | float, last: int | float) -> bool:
+    """Whether a measure ``first`` is too old for a complex event ending at measure ``last``
+    (exactly; :func:`~._events.fits`' convention for the window's unit)."""
+    least = floor(window, last)
+    return first < least if closed(window) else first <= least
 
 
 @dataclass(frozen=True, slots=True)
@@ -1044,7 +1058,6 @@ class _Partitions:
         window = query.within
         self.size = None if window is None or window.kind != "events" else int(window.size)
         self.measured = None if window is None or window.kind == "events" else window
-        self.measured_size = None if self.measured is None else limit(self.measured)
         how = NATIVE[query.strategy]
         self.native = how.windowed or window is None
         self.ordered = self.native and how.ordered
@@ -1083,14 +1096,14 @@ class _Partitions:
         that memory follows the partitions live in the window, not all there ever were."""
         size = self.size
         latest = self._latest if self._ordered_measures else None
-        measured = self.measured_size
         for key in [k for k in self.runs]:
             clock = self.clocks.get(key)
             # the clock keeps the partition's last measure (nothing pops the newest)
             last_measure = clock.seen[-1][0] if clock is not None and clock.seen else None
             stale = (size is not None and self._last[key] < position - size) or (
-                measured is not None and latest is not None and last_measure is not None
-                and last_measure < latest - measured)
+                self.measured is not None and latest is not None
+                and last_measure is not None
+                and _outside(self.measured, last_measure, latest))
             if stale or self.runs[key].empty:
                 del self.runs[key], self._last[key]
                 self.clocks.pop(key, None)

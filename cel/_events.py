@@ -9,16 +9,26 @@ iterable of events in position order.
 Windows and partitions (CORE's ``WITHIN`` and ``PARTITION BY``; the paper has neither) are
 defined here once, for both evaluators:
 
-* :func:`fits` — ``WITHIN n EVENTS``: ``max C - min C <= n``. CORE's convention: an event
-  at position ``j`` may combine with one at ``i`` when ``j - i <= n`` (its time window
-  keeps ``[now - n, now]``, both ends included; for events the "time" is the position).
-  ``WITHIN d SECONDS``: every event has a time and ``max - min <= d``; ``WITHIN n [attr]``:
-  every event has a number ``attr`` and ``max - min <= n``. Both measured by
-  :func:`measure` against :func:`limit`, in the project's one time model
+* :func:`fits` — the paper has no windows (its time is the index); CORE's conventions,
+  unit by unit (issue 32: the attribute window was taken as closed like the others):
+
+  - ``WITHIN n EVENTS``: ``max C - min C <= n``, closed: an event at position ``j`` may
+    combine with one at ``i`` when ``j - i <= n`` (CORE keeps a run whose start is at least
+    ``now - n``);
+  - ``WITHIN d SECONDS`` (and minutes, hours): every event has a time and ``max - min <=
+    d``, closed alike (CORE's nanosecond window);
+  - ``WITHIN n [attr]``: every event has a number ``attr`` and ``max - min < n``, the
+    half-open ``(now - n, now]``: CORE stores the window as ``n - 1`` (``within.hpp``: "at
+    least the receiving event" fits, so ``WITHIN 1 [attr]`` is one value) and keeps ``max -
+    min <= n - 1`` — the same on integers, its attributes' type; CORE's test
+    ``within-custom.cpp`` ("Within smaller", ``WITHIN 5 [stock_time]``) fixes it.
+
+  Measured by :func:`measure` against :func:`limit`, in the project's one time model
   (:mod:`xmlevents._foundation.time`): times in milliseconds against the window's
-  :class:`~xmlevents._foundation.time.Duration`, an attribute as its value; integers stay
-  integers, so the comparison is exact where the values are (issue 32: floats matched
-  nanosecond times 5,000,000,100 ns apart within 5,000,000,000).
+  :class:`~xmlevents._foundation.time.Duration`, an attribute as its value. Exact: integers
+  (and floats with integral values) stay integers of any size, a span or a floor with a
+  fractional float is a :class:`~fractions.Fraction` (issue 32: floats matched nanosecond
+  times 5,000,000,100 ns apart within 5,000,000,000; a window's size past 2**53 was rounded).
 * :func:`partition_key` — the values an event is partitioned by (None: in no partition).
 """
 
@@ -28,6 +38,7 @@ import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import TYPE_CHECKING, TypeGuard
 
 from xmlevents._foundation.time import UNITS, Duration
@@ -35,8 +46,8 @@ from xmlevents._foundation.time import UNITS, Duration
 if TYPE_CHECKING:
     from .ast import Window
 
-__all__ = ["Value", "Event", "fits", "measure", "limit", "duration", "partition_key",
-           "PROJECTION"]
+__all__ = ["Value", "Event", "fits", "measure", "limit", "closed", "floor", "duration",
+           "partition_key", "PROJECTION"]
 
 Value = str | int | float | bool
 
@@ -62,20 +73,40 @@ def is_number(v: object) -> TypeGuard[int | float]:
 
 def measure(window: Window, event: Event) -> int | float | None:
     """What a duration or attribute window measures of ``event``: its ``time`` in
-    milliseconds, or its attribute's number as it is (an ``int`` stays one); None where it
-    has none, or a NaN or an infinity (it can then be in no complex event that fits, in
-    either evaluator alike)."""
+    milliseconds, or its attribute's number as it is (an ``int`` stays one, a float with an
+    integral value becomes that integer, exactly); None where it has none, or a NaN or an
+    infinity (it can then be in no complex event that fits, in either evaluator alike)."""
     # is_time and in_ms, inline (a measure an event, on the automaton's path): an int, or a
     # float that is finite (x - x is NaN for NaN and the infinities)
     if window.kind == "seconds":
         time = event.time
         if type(time) is int:
             return time * 1000
-        return time * 1000 if type(time) is float and time - time == 0 else None
+        if type(time) is float and time - time == 0:
+            ms = time * 1000
+            return int(ms) if ms.is_integer() else ms
+        return None
     value = event.attrs.get(window.attribute or "")
     if type(value) is int:
         return value
-    return value if type(value) is float and value - value == 0 else None
+    if type(value) is float and value - value == 0:
+        return int(value) if value.is_integer() else value
+    return None
+
+
+def closed(window: Window) -> bool:
+    """Whether ``window`` keeps a span equal to its size: closed for events and durations,
+    half-open for an attribute (CORE's conventions; see the module)."""
+    return window.kind != "attribute"
+
+
+def floor(window: Window, value: int | float) -> int | Fraction:
+    """``value - limit(window)``, exactly: the smallest measure a complex event ending at
+    ``value`` may start at (:func:`closed` windows), or the largest it may not (half-open
+    ones). Compared with ints, floats and fractions, Python compares exactly."""
+    if type(value) is int:
+        return value - limit(window)
+    return Fraction(value) - limit(window)
 
 
 @functools.lru_cache(maxsize=256)
@@ -89,19 +120,17 @@ def duration(window: Window) -> Duration:
     return Duration.of(window.size, UNITS["s"])
 
 
-def limit(window: Window) -> int | float:
-    """The largest ``max - min`` of :func:`measure` that fits ``window``: its duration's
-    milliseconds, or the attribute window's size (an ``int`` when whole, so that integer
-    measures compare exactly)."""
+def limit(window: Window) -> int:
+    """The size of a duration or attribute window, as an integer: its duration's
+    milliseconds, or the attribute window's size (a whole number; exact at any size)."""
     if window.kind == "seconds":
         return duration(window).ms
-    size = window.size
-    return int(size) if float(size).is_integer() else size
+    return int(window.size)
 
 
 def fits(window: Window | None, events: Sequence[Event]) -> bool:
     """Whether the events of one complex event (any order, at least one) fit ``window``
-    (see the module: both ends included)."""
+    (see the module: closed for events and durations, half-open for an attribute; exact)."""
     if window is None:
         return True
     if window.kind == "events":
@@ -109,7 +138,12 @@ def fits(window: Window | None, events: Sequence[Event]) -> bool:
         return max(positions) - min(positions) <= window.size
     values = [measure(window, e) for e in events]
     known = [v for v in values if v is not None]
-    return len(known) == len(values) and max(known) - min(known) <= limit(window)
+    if len(known) != len(values):
+        return False
+    low, high = min(known), max(known)
+    span = high - low if type(low) is int and type(high) is int else \
+        Fraction(high) - Fraction(low)
+    return span <= limit(window) if closed(window) else span < limit(window)
 
 
 # ``PROJECT(attr, 'path type')``: the projection π of the path instance in ``attr`` (a

@@ -344,7 +344,9 @@ class _Parser:
         if t.kind != "number":
             self.unexpected("a window (n EVENTS, n SECONDS, n [attr])")
         self.c.next()
-        size = float(t.text)
+        # a whole number stays an int (exact at any size; issue 32: float(t.text) rounded a
+        # window past 2**53)
+        size: int | float = int(t.text) if t.text.isdigit() else float(t.text)
         if size <= 0:
             raise self.fail("a window must be positive", t.start)
         if self.keyword("EVENTS"):
@@ -370,7 +372,7 @@ class _Parser:
                                     "milliseconds", t.start) from None
                 if self.c.current.kind == "number" and _word(self.c.peek(1)) in _UNITS:
                     t = self.c.current
-                    size = float(t.text)
+                    size = int(t.text) if t.text.isdigit() else float(t.text)
                     unit = _word(self.c.peek(1))
                     self.c.next()
                     continue

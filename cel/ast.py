@@ -201,17 +201,20 @@ class Strategy(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class Window:
-    """``WITHIN n EVENTS`` (``kind="events"``: ``max C - min C <= n``, CORE's convention),
+    """``WITHIN n EVENTS`` (``kind="events"``: ``max C - min C <= n``),
     ``WITHIN n SECONDS|MINUTES|HOURS`` (``"seconds"``: the events' ``time`` span at most
-    ``size`` seconds) or ``WITHIN n [attr]`` (``"attribute"``: the values of ``attr`` span at
-    most n). The exact checks are :func:`xmlevents.cel.fits`."""
+    ``size`` seconds) or ``WITHIN n [attr]`` (``"attribute"``: the values of ``attr`` span
+    less than n, CORE's ``n - 1`` on integers) — CORE's conventions, unit by unit (the paper
+    has no windows). ``size`` is an ``int`` for events and attributes (exact at any size).
+    The exact checks are :func:`xmlevents.cel.fits`."""
 
     kind: str
-    size: float
+    size: int | float
     attribute: str | None = None
 
     def __str__(self) -> str:
-        size = int(self.size) if float(self.size).is_integer() else self.size
+        size = self.size if isinstance(self.size, int) else \
+            int(self.size) if self.size.is_integer() else self.size
         if self.kind == "events":
             return f"{size} EVENTS"
         if self.kind == "seconds":

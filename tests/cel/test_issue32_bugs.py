@@ -162,3 +162,79 @@ def test_accepted_queries_alike_on_the_command_line(formula: str, stream: list[E
     assert sorted(map(json.loads, automaton[1].splitlines()),
                   key=lambda m: (m["end"], m["events"])) == [
         json.loads(line) for line in by_reference[1].splitlines()]
+
+
+# --- a, b: windows, CORE's convention per unit, exact -----------------------------------------
+
+def pair(query: str, first: dict[str, object], second: dict[str, object],
+         times: tuple[float | int | None, float | int | None] = (None, None)) -> bool:
+    """Whether ``A ; B`` over an A and a B with these attributes and times matches."""
+    stream = [Event(0, "A", first, times[0]), Event(1, "B", second, times[1])]
+    got = positions(f"SELECT * FROM S WHERE A ; B {query}", stream)
+    assert got in ([], [(0, 1)])
+    return bool(got)
+
+
+def test_the_attribute_window_is_cores_n_minus_one() -> None:
+    """CORE's within-custom.cpp ("Within smaller", WITHIN 5 [stock_time]): stock_time 0 and 5
+    are not within 5; 0 and 4 are."""
+    stream = [Event(0, "SELL", {"stock_time": 0}), Event(1, "SELL", {"stock_time": 5})]
+    assert positions("SELECT * FROM S WHERE SELL AS a ; SELL AS b WITHIN 5 [stock_time]",
+                     stream) == []
+    assert pair("WITHIN 5 [t]", {"t": 0}, {"t": 4})
+    assert not pair("WITHIN 5 [t]", {"t": 0}, {"t": 5})
+    # WITHIN 1 [t]: one value, "at least the receiving event" (CORE's within.hpp)
+    assert pair("WITHIN 1 [t]", {"t": 7}, {"t": 7})
+    assert not pair("WITHIN 1 [t]", {"t": 7}, {"t": 8})
+    # a fractional value: half-open, (now - n, now]
+    assert pair("WITHIN 5 [t]", {"t": 0.5}, {"t": 5.25})
+    assert not pair("WITHIN 5 [t]", {"t": 0.25}, {"t": 5.25})
+
+
+def test_events_and_durations_are_closed() -> None:
+    stream = [Event(0, "A"), Event(1, "X"), Event(2, "B")]
+    assert positions("SELECT * FROM S WHERE A ; B WITHIN 2 EVENTS", stream) == [(0, 2)]
+    assert positions("SELECT * FROM S WHERE A ; B WITHIN 1 EVENTS", stream) == []
+    for window, size in (("5 SECONDS", 5), ("2 MINUTES", 120), ("1 HOURS", 3600),
+                         ("1 HOURS 1 MINUTES 1 SECONDS", 3661)):
+        assert pair(f"WITHIN {window}", {}, {}, (10, 10 + size)), window
+        assert pair(f"WITHIN {window}", {}, {}, (10.5, 10.5 + size)), window
+        assert not pair(f"WITHIN {window}", {}, {}, (10, 10 + size + 0.001)), window
+
+
+def test_attribute_windows_exact_on_large_integers() -> None:
+    """Nanosecond times (CORE's crypto experiment): 5,000,000,100 ns apart is not within
+    5,000,000,000, which floats could not tell; sizes and values past 2**53 and 2**64."""
+    assert not pair("WITHIN 5000000000 [time]", {"time": 0}, {"time": 5_000_000_100})
+    assert not pair("WITHIN 5000000000 [time]", {"time": 1_700_000_000_000_000_000},
+                    {"time": 1_700_000_005_000_000_000})
+    assert pair("WITHIN 5000000000 [time]", {"time": 1_700_000_000_000_000_000},
+                {"time": 1_700_000_004_999_999_999})
+    n = 2 ** 53 + 1  # float(n) == 2**53: a float window took span n - 1 as outside
+    assert pair(f"WITHIN {n} [t]", {"t": 0}, {"t": n - 1})
+    assert not pair(f"WITHIN {n} [t]", {"t": 0}, {"t": n})
+    big = 2 ** 70
+    assert pair("WITHIN 2 [t]", {"t": big}, {"t": big + 1})
+    assert not pair("WITHIN 2 [t]", {"t": big}, {"t": big + 2})
+    assert not pair("WITHIN 2 [t]", {"t": float(big)}, {"t": big + 2})  # an integral float
+    assert str(compile_query(f"SELECT * FROM S WHERE A WITHIN {n} [t]").within) == f"{n} [t]"
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(st.integers(0, 2 ** 80), st.lists(st.tuples(st.sampled_from("ABX"),
+                                                   st.integers(0, 3)), max_size=8),
+       st.integers(1, 4), st.sampled_from(["", " PARTITION BY [k]"]))
+def test_large_attribute_windows_against_their_definition(
+        base: int, items: list[tuple[str, int]], size: int, partition: str) -> None:
+    """``A ; B WITHIN n [t]`` on integers past what a float holds: exactly the pairs with
+    ``t_B - t_A < n``, by the automaton and by the reference evaluator."""
+    scale = 2 ** 60 + 1  # no float is a multiple of it past 2**53 that keeps the steps apart
+    stream, t = [], base
+    for i, (kind, step) in enumerate(items):
+        t += step * scale
+        stream.append(Event(i, kind, {"t": t, "k": i % 2}))
+    want = [(i, j) for j, b in enumerate(stream) for i, a in enumerate(stream[:j])
+            if a.type == "A" and b.type == "B" and b.attrs["t"] - a.attrs["t"] < size * scale
+            and (not partition or a.attrs["k"] == b.attrs["k"])]
+    assert positions(f"SELECT * FROM S WHERE A ; B{partition} WITHIN {size * scale} [t]",
+                     stream) == sorted(want, key=lambda p: (p[1], p))
