@@ -66,9 +66,10 @@ class Event:
     stream: str | None = None
 
 
-def is_number(v: object) -> TypeGuard[int | float]:
-    """A number to compare or to measure a window by: an int or a float, not a bool."""
-    return isinstance(v, int | float) and not isinstance(v, bool)
+def is_number(v: object) -> TypeGuard[int | float | Fraction]:
+    """A number to compute and compare with in a filter: an int, a float or the exact
+    fraction an integer division gives (:mod:`._predicates`), not a bool."""
+    return isinstance(v, int | float | Fraction) and not isinstance(v, bool)
 
 
 def measure(window: Window, event: Event) -> int | float | None:

@@ -21,6 +21,12 @@ For the project's primitive events (``ins``/``upd``/``del`` with a ``path``): ``
 MATCHES 'item/price']`` holds when the event's path type is an instance of the given one in the
 event algebra's sense (``⪰``, seed 000 section 2.2: equal, or ended by it; ``*`` steps take
 any element), which :func:`xmlevents.algebra.compatible` decides.
+
+Arithmetic is exact (issue 32): ``/`` of two integers is their exact quotient — an integer
+where it divides, else a :class:`~fractions.Fraction` — not CORE's C++ integer division
+(``(quantity*100)/120`` is 35/6 for a quantity of 7, where CORE computes 5) and not a
+rounded float; ``%`` is Python's (the sign of the divisor). The paper's predicates are
+relations over the tuples' values (section 3), which arithmetic as written describes.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import operator
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from xmlevents._foundation.names import ASCII_NAME_CHAR, ASCII_NAME_START
@@ -124,8 +131,20 @@ class Const(Expr):
         return json.dumps(self.value_)
 
 
+def _divide(a: Any, b: Any) -> Any:
+    """``a / b`` as arithmetic has it, not as CORE's C++ does (issue 32: CORE divides two
+    integers as integers, ``700 / 120`` is 5 there): two integers divide exactly — the
+    integer quotient where it is one, else the exact fraction (``Fraction(35, 6)``, never a
+    rounded float), which compares exactly with ints and floats; a float makes it a float
+    division."""
+    if type(a) is int and type(b) is int:
+        q, r = divmod(a, b)
+        return q if r == 0 else Fraction(a, b)
+    return a / b
+
+
 _ARITH: dict[str, Callable[[Any, Any], Any]] = {
-    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": _divide,
     "%": operator.mod}
 
 

@@ -238,3 +238,36 @@ def test_large_attribute_windows_against_their_definition(
             and (not partition or a.attrs["k"] == b.attrs["k"])]
     assert positions(f"SELECT * FROM S WHERE A ; B{partition} WITHIN {size * scale} [t]",
                      stream) == sorted(want, key=lambda p: (p[1], p))
+
+
+# --- e: division is exact, not CORE's integer division ---------------------------------------
+
+@pytest.mark.parametrize(("quantity", "in_range"), [
+    (6, True),    # 600 / 120 = 5: in RANGE(5, 6) either way
+    (7, True),    # 700 / 120 = 35/6 (CORE: 5, also in range)
+    (5, False),   # 500 / 120 = 25/6 < 5 (CORE: 4)
+])
+def test_division_in_range(quantity: int, in_range: bool) -> None:
+    stream = [Event(0, "BUY", {"quantity": quantity})]
+    q = "SELECT * FROM S WHERE BUY AS b FILTER b[(quantity*100)/120 IN RANGE(5, 6)]"
+    assert positions(q, stream) == ([(0,)] if in_range else [])
+
+
+def test_division_is_exact_not_integer_division() -> None:
+    """CORE divides integers as integers (700 / 120 = 5); here 700 / 120 is 35/6, so it is
+    above 5.5 — and no float rounds a quotient of large integers."""
+    one = [Event(0, "BUY", {"quantity": 7, "big": 3 * (2 ** 80 + 1)})]
+    assert positions("SELECT * FROM S WHERE BUY AS b FILTER b[(quantity*100)/120 > 5.5]",
+                     one) == [(0,)]
+    assert positions("SELECT * FROM S WHERE BUY AS b FILTER b[(quantity*100)/120 = 5]",
+                     one) == []
+    assert positions("SELECT * FROM S WHERE BUY AS b FILTER b[quantity/2 IN {3.5}]",
+                     one) == [(0,)]
+    # exact on integers past 2**53: (3 * (2**80 + 1)) / 3 is 2**80 + 1, which no float is
+    assert positions(f"SELECT * FROM S WHERE BUY AS b FILTER b[big / 3 = {2 ** 80 + 1}]",
+                     one) == [(0,)]
+    assert positions(f"SELECT * FROM S WHERE BUY AS b FILTER b[big / 3 = {2 ** 80}]",
+                     one) == []
+    # 1/10 * 3 * 10 is 3 exactly (in floats 3.0000000000000004)
+    assert positions("SELECT * FROM S WHERE BUY AS b FILTER b[(quantity - 6)/10 * 3 * 10 = 3]",
+                     one) == [(0,)]
