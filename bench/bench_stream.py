@@ -36,7 +36,9 @@ machine is shared: the load average is printed with each row.
 candidates at once, whose time must grow linearly with them — ``<r>`` and N times
 ``<a><b/><c/></a>`` with ``/*[not(nosuch)]//*`` (every element pending until the root ends)
 at 15k, 60k and 240k elements, N siblings ``<a/>`` before a ``<z/>`` with
-``//a[following-sibling::z]`` at 20k and 80k, and a TEI-like file (``--tei-size``, default
+``//a[following-sibling::z]`` at 20k and 80k, ``<r>`` and N times ``<a><b/></a>`` with
+``//*[not(following-sibling::q)]`` (each ``b`` reported at its parent's end while the ``a``
+wait for the root's) at 60k and 240k, and a TEI-like file (``--tei-size``, default
 50MB: poems of line groups, notes and mixed content) with ``/*[not(nosuch)]//l``; each
 against lxml's parse plus ``xpath()`` (the target: within 3x of it on the TEI-like file).
 
@@ -392,6 +394,12 @@ def _write_pending(path: Path, n: int) -> None:
         f.write(b"</r>")
 
 
+def _write_pairs(path: Path, n: int) -> None:
+    """``<r>`` and ``n // 2`` times ``<a><b/></a>``."""
+    with open(path, "wb") as f:
+        f.write(b"<r>" + b"<a><b/></a>" * (n // 2) + b"</r>")
+
+
 def _write_siblings(path: Path, n: int) -> None:
     """``n`` siblings ``<a/>`` and a last ``<z/>`` under one root."""
     with open(path, "wb") as f:
@@ -447,6 +455,9 @@ def pending(args: argparse.Namespace) -> int:
           for n in (15_000, 60_000, 240_000)),
         *((f"//a[following-sibling::z] {n // 1000}k", "//a[following-sibling::z]",
            _write_siblings, n) for n in (20_000, 80_000)),
+        # reports at every end tag while the root's children wait (a b under each a)
+        *((f"//*[not(following-sibling::q)] {n // 1000}k", "//*[not(following-sibling::q)]",
+           _write_pairs, n) for n in (60_000, 240_000)),
     ]
     with tempfile.TemporaryDirectory(prefix="bench_pending_", dir=args.tmp) as tmp:
         for label, query, write, n in probes:

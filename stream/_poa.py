@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import sys
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from itertools import chain
 from typing import Any, NamedTuple
 
@@ -433,7 +433,7 @@ Pending = frozenset[Candidate] | Bag
 Sets = tuple[Pending, ...]
 
 
-def _merge(parts: list[Pending], cand: Candidate | None) -> Pending:
+def _merge(parts: Sequence[Pending], cand: Candidate | None) -> Pending:
     """The union of ``parts`` and ``cand`` (unfiltered): their chunks, each once, the
     smaller ones merged into a chunk until each is under half of the next larger one."""
     chunks: list[frozenset[Candidate]]
@@ -485,13 +485,13 @@ _EMPTY: frozenset[Candidate] = frozenset()
 
 
 def _routed(routes: Routes, csets: Sets | None, fsets: Sets | None, cand: Candidate | None,
-            fresh: bool, width: int) -> Sets | None:
+            width: int) -> Sets | None:
     """The candidate sets of the shape entered (``width`` entries), each gathered along its
     routes from the content's sets ``csets`` and the enclosing ones ``fsets`` (at a start
     tag: none and the current ones); None if they are all empty."""
     lists: list[Pending] | None = None
     for k, cs, fs, mark in routes:
-        got = _gather(csets, cs, fsets, fs, cand if mark else None, fresh)
+        got = _gather(csets, cs, fsets, fs, cand if mark else None)
         if got is not None:
             if lists is None:
                 lists = [_EMPTY] * width
@@ -500,15 +500,18 @@ def _routed(routes: Routes, csets: Sets | None, fsets: Sets | None, cand: Candid
 
 
 def _gather(csets: Sets | None, cs: tuple[int, ...], fsets: Sets | None, fs: tuple[int, ...],
-            cand: Candidate | None, fresh: bool) -> Pending | None:
+            cand: Candidate | None) -> Pending | None:
     """The candidates of the sets named (``csets[k]`` for ``k`` in ``cs``, ``fsets[i]`` for
-    ``i`` in ``fs``) and ``cand``, less those already reported; None if that is nothing.
+    ``i`` in ``fs``) and ``cand`` unless it is reported; None if that is nothing.
 
-    One set passes through as it is when ``fresh`` (no candidate was reported since the sets
-    were made, so none of theirs can have been) or when none of its candidates is reported:
-    the usual case, candidates waiting while entry after entry hands them on, copies and
-    scans nothing. Otherwise, when ``fresh``, they are merged as a :class:`Bag` (the large
-    chunks shared, not copied)."""
+    One set passes through as it is, the usual case (candidates waiting while entry after
+    entry hands them on): nothing is copied or scanned. Several are merged as a :class:`Bag`
+    (the large chunks shared, not copied). Candidates reported (or rejected) since stay in
+    the sets, skipped by every reader (a candidate is reported once, by its flag), until the
+    run compacts its sets (:meth:`Run._machine`'s ``compact``): filtering them here, at every
+    event after a report, cost time linear in the candidates held per event (issue 33, item
+    4: ``//*[not(following-sibling::q)]`` reports at every end tag while the root's
+    children wait)."""
     parts: list[Pending] = []
     if csets is not None:
         for k in cs:
@@ -518,26 +521,35 @@ def _gather(csets: Sets | None, cs: tuple[int, ...], fsets: Sets | None, fs: tup
         for i in fs:
             if fsets[i]:
                 parts.append(fsets[i])
-    if len(parts) == 1 and cand is None:
-        one = parts[0]
-        if fresh:
-            return one
-        for c in one:
-            if c.reported:
-                break
-        else:
-            return one
-    elif not parts and cand is None:
+    live = None if cand is None or cand.reported else cand
+    if len(parts) == 1 and live is None:
+        return parts[0]
+    if not parts and live is None:
         return None
-    if fresh:
-        # nothing to filter: a set of thousands of candidates waiting for the end of the
-        # root, as /*[not(d)]//*, is merged at every end tag, without being copied (Bag)
-        live = None if cand is None or cand.reported else cand
-        return _merge(parts, live) if parts or live is not None else None
-    acc = {c for p in parts for c in p if not c.reported}
-    if cand is not None and not cand.reported:
-        acc.add(cand)
-    return frozenset(acc) if acc else None
+    return _merge(parts, live)
+
+
+def _clean(p: Pending, memo: dict[int, frozenset[Candidate]]) -> Pending:
+    """``p`` without its reported candidates (``_EMPTY`` if none is left); chunks without
+    any kept as they are, and each chunk filtered once (``memo``, by identity: the sets
+    share them)."""
+    chunks: list[frozenset[Candidate]] = []
+    for ch in (p.chunks if isinstance(p, Bag) else (p,)):
+        got = memo.get(id(ch))
+        if got is None:
+            kept = frozenset(c for c in ch if not c.reported)
+            got = memo[id(ch)] = ch if len(kept) == len(ch) else kept
+        if got:
+            chunks.append(got)
+    if not chunks:
+        return _EMPTY
+    if len(chunks) == 1:
+        return chunks[0]
+    return _merge(chunks, None)
+
+
+#: how many reported candidates the sets may keep beyond those held before they are compacted
+SLACK = 256
 
 
 class TooDeep(Exception):
@@ -580,16 +592,15 @@ class Run:
         leave_after = automaton.leave_after
         counter = self.counter
         emit = self.reports.append
-        # bumped whenever a held candidate is reported; ``clean`` is its value when the
-        # current sets were made (each frame keeps its own), so that sets made since the last
-        # report are known to hold no reported candidate without looking (see _gather)
-        epoch = 0
-        clean = 0
+        # candidates reported or rejected since the sets were last compacted: they stay in
+        # the sets (see _gather) until they outnumber those held, then compact() filters
+        # every set of the stack once, so memory follows the candidates held (amortised)
+        garbage = 0
         # per open element, a tuple: (the enter' transition that opened it, from the state
         # before it, that state's candidate sets, its own undecided candidate, its name,
         # pre-order index, position among same-named siblings, the counts of names among
-        # it and its preceding siblings, ``clean`` when it was pushed, and the general
-        # check's view down to it, or None)
+        # it and its preceding siblings, a free slot (0), and the general check's view down
+        # to it, or None)
         stack: list[tuple[Any, ...]] = []
         push = stack.append
         pop = stack.pop
@@ -619,14 +630,14 @@ class Run:
 
         def report(found: list[Candidate], event: str, at: int,
                    now: tuple[int, str, dict[str, str]] | None = None) -> None:
-            nonlocal epoch
+            nonlocal garbage
             out = [now] if now is not None else []
             for c in found:
                 if not c.reported:
                     c.reported = True
                     counter.held -= 1
                     out.append((c.node, c.path, c.attributes))
-                    epoch += 1
+                    garbage += 1
             if out:
                 counter.matches += len(out)
                 emit((event, at, out))
@@ -655,7 +666,7 @@ class Run:
             """After Listing 1's reports: the candidates decided only by several derivations
             together, and those no continuation can select any more, which are dropped
             (:mod:`._universal`); ``view`` is the innermost open element's."""
-            nonlocal epoch
+            nonlocal garbage
             try:
                 if view is None:
                     view = detect().views(stack)[-1]
@@ -667,12 +678,32 @@ class Run:
                 report(found, event, at)
             for c in rejected:
                 if not c.reported:
-                    c.reported = True  # settled: no longer counted, filtered from sets
+                    c.reported = True  # settled: no longer counted, skipped in sets
                     counter.held -= 1
-                    epoch += 1
+                    garbage += 1
+
+        def compact() -> None:
+            """The sets of the stack and the current ones without the reported candidates
+            (each shared chunk filtered once), once these outnumber the candidates held:
+            the cost, linear in what the sets hold, is paid for by the reports since the
+            last compaction."""
+            nonlocal sets, garbage
+            memo: dict[int, frozenset[Candidate]] = {}
+
+            def cleaned(ss: Sets | None) -> Sets | None:
+                if ss is None:
+                    return None
+                out = tuple(_clean(p, memo) if p else p for p in ss)
+                return out if any(out) else None
+
+            for j, frame in enumerate(stack):
+                if frame[1] is not None:
+                    stack[j] = (frame[0], cleaned(frame[1]), *frame[2:])
+            sets = cleaned(sets)
+            garbage = 0
 
         def start(label: str, attrs: Any = None) -> None:
-            nonlocal shape, sets, node, counts, clean, gap
+            nonlocal shape, sets, node, counts, gap
             node += 1
             gap = True
             first = counts is None
@@ -700,6 +731,8 @@ class Run:
                     if view is not None and view.origins and counter.held \
                             and shape not in view.quiet:
                         examine("start", node, view, None)
+                        if garbage > counter.held + SLACK:
+                            compact()
                     return
                 push((tr, None, None, label, node, pos, counts, 0, None))
                 shape = tr.target
@@ -727,21 +760,22 @@ class Run:
                 report(found, "start", node, now)
             new: Sets | None = None
             if tr.push:
-                new = _routed(tr.push, None, sets, cand, clean == epoch, len(tr.target.entries))
+                new = _routed(tr.push, None, sets, cand, len(tr.target.entries))
             # before a first child the level has read nothing: its sets hold only copies
             # pushed from above, no candidate of its own (no origin to make)
             view = view_of(tr, None if first else sets, cand) if general else None
-            push((tr, sets, cand, label, node, pos, counts, clean, view))
+            push((tr, sets, cand, label, node, pos, counts, 0, view))
             shape = tr.target
             sets = new
-            clean = epoch
             counts = None
             if view is not None and view.origins and counter.held \
                     and shape not in view.quiet:
                 examine("start", node, view, None)
+            if garbage > counter.held + SLACK:
+                compact()
 
         def end(label: object = None) -> None:
-            nonlocal shape, sets, counts, clean, gap
+            nonlocal shape, sets, counts, gap
             gap = True
             frame = pop()
             # leave' memoised on the element's enter' by the shape its content ended in
@@ -758,6 +792,8 @@ class Run:
                     view = stack[-1][8]
                     if view is None or (view.origins and shape not in view.quiet):
                         examine("end", frame[4], view, None)
+                        if garbage > counter.held + SLACK:
+                            compact()
                 return
             found: list[Candidate] = []
             if csets is not None:
@@ -772,15 +808,15 @@ class Run:
                 report(found, "end", frame[4])
             new: Sets | None = None
             if tr.route:
-                fresh = (csets is None or clean == epoch) and (fsets is None or frame[7] == epoch)
-                new = _routed(tr.route, csets, fsets, cand, fresh, len(tr.target.entries))
+                new = _routed(tr.route, csets, fsets, cand, len(tr.target.entries))
             shape = tr.target
             sets = new
-            clean = epoch
             if general and counter.held and stack:
                 view = stack[-1][8]
                 if view is None or new is not None or (view.origins and shape not in view.quiet):
                     examine("end", frame[4], view, new)
+            if garbage > counter.held + SLACK:
+                compact()
 
         def text(*_: object) -> None:
             """A text node (:data:`._grammar.TEXT`, issue 33): a leaf of the binary tree,
@@ -790,7 +826,7 @@ class Run:
             comments or PIs before the next tag are the same node. Outside the root element,
             comments and PIs are the root's siblings: before it, the node the document starts
             with (no candidate exists yet); after it, the last node, where nothing follows."""
-            nonlocal shape, sets, clean, gap, texts, epilogue
+            nonlocal shape, sets, gap, texts, epilogue
             if not gap:
                 return
             gap = False
@@ -807,15 +843,12 @@ class Run:
             inner = tr.target
             fsets = sets
             csets: Sets | None = None
-            inner_clean = epoch
             if fsets is not None:
                 found = [c for i, _marked in tr.report for c in fsets[i]]
                 if found:
                     report(found, "text", texts)
                 if tr.push:
-                    csets = _routed(tr.push, None, fsets, None, clean == epoch,
-                                    len(inner.entries))
-                inner_clean = epoch
+                    csets = _routed(tr.push, None, fsets, None, len(inner.entries))
             lv = tr.leaves.get(inner)
             if lv is None:
                 lv = leave_after(tr, inner)
@@ -833,17 +866,16 @@ class Run:
                     report(found, "text", texts)
                 new: Sets | None = None
                 if lv.route:
-                    fresh = (csets is None or inner_clean == epoch) and \
-                        (fsets is None or clean == epoch)
-                    new = _routed(lv.route, csets, fsets, None, fresh, len(lv.target.entries))
+                    new = _routed(lv.route, csets, fsets, None, len(lv.target.entries))
                 shape = lv.target
                 sets = new
-                clean = epoch
             if general and counter.held and stack:
                 view = stack[-1][8]
                 if view is None or sets is not None or (view.origins
                                                         and shape not in view.quiet):
                     examine("text", texts, view, sets)
+            if garbage > counter.held + SLACK:
+                compact()
 
         def finish() -> None:
             """The end of the input (the paper's ``endDocHandler``): where a text node could
@@ -913,6 +945,7 @@ class Run:
         shape, sets, _stack = self._view()
         rows = []
         for j, (x, f, b) in enumerate(shape.entries):
-            m = frozenset(c.node for c in sets[j]) if sets is not None else frozenset()
+            m = frozenset(c.node for c in sets[j] if not c.reported) if sets is not None \
+                else frozenset()
             rows.append((g.name(x), g.name(f), b, m))
         return rows

@@ -440,7 +440,7 @@ class Detector:
         # the depth is part of the key: the origins made here are named by it, and a view
         # (interned by its families) can stand at several depths
         key = (tr, j, cand is not None and not cand.reported,
-               None if fsets is None or j == 0 else tuple(map(bool, fsets)))
+               None if fsets is None or j == 0 else tuple(map(_holds, fsets)))
         found = above.next.get(key)
         if found is None:
             found = above.next[key] = self._below(above, tr, j, key[2], key[3])
@@ -486,12 +486,12 @@ class Detector:
         """The candidates decided now that Listing 1 has not reported, and those no
         completion can select any more (rejected): of the view's origins and those in
         ``sets`` marked inside the innermost open element (whose view is ``view``)."""
-        key = (shape, None if sets is None else tuple(map(bool, sets)))
+        key = (shape, None if sets is None else tuple(map(_holds, sets)))
         verdict = view.verdicts.get(key)
         if verdict is None:
             level = self.u.level_info(shape)
             pattern = None if sets is None else \
-                frozenset(k for k, s in enumerate(sets) if s) or None
+                frozenset(k for k, s in enumerate(sets) if _holds(s)) or None
             verdict = view.verdicts[key] = (
                 tuple(o for o, family, _r in view.origins
                       if family is not DEAD and level.final(family, None)),
@@ -545,6 +545,16 @@ class Detector:
                 family = u.step(family, u.frame_info(stack[k][0]))
             if family is not DEAD and level.final(family, None):
                 found.extend(group)
+
+
+def _holds(candidates: Iterable[Any]) -> bool:
+    """Whether a set holds a candidate not yet reported: the run's sets keep reported ones
+    until it compacts them (:func:`._poa._gather`); this stops at the first one held (a
+    loop: cheaper than ``any`` over a generator, on the path of every such event)."""
+    for c in candidates:  # noqa: SIM110 - a loop, not any() over a generator: faster
+        if not c.reported:
+            return True
+    return False
 
 
 def _groups(sets: tuple[Iterable[Any], ...], after: int) -> dict[frozenset[int], list[Any]]:

@@ -79,3 +79,30 @@ def test_time_grows_linearly_with_the_candidates_held(query: str, doc: object) -
         return best
     small, large = seconds(15_000), seconds(60_000)
     assert large < 8 * small, (small, large)
+
+
+def test_reported_candidates_do_not_stay_in_the_sets() -> None:
+    """Candidates reported while others wait stay in the sets only until they outnumber
+    those held (then the sets are compacted): the sets never hold more than the candidates
+    held plus the slack, however long the document (``//*[not(following-sibling::q)]``
+    reports the inner elements at each end tag while the root's children wait)."""
+    from xmlevents.stream import Automaton, Run
+    from xmlevents.stream._poa import SLACK
+
+    run = Run(Automaton(Query("//*[not(following-sibling::q)]").grammar))
+    run.start("r")
+    most = 0
+    for _ in range(5000):
+        run.start("a")
+        run.start("b")
+        run.end()
+        run.end()
+        _shape, sets, stack = run._view()
+        kept: set[int] = set()
+        for level in [*(f[1] for f in stack), sets]:
+            for p in level or ():
+                kept.update(id(c) for c in p)
+        most = max(most, len(kept) - run.counter.held)
+    assert run.counter.held == 5000  # the root's children, until the root ends
+    assert most <= SLACK + 2
+    assert len(run.end()) == 5000  # the root itself was decided at its start tag
