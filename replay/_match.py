@@ -213,6 +213,36 @@ def _identical_children(lkids: list[Any], rkids: list[Any], taken: set[Any], for
         yield ls[i], rs[j]
 
 
+def _alike_leftovers(lkids: list[Any], rkids: list[Any], taken: set[Any], values: KeyValues,
+                     forms: Forms) -> Iterator[Pair]:
+    """After the identical pairing, the one unkeyed child of a tag left on each side, paired
+    when most of its children are unchanged (at least half of the larger side's element
+    children paired by equal forms): a plugin that lost its ``version`` among unchanged
+    plugins. Unique among the leftovers only, not among all the children, so an item deleted
+    and another inserted (whose children differ) stay a deletion and an insertion."""
+    # A tag unique among all the children is the namesakes' rule's (after the keys): only
+    # a repeated one, left once on each side, is looked at here.
+    lall, rall = Counter(c.tag for c in lkids), Counter(c.tag for c in rkids)
+    ls = [c for c in lkids if c not in taken and (lall[c.tag] > 1 or rall[c.tag] > 1)]
+    rs = [c for c in rkids if c not in taken and (lall[c.tag] > 1 or rall[c.tag] > 1)]
+    lcount, rcount = Counter(c.tag for c in ls), Counter(c.tag for c in rs)
+    rby = {c.tag: c for c in rs if rcount[c.tag] == 1}
+    for c in ls:
+        other = rby.get(c.tag) if lcount[c.tag] == 1 else None
+        if other is None:
+            continue
+        lk, rk = _elements(c), _elements(other)
+        if forms.of(c) == forms.of(other):
+            continue  # an unchanged one out of order: the alignment keeps it in place
+        if not lk or not rk or (values and any(
+                True for side in (c, other) for _ in side.iter(*values.keys))):
+            continue  # what keys hold inside is the keys' to pair (document-wide, later)
+        common = len(utils.longest_common_subsequence([forms.of(k) for k in lk],
+                                                      [forms.of(k) for k in rk]))
+        if 2 * common >= max(len(lk), len(rk)):
+            yield c, other
+
+
 def prematch(left: Any, right: Any, values: KeyValues, *,
              unique_tags: bool = True, uniqueattrs: Sequence[Any] = (),
              forms: Forms | None = None, identical: set[Any] | None = None) -> list[Pair]:
@@ -248,6 +278,8 @@ def prematch(left: Any, right: Any, values: KeyValues, *,
                 take(_identical_children(lkids, rkids, taken, forms), whole=True)
                 if all(c in taken for c in lkids) or all(c in taken for c in rkids):
                     continue
+                if unique_tags:
+                    take(_alike_leftovers(lkids, rkids, taken, values, forms))
             if values:
                 take(_keyed_children(lkids, rkids, values))
             if unique_tags:
