@@ -79,6 +79,21 @@ def test_a_jvm_that_dies_mid_job_is_one_line_and_status_3(
                    "(if its memory ran out, give it more: --conf spark.driver.memory=4g)\n")
 
 
+def test_a_failed_spark_job_names_the_java_exception_not_the_call() -> None:
+    """Py4J's message starts with the call (o609.collectToPython), then the Java exception
+    and its stack: the one line says the call and what failed."""
+    from xmlevents._cli.replay import _first_line
+
+    java = ("An error occurred while calling o609.collectToPython.\n: org.apache.spark."
+            "SparkException: Job aborted due to stage failure: Python worker exited "
+            "unexpectedly (crashed)\n\tat org.apache.spark.scheduler.DAGScheduler...")
+    assert _first_line(RuntimeError(java)) == (
+        "An error occurred while calling o609.collectToPython. org.apache.spark."
+        "SparkException: Job aborted due to stage failure: Python worker exited unexpectedly "
+        "(crashed)")
+    assert _first_line(RuntimeError("x" * 500)) == "x" * 399 + "…"
+
+
 def test_an_unreadable_line_names_the_file_once(tmp_path: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     """A table's line that is not JSON: its error names the file and the line, once (issue

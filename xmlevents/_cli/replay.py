@@ -519,9 +519,17 @@ def _remove(path: str) -> None:
 
 
 def _first_line(exc: BaseException) -> str:
-    """An exception's message up to its first line break (Py4J's carry a Java stack)."""
-    text = str(exc).strip() or type(exc).__name__
-    return text.splitlines()[0]
+    """An exception's message up to its first line break; for Py4J's (``An error occurred
+    while calling o609.collectToPython.`` and then the Java stack), the Java exception's own
+    line after it — what failed, not where (at most 400 characters)."""
+    try:
+        text = str(exc).strip() or type(exc).__name__
+    except Exception:  # noqa: BLE001 - a dead JVM cannot say: the type must do
+        return type(exc).__name__
+    lines = text.splitlines()
+    cause = next((line[2:].strip() for line in lines[1:] if line.startswith(": ")), None)
+    first = lines[0] if cause is None else f"{lines[0]} {cause}"
+    return first if len(first) <= 400 else first[:399] + "…"
 
 
 def _summary(out: TextIO, args: argparse.Namespace, report: ReplayReport, seconds: float,
