@@ -524,7 +524,7 @@ def _first_line(exc: BaseException) -> str:
     line after it — what failed, not where (at most 400 characters)."""
     try:
         text = str(exc).strip() or type(exc).__name__
-    except Exception:  # noqa: BLE001 - a dead JVM cannot say: the type must do
+    except Exception:  # a dead JVM cannot say: the type must do
         return type(exc).__name__
     lines = text.splitlines()
     cause = next((line[2:].strip() for line in lines[1:] if line.startswith(": ")), None)
