@@ -42,7 +42,7 @@ Reconstructed from the prose of section 5.1 (the extraction lost the formulas):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from ._errors import CELQueryError
 from ._predicates import FilterAnd, FilterOr, Predicate, VarFilter
@@ -52,8 +52,10 @@ __all__ = ["bound", "defined", "defined_outside", "definitions", "check_formula"
            "check_attributes"]
 
 
-def _bound_all(f: Formula) -> dict[int, frozenset[str]]:
-    """``bound`` of every subformula of ``f``, by id, computed once bottom-up."""
+def _bottom_up(f: Formula, over_or: Callable[[frozenset[str], frozenset[str]], frozenset[str]]
+               ) -> dict[int, frozenset[str]]:
+    """The variables every subformula of ``f`` defines outside any ``+``, by id, computed
+    once bottom-up; ``over_or`` joins the two sides of an ``OR``."""
     memo: dict[int, frozenset[str]] = {}
     for g in reversed(list(f.walk())):  # children before parents
         if isinstance(g, EventType):
@@ -63,7 +65,7 @@ def _bound_all(f: Formula) -> dict[int, frozenset[str]]:
         elif isinstance(g, Filter):
             memo[id(g)] = memo[id(g.formula)]
         elif isinstance(g, Or):
-            memo[id(g)] = memo[id(g.left)] & memo[id(g.right)]
+            memo[id(g)] = over_or(memo[id(g.left)], memo[id(g.right)])
         elif isinstance(g, Seq | ContiguousSeq):
             memo[id(g)] = memo[id(g.left)] | memo[id(g.right)]
         else:
@@ -72,22 +74,15 @@ def _bound_all(f: Formula) -> dict[int, frozenset[str]]:
     return memo
 
 
+def _bound_all(f: Formula) -> dict[int, frozenset[str]]:
+    """``bound`` of every subformula of ``f``, by id: what every run binds (``OR``: both
+    sides')."""
+    return _bottom_up(f, frozenset.intersection)
+
+
 def _outside_all(f: Formula) -> dict[int, frozenset[str]]:
-    """``vdef+`` of every subformula of ``f``, by id, computed once bottom-up."""
-    memo: dict[int, frozenset[str]] = {}
-    for g in reversed(list(f.walk())):  # children before parents
-        if isinstance(g, EventType):
-            memo[id(g)] = frozenset((g.name,))
-        elif isinstance(g, As):
-            memo[id(g)] = frozenset((g.var,))
-        elif isinstance(g, Filter):
-            memo[id(g)] = memo[id(g.formula)]
-        elif isinstance(g, Or | Seq | ContiguousSeq):
-            memo[id(g)] = memo[id(g.left)] | memo[id(g.right)]
-        else:
-            assert isinstance(g, Plus | ContiguousPlus), g
-            memo[id(g)] = frozenset()
-    return memo
+    """``vdef+`` of every subformula of ``f``, by id (``OR``: either side's)."""
+    return _bottom_up(f, frozenset.union)
 
 
 def defined_outside(f: Formula) -> frozenset[str]:
