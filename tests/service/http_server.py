@@ -71,14 +71,20 @@ def process_server(db: str, tokens: list[str], port: int | None = None
         wait_up(base)
         yield base, proc
     finally:
-        if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:  # pragma: no cover
-                proc.kill()
+        _stop(proc, 10)
         if proc.stderr is not None:
             proc.stderr.close()
+
+
+def _stop(proc: subprocess.Popen[bytes], grace: float) -> None:
+    """SIGTERM, then SIGKILL if it has not stopped within ``grace`` seconds."""
+    if proc.poll() is None:
+        os.kill(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(grace)
+        except subprocess.TimeoutExpired:  # pragma: no cover
+            proc.kill()
+            proc.wait()
 
 
 @contextmanager
@@ -99,10 +105,4 @@ def served_by(db: str, tokens: list[str], port: int, log: Path, *,
         wait_up(base, 60.0)
         yield base, proc
     finally:
-        if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        _stop(proc, 15)
