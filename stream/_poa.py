@@ -433,9 +433,18 @@ Pending = frozenset[Candidate] | Bag
 Sets = tuple[Pending, ...]
 
 
+#: how many reported candidates the sets may keep beyond those held before they are compacted
+SLACK = 16
+#: up to how many candidates a merge makes one frozenset (a union in C) rather than a Bag
+SMALL = 64
+
+
 def _merge(parts: Sequence[Pending], cand: Candidate | None) -> Pending:
     """The union of ``parts`` and ``cand`` (unfiltered): their chunks, each once, the
     smaller ones merged into a chunk until each is under half of the next larger one."""
+    if sum(map(len, parts)) <= SMALL:
+        # small sets (most of them): one union made in C beats keeping chunks
+        return _EMPTY.union(*parts) if cand is None else _EMPTY.union(*parts, (cand,))
     chunks: list[frozenset[Candidate]]
     if len(parts) == 1 and cand is not None:
         # the usual case, one candidate more: a binary counter's carry over the chunks
@@ -548,8 +557,6 @@ def _clean(p: Pending, memo: dict[int, frozenset[Candidate]]) -> Pending:
     return _merge(chunks, None)
 
 
-#: how many reported candidates the sets may keep beyond those held before they are compacted
-SLACK = 256
 
 
 class TooDeep(Exception):

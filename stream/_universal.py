@@ -557,11 +557,13 @@ def _holds(candidates: Iterable[Any]) -> bool:
     return False
 
 
-def _groups(sets: tuple[Iterable[Any], ...], after: int) -> dict[frozenset[int], list[Any]]:
+def _groups(sets: tuple[Iterable[Any], ...] | None,
+            after: int) -> dict[frozenset[int], list[Any]]:
     """The unreported candidates of ``sets`` marked after pre-order index ``after`` (in the
-    level's own read part, not copies pushed from above), by the entries holding each."""
+    level's own read part, not copies pushed from above), by the entries holding each; none
+    for ``None`` (sets the run compacted to nothing since the view was made)."""
     where: dict[Any, list[int]] = {}
-    for k, s in enumerate(sets):
+    for k, s in enumerate(sets or ()):
         for c in s:
             if c.node > after and not c.reported:
                 where.setdefault(c, []).append(k)
