@@ -334,6 +334,11 @@ def make_session(master: str | None = None, *, app_name: str = "xmlevents replay
         # than the driver's default heap (6,400 versions of one killed the JVM; issue 29).
         "spark.sql.windowExec.buffer.in.memory.threshold": "64",
         "spark.sql.windowExec.buffer.spill.threshold": "64",
+        # The checked versions are cached (the diff stage and the errors read them) in
+        # columnar batches of 10,000 rows by default, built in the heap before they go to
+        # memory or disk: 2 GB of a 200 KB document's versions (6,400 versions: "Java heap
+        # space" in the cache's column builder; issue 29).
+        "spark.sql.inMemoryColumnarStorage.batchSize": "64",
     }
     if not submitted:
         settings["spark.ui.enabled"] = "false"
