@@ -545,8 +545,10 @@ def _summary(out: TextIO, args: argparse.Namespace, report: ReplayReport, second
     parts = ", ".join(f"{name} {s:.1f} s" for name, s in report.times)
     w = out.write
     w(f"replayed {args.history} -> {args.out}\n")
+    # The reason, unless the master's source already says it ("from --master").
+    said = reason is None or ", from " in report.where
     w(f"  engine            {report.engine} ({report.where})"
-      + ("" if reason is None else f", chosen: {reason}") + "\n")
+      + ("" if said else f", chosen: {reason}") + "\n")
     w(f"  documents         {report.documents:,}\n")
     w(f"  versions          {report.versions:,} replayed, {len(errors):,} "
       f"error{'' if len(errors) == 1 else 's'}\n")
