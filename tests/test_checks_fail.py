@@ -4,12 +4,13 @@
 so that step passed whatever the pages said. A check is only worth its run if it fails when it
 should, so this test copies the repository (``git ls-files``: tracked files and new ones not
 ignored, as they are in the working tree) into a scratch folder once per kind of defect,
-plants one defect, and runs there the check that must catch it, all five at once:
+plants one defect, and runs there the check that must catch it, all six at once:
 
 ========================  ======================================================
 defect                    the check that fails
 ========================  ======================================================
 a dead link in the docs   ``.ci/checks docs`` (``mkdocs build --strict``)
+the algebra's tests gone  ``.ci/checks coverage`` (its tests under coverage, the floor)
 an unused import          ``.ci/checks ruff``
 a type error              ``.ci/checks mypy`` (``tools/typecheck.py``)
 an upward import          ``.ci/checks layers`` (lint-imports) and tests/test_layers.py
@@ -83,6 +84,13 @@ def _upward_import(root: Path) -> None:
     _append(root / "algebra" / "ast.py", "\nfrom xmlevents.replay import replay_history  # noqa\n")
 
 
+def _untested_algebra(root: Path) -> None:
+    # The algebra's tests but one small file gone: its coverage falls far under the floor.
+    for test in (root / "tests" / "algebra").glob("test_*.py"):
+        if test.name != "test_lazy_names.py":
+            test.unlink()
+
+
 def _wrong_example(root: Path) -> None:
     # The tutorial's `xmlevents detect` example: its first composite is at tick 6.
     _replace_once(root / "docs" / "tutorial.md", '{"ts": 6, "type": "ItemComplete"',
@@ -106,6 +114,9 @@ CASES: dict[str, tuple[Callable[[Path], None], list[tuple[list[str], list[str]]]
     "upward import": (_upward_import,
                       [([".ci/checks", "layers"], ["xmlevents.algebra.ast", "xmlevents.replay"]),
                        (_pytest("tests/test_layers.py"), ["algebra/ast.py", "xmlevents.replay"])]),
+    "untested algebra": (_untested_algebra,
+                         [([".ci/checks", "coverage"], ["algebra coverage >= 90%",
+                                                        "less than fail-under=90"])]),
     "failing docs example": (_wrong_example,
                              [(_pytest("tests/test_docs.py", "-k",
                                        "command_blocks_run_and_show and tutorial"),
@@ -121,8 +132,9 @@ def _environment(root: Path) -> dict[str, str]:
 
 
 def test_each_check_fails_on_its_planted_defect(tmp_path: Path) -> None:
-    """A dead link, an unused import, a type error, an upward import and a wrong example, each
-    in its own copy of the repository, each fails the check meant for it, which names it."""
+    """A dead link, an unused import, a type error, an upward import, the algebra's tests
+    gone and a wrong example, each in its own copy of the repository, each fails the check
+    meant for it, which names it."""
     running = []
     for i, (name, (plant, commands)) in enumerate(CASES.items()):
         root = _copy(tmp_path / f"copy{i}")
