@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
-from xmlevents._foundation.names import suggest_prefix
+from xmlevents._foundation.names import namespaces_named, suggest_prefix
 
 from ._definitions import DefinitionSet, LeafSpec, ResolvedDefinition
 from ._events import PrimitiveEventType
@@ -59,7 +59,7 @@ class NamespaceHint:
 
     def _where(self) -> str:
         uris = [uri for _, uri in self.bindings]
-        space = f"namespace {uris[0]}" if len(uris) == 1 else f"namespaces {', '.join(uris)}"
+        space = namespaces_named(uris)
         if self.events is None:
             return f"{self.definition} matched no event; events on {self.leaf} are in {space}"
         return (f"{self.definition} matched no event; {self.events:,} "
@@ -115,6 +115,11 @@ def _matched(leaf: PathType, path: PathType, local: bool) -> tuple[Step, ...] | 
     if all(_step_matches(w, g, local) for w, g in zip(leaf.steps, end, strict=True)):
         return end
     return None
+
+
+def _uris(steps: tuple[Step, ...]) -> list[str]:
+    """The namespaces of ``steps``' names, each once, in step order."""
+    return list(dict.fromkeys(u for s in steps if s.name and (u := _uri(s.name))))
 
 
 def _leaves(d: ResolvedDefinition) -> Iterator[PathType]:
@@ -184,7 +189,7 @@ def namespace_hints(definitions: DefinitionSet | None, namespaces: Mapping[str, 
         if not found:
             continue
         leaf, events, steps = found[0]
-        uris = list(dict.fromkeys(u for s in steps if s.name and (u := _uri(s.name))))
+        uris = _uris(steps)
         for uri in uris:
             if uri not in by_uri:
                 by_uri[uri] = suggest_prefix(uri, bindings)
@@ -214,10 +219,10 @@ def path_type_hints(wanted: Iterable[str], paths: Iterable[str]) -> list[str]:
         near = [steps for pt in parsed if (steps := _matched(leaf, pt, local=True)) is not None]
         if not near:
             continue
-        uris = list(dict.fromkeys(u for s in near[0] if s.name and (u := _uri(s.name))))
+        uris = _uris(near[0])
         if not uris:
             continue
-        space = f"namespace {uris[0]}" if len(uris) == 1 else f"namespaces {', '.join(uris)}"
+        space = namespaces_named(uris)
         hints.append(f"'{text}' matched no event's path; events on it are in {space}: "
                      f"write '{_rewrite(leaf, near[0], None)}'")
     return hints

@@ -9,7 +9,14 @@ project's primitive events), and the automaton evaluator (:func:`evaluate`, :fun
 """
 
 from ._cea import Evaluation, check_automaton, compile_cea, count, evaluate
-from ._checks import bound, check_attributes, check_formula, defined, defined_outside
+from ._checks import (
+    bound,
+    check_attributes,
+    check_formula,
+    defined,
+    defined_outside,
+    path_types,
+)
 from ._errors import CELQueryError, CELSyntaxError, StreamError
 from ._events import Event, Value, fits, partition_key
 from ._lp import is_lp, is_unary_query, to_lp
@@ -45,7 +52,7 @@ __all__ = [
     "Formula", "EventType", "As", "Seq", "ContiguousSeq", "Or", "Plus", "ContiguousPlus",
     "Filter", "Predicate", "Strategy", "Window", "Query", "Match", "Event", "Value",
     "parse_query", "parse_formula", "compile_query", "check_formula", "check_attributes",
-    "bound", "defined", "defined_outside", "to_lp", "is_lp", "is_unary_query", "fits",
+    "bound", "defined", "defined_outside", "path_types", "to_lp", "is_lp", "is_unary_query", "fits",
     "partition_key",
     "reference", "select", "read_jsonl", "read_csv", "read_primitive", "parse_schema",
     "Schema", "PRIMITIVE_SCHEMA", "primitive_event", "evaluate", "count", "Evaluation",

@@ -45,11 +45,33 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from ._errors import CELQueryError
-from ._predicates import FilterAnd, FilterOr, Predicate, VarFilter
-from .ast import As, ContiguousPlus, ContiguousSeq, EventType, Filter, Formula, Or, Plus, Seq
+from ._events import PROJECTION
+from ._predicates import (
+    CondAnd,
+    Condition,
+    CondNot,
+    CondOr,
+    FilterAnd,
+    FilterOr,
+    PathMatches,
+    Predicate,
+    VarFilter,
+)
+from .ast import (
+    As,
+    ContiguousPlus,
+    ContiguousSeq,
+    EventType,
+    Filter,
+    Formula,
+    Or,
+    Plus,
+    Query,
+    Seq,
+)
 
 __all__ = ["bound", "defined", "defined_outside", "definitions", "check_formula",
-           "check_attributes"]
+           "check_attributes", "path_types"]
 
 
 def _bottom_up(f: Formula, over_or: Callable[[frozenset[str], frozenset[str]], frozenset[str]]
@@ -127,6 +149,31 @@ def _atoms(p: Predicate) -> list[VarFilter]:
         elif isinstance(q, FilterAnd | FilterOr):
             stack.extend((q.right, q.left))
     return out
+
+
+def path_types(query: Query) -> list[str]:
+    """The path types ``query`` names, in order: its ``MATCHES`` conditions' and its
+    ``PROJECT`` partition keys' (``xmlevents cel --primitive`` checks them against the
+    events' when nothing matched: the namespace hint)."""
+    found: list[str] = []
+
+    def conditions(c: Condition) -> None:
+        if isinstance(c, PathMatches):
+            found.append(c.path_type)
+        elif isinstance(c, CondAnd | CondOr):
+            conditions(c.left)
+            conditions(c.right)
+        elif isinstance(c, CondNot):
+            conditions(c.operand)
+
+    for g in query.formula.walk():
+        if isinstance(g, Filter):
+            for atom in _atoms(g.predicate):
+                conditions(atom.condition)
+    for key in (k for keys in query.partition_by for k in keys):
+        if (m := PROJECTION.fullmatch(key)) is not None:
+            found.append(m["pt"].replace("''", "'"))
+    return found
 
 
 def check_formula(f: Formula, text: str = "") -> None:

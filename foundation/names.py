@@ -16,7 +16,7 @@ pattern; the compiled forms and :func:`is_ncname` / :func:`is_qname` are for che
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 __all__ = [
     "NAME_START_CHAR",
@@ -30,6 +30,7 @@ __all__ = [
     "ASCII_NAME_START",
     "ASCII_NAME_CHAR",
     "suggest_prefix",
+    "namespaces_named",
 ]
 
 #: The ranges of XML's ``NameStartChar`` without ``':'`` (an NCName's first character), as the
@@ -105,3 +106,12 @@ def suggest_prefix(uri: str, taken: Mapping[str, str] | None = None) -> str:
         n += 1
         candidate = f"{prefix}{n}"
     return candidate
+
+
+def namespaces_named(uris: Sequence[str]) -> str:
+    """``namespace U`` or ``namespaces U1, U2``: how every namespace hint names them.
+
+    >>> namespaces_named(["urn:a"]), namespaces_named(["urn:a", "urn:b"])
+    ('namespace urn:a', 'namespaces urn:a, urn:b')
+    """
+    return f"namespace {uris[0]}" if len(uris) == 1 else f"namespaces {', '.join(uris)}"

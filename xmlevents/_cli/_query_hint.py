@@ -13,7 +13,7 @@ import re
 from dataclasses import replace
 from typing import IO, Any
 
-from xmlevents._foundation.names import NCNAME, suggest_prefix
+from xmlevents._foundation.names import NCNAME, namespaces_named, suggest_prefix
 
 __all__ = ["HEAD", "Head", "namespace_hint"]
 
@@ -124,7 +124,7 @@ def namespace_hint(text: str, head: bytes, namespaces: dict[str, str]) -> str | 
             taken[prefix_of[uri]] = uri
     uris = list(dict.fromkeys(names.values()))
     shown = ", ".join(sorted(names))
-    space = f"namespace {uris[0]}" if len(uris) == 1 else f"namespaces {', '.join(uris)}"
+    space = namespaces_named(uris)
     rewritten = str(_rewritten(parsed, names, prefix_of))
     new = [u for u in uris if u not in bound]
     flags = " ".join(f"-n {prefix_of[u]}={u}" for u in new)

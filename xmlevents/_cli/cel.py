@@ -8,7 +8,6 @@ is read through the one opener of inputs (``-``, ``.gz``, plain: :func:`~._commo
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import io
 import json
 from collections import deque
@@ -214,36 +213,12 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         raise Failure(str(failure[0]))
     if paths and found == 0:
         from xmlevents.algebra import path_type_hints
+        from xmlevents.cel import path_types
 
         seen = (p for p in paths if isinstance(p, str))
-        for hint in path_type_hints(_path_types(query), seen):
+        for hint in path_type_hints(path_types(query), seen):
             streams.err.write(f"xmlevents cel: warning: {hint}\n")
     return 0
-
-
-def _path_types(query: Any) -> list[str]:
-    """The path types a query names: its ``MATCHES`` conditions' and its ``PROJECT`` keys'."""
-    from xmlevents.cel import Filter
-
-    found: list[str] = []
-
-    def conditions(node: Any) -> None:
-        if isinstance(getattr(node, "path_type", None), str):
-            found.append(node.path_type)
-        if dataclasses.is_dataclass(node):
-            for f in dataclasses.fields(node):
-                value = getattr(node, f.name)
-                for v in value if isinstance(value, tuple) else (value,):
-                    if dataclasses.is_dataclass(v):
-                        conditions(v)
-
-    for formula in query.formula.walk():
-        if isinstance(formula, Filter):
-            conditions(formula.predicate)
-    for key in (k for keys in query.partition_by for k in keys):
-        if key.startswith("PROJECT("):
-            found.append(key.rpartition(", ")[2][1:-2].replace("\'\'", "\'"))
-    return found
 
 
 def _evaluated(evaluation: Evaluation, events: Iterable[Event], ids: IdMap
