@@ -194,9 +194,9 @@ class ReplayFrames:
 def _json_lines(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
     for b in batches:
         rows = []
-        for line, n, source in zip(b["value"], b["n"], b["source"], strict=False):
+        for data, n, source in zip(b["value"], b["n"], b["source"], strict=False):
             try:
-                row = json_row(line, f"{source}, line {n + 1}")
+                row = json_row(data.decode("utf-8", "replace"), f"{source}, line {n + 1}")
             except VersionTableError as exc:
                 rows.append(_bad_input(str(exc)))
             else:
@@ -247,14 +247,40 @@ def read_versions_df(spark: SparkSession, path: str) -> tuple[DataFrame, DataFra
         parsed = files.select("path", "content").mapInPandas(
             lambda batches: _folder_rows(batches, base, path), _INPUT)
     else:
-        numbered = spark.read.text(path).rdd.zipWithIndex().map(
-            lambda pair: (pair[0]["value"], pair[1], path)).toDF(
-            _schema(("value", _S), ("n", _L), ("source", _S)))
-        parsed = numbered.mapInPandas(_json_lines, _INPUT)
+        parsed = _numbered_lines(spark, path).mapInPandas(_json_lines, _INPUT)
     good = parsed.where(F.col("bad").isNull()).drop("bad")
     bad = parsed.where(F.col("bad").isNotNull()).select(
         *_error_columns(stage=F.lit("input"), message=F.col("bad")))
     return good, bad
+
+
+def _numbered_lines(spark: SparkSession, path: str) -> DataFrame:
+    """The lines of a JSON-lines file with their numbers from 0 (``value``, ``n``,
+    ``source``), numbered in the JVM.
+
+    ``monotonically_increasing_id`` numbers a partition's rows from ``partition << 33``, so a
+    line's number is its place in its partition plus the lines of the partitions before it
+    (one pass that counts them, skipped for one partition: a gzip file is read whole). This
+    was ``rdd.zipWithIndex()``, which sent every line through a pickling Python worker before
+    the Arrow worker that parses it: two Python workers chained in one task, and with 6,400
+    versions of a 200 KB document that task hung, the JVM waiting on one worker while the
+    other was blocked writing (issue 29).
+    """
+    lines = spark.read.text(path).select(
+        "value", F.spark_partition_id().alias("_p"),
+        F.monotonically_increasing_id().alias("_m"))
+    n = F.col("_m") - F.shiftleft(F.col("_p").cast("long"), 33)
+    if lines.rdd.getNumPartitions() > 1:
+        before, offsets = 0, []
+        for r in lines.groupBy("_p").count().orderBy("_p").collect():
+            offsets += [F.lit(r["_p"]), F.lit(before)]
+            before += int(r["count"])
+        if offsets:
+            n = n + F.create_map(*offsets)[F.col("_p")]
+    # As bytes: Arrow refuses a string column holding bytes that are not UTF-8, which the
+    # reader must name as such (json_row), decoded with U+FFFD as Spark's own rows decode them.
+    return lines.select(F.col("value").cast("binary").alias("value"), n.alias("n"),
+                        F.lit(path).alias("source"))
 
 
 def _error_columns(**given: Any) -> list[Any]:
