@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import logging
 import os
 import shlex
 import shutil
@@ -422,6 +423,10 @@ def spark_session(master: str | None = None, **options: object) -> Iterator[Spar
     finally:
         if running is None:
             # A JVM that died mid-job (out of memory) cannot be stopped: what killed it is
-            # the error to see, not py4j's on the way out.
-            with contextlib.suppress(Exception):
-                spark.stop()
+            # the error to see, not py4j's on the way out (it logs its own traceback too).
+            logging.disable(logging.CRITICAL)
+            try:
+                with contextlib.suppress(Exception):
+                    spark.stop()
+            finally:
+                logging.disable(logging.NOTSET)
