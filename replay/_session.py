@@ -330,11 +330,6 @@ def make_session(master: str | None = None, *, app_name: str = "xmlevents replay
         # Versions are large rows, and the diff stage's carry two: a batch of 16 bounds what a
         # Python worker holds (64 held 350 MB of a 200 KB catalogue's pairs; issue 29).
         "spark.sql.execution.arrow.maxRecordsPerBatch": "16",
-        # The diff stage's window (each version beside the one before) buffers a document's
-        # rows before spilling, 4,096 by default: 800 MB of a 200 KB document's versions, more
-        # than the driver's default heap (6,400 versions of one killed the JVM; issue 29).
-        "spark.sql.windowExec.buffer.in.memory.threshold": "64",
-        "spark.sql.windowExec.buffer.spill.threshold": "64",
         # The checked versions are cached (the diff stage and the errors read them) in
         # columnar batches of 10,000 rows by default, built in the heap before they go to
         # memory or disk: 2 GB of a 200 KB document's versions (6,400 versions: "Java heap

@@ -618,8 +618,16 @@ def diff_stage(spark: SparkSession, versions: DataFrame, options: DiffOptions,
     # 2. diff: consecutive good versions, in parallel across documents and pairs
     good = checked.where(F.col("message").isNull()).select("doc", "version", "xml", "time",
                                                            "commit")
-    pairs = good.withColumn("old", F.lag("xml").over(
-        Window.partitionBy("doc").orderBy("version"))).repartition(n)
+    # Each version's predecessor found on the version numbers alone, then its XML joined on:
+    # a window over the XML itself (lag) buffers a document's whole history in one task, and
+    # spilling it every 64 rows opened a reader per spill file at once (6,400 versions of a
+    # 200 KB document ran the heap out in the window's spill readers; issue 29). The joins
+    # sort by key and spill by memory, as a shuffle does.
+    before = good.select("doc", "version").withColumn("_prev", F.lag("version").over(
+        Window.partitionBy("doc").orderBy("version")))
+    olds = good.select("doc", F.col("version").alias("_prev"), F.col("xml").alias("old"))
+    pairs = good.join(before, ["doc", "version"]).join(olds, ["doc", "_prev"], "left").drop(
+        "_prev").repartition(n)
     return checked, duplicates, pairs.mapInPandas(_diff(options), _DIFFED)
 
 
