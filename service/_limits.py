@@ -19,9 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ._problem import Problem
+if TYPE_CHECKING:  # the web stack is imported when a problem is made: the command line
+    from ._problem import Problem  # reads the defaults without it
 
 __all__ = ["Limits", "too_many_expressions", "too_many_events", "OPTIONS"]
 
@@ -64,6 +65,8 @@ OPTIONS = {"header_timeout": "--header-timeout", "body_timeout": "--body-timeout
 
 def _quota(status: int, title: str, detail: str, limit: str, quota: float, name: str,
            **extra: Any) -> Problem:
+    from ._problem import Problem
+
     option = OPTIONS[name]
     return Problem(status, title, f"{detail}; the operator raises it with xmlevents serve "
                    f"{option} N", limit=limit, quota=quota, option=option, **extra)
