@@ -105,8 +105,8 @@ def openapi(limits: Limits | None = None, *, secured: bool = True) -> dict[str, 
             "post": {"summary": "Register an expression", "operationId": "register",
                      "requestBody": {"required": True, "content": {
                          "application/json": {"schema": registration},
-                         "application/xml": {"schema": {"type": "string"},
-                                             "description": "R3-style markup"}}},
+                         "application/xml": {"schema": {
+                             "type": "string", "description": "R3-style markup"}}}},
                      "responses": _answers(*write, "403", "415", "422", **{
                          "201": _json({"type": "object", "required": ["id"],
                                        "properties": {"id": {"type": "string"}}},
