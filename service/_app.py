@@ -606,7 +606,10 @@ def _expect(obj: Any, fields: Mapping[str, type | tuple[type, ...]], required: s
         if name not in obj:
             raise Problem(422, "Bad request body", f"{what}: field {name!r} is required")
     for name, kinds in fields.items():
-        if name in obj and obj[name] is not None and (
+        if name in obj and obj[name] is None:  # issue 31, finding 10 ("time": null taken)
+            raise Problem(422, "Bad request body",
+                          f"{what}: field {name!r} is null; leave the field out for none")
+        if name in obj and (
                 not isinstance(obj[name], kinds) or (isinstance(obj[name], bool)
                 and bool not in (kinds if isinstance(kinds, tuple) else (kinds,)))):
             raise Problem(422, "Bad request body",
@@ -720,9 +723,6 @@ async def delete_expression(service: Service, request: Request, client: str) -> 
 def _signal_of(obj: Any, where: str) -> tuple[str, dict[str, Any], float | None]:
     obj = _expect(obj, {"type": str, "params": dict, "time": (int, float)},
                   {"type", "params"}, where)
-    if "time" in obj and obj["time"] is None:  # issue 31, finding 10: leave it out instead
-        raise Problem(422, "Bad event", f"{where}: time must be a number (seconds); leave "
-                      "the field out for none")
     at = obj.get("time")
     try:
         params = check_signal(obj["type"], obj["params"], at)

@@ -1,6 +1,7 @@
-"""The service's OpenAPI 3.1 document (issue 31, item 9), written by hand: the routes take
+"""The service's OpenAPI 3.0 document (issue 31, item 9), written by hand: the routes take
 markup as often as JSON and answer problem documents, which a generator from handler
-signatures would not describe. ``tests/service/test_web.py`` validates it
+signatures would not describe. 3.0 rather than 3.1: the Swagger UI of ``/docs``
+(``swagger-ui-bundle``, Swagger UI 4) renders 3.0 only. ``tests/service/test_web.py`` validates it
 (``openapi-spec-validator``) and checks it names every route and method the application
 serves; ``tools/schemathesis_service.sh`` runs schemathesis against it on a live server."""
 
@@ -42,13 +43,13 @@ def openapi(limits: Limits | None = None, *, secured: bool = True) -> dict[str, 
     ``secured``: clients send a bearer token (a service started without ``--token`` is open)."""
     lim = limits or Limits()
     write = ("400", "401", "408", "413", "503", "507")
-    scalar = {"type": ["string", "number", "boolean"]}
+    scalar = {"oneOf": [{"type": "string"}, {"type": "number"}, {"type": "boolean"}]}
     expression = {"type": "object", "required": ["id", "expression", "variables", "callback"],
                   "properties": {
                       "id": {"type": "string"},
                       "expression": {"type": "string", "description": "the text form"},
                       "variables": {"type": "object", "additionalProperties": scalar},
-                      "callback": {"type": ["string", "null"], "format": "uri"},
+                      "callback": {"type": "string", "format": "uri", "nullable": True},
                       "markup": {"type": "string",
                                  "description": "the markup registered, if it was"}}}
     notification = {"type": "object", "required": ["cursor", "expression", "bindings", "events",
@@ -58,10 +59,11 @@ def openapi(limits: Limits | None = None, *, secured: bool = True) -> dict[str, 
                         "expression": {"type": "string"},
                         "bindings": {"type": "object", "additionalProperties": scalar},
                         "events": {"type": "array", "items": {"type": "object"}},
-                        "next": {"type": ["string", "null"]}}}
+                        "next": {"type": "string", "nullable": True}}}
     event = {"type": "object", "required": ["type", "params"], "additionalProperties": False,
              "properties": {
-                 "type": {"type": "string", "description": "the event type (an XML name, or "
+                 "type": {"type": "string", "minLength": 1,
+                          "description": "the event type (an XML name, or "
                           "a document event type such as ins(/order/item))"},
                  "params": {"type": "object", "additionalProperties": scalar},
                  "time": {"type": "number", "description": "seconds; carried to the "
@@ -196,18 +198,18 @@ def openapi(limits: Limits | None = None, *, secured: bool = True) -> dict[str, 
         "/health": {"get": {"summary": "Whether the service answers", "operationId": "health",
                             "security": [],
                             "responses": {"200": _json({"type": "object", "properties": {
-                                "ok": {"const": True}}}, "it does")}}},
+                                "ok": {"type": "boolean", "enum": [True]}}}, "it does")}}},
         "/openapi.json": {"get": {"summary": "This document", "operationId": "openapi",
                                   "security": [],
                                   "responses": {"200": _json({"type": "object"},
-                                                             "OpenAPI 3.1")}}},
+                                                             "OpenAPI 3.0")}}},
         "/docs": {"get": {"summary": "The interactive page (Swagger UI)",
                           "operationId": "docs", "security": [],
                           "responses": {"200": {"description": "HTML", "content": {
                               "text/html": {"schema": {"type": "string"}}}}}}},
     }
     doc: dict[str, Any] = {
-        "openapi": "3.1.0",
+        "openapi": "3.0.3",
         "info": {"title": "xmlevents detection service", "version": "1",
                  "description": "SNOOP-R (Alferes and Tagni): register event expressions, "
                                 "signal events, read detections. Errors are RFC 9457 problem "

@@ -118,7 +118,7 @@ _PAGE = """<!doctype html>
 _NO_UI = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>xmlevents detection service: API</title>
 </head><body><h1>xmlevents detection service</h1>
-<p>The API is described in <a href="openapi.json">openapi.json</a> (OpenAPI 3.1).
+<p>The API is described in <a href="openapi.json">openapi.json</a> (OpenAPI 3.0).
 The interactive page needs Swagger UI's assets: <code>pip install swagger-ui-bundle</code>
 (in <code>xmlevents[service]</code>) and restart the service.</p></body></html>
 """

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import threading
+import urllib.request
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -114,3 +116,20 @@ def test_a_page_subscribes_with_event_source(
     assert [n["data"]["bindings"]["T"] for n in got] == ["Boy", "War", "Pop"]
     assert all(n["data"]["expression"] == result["id"] for n in got)
     assert [int(n["id"]) for n in got] == [n["data"]["cursor"] for n in got]
+
+
+def test_the_docs_page_renders_every_operation(tmp_path: Path) -> None:
+    """``/docs`` is Swagger UI from the ``swagger-ui-bundle`` package: in Chromium, with no
+    network but the service, it lists every operation of ``/openapi.json``."""
+    with thread_server(str(tmp_path / "s.db"), {"s3cret-a": "alice"}) as api:
+        assert CHROMIUM is not None
+        dom = subprocess.run(
+            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+             "--disable-dev-shm-usage", f"--user-data-dir={tmp_path / 'profile'}",
+             "--virtual-time-budget=3000", "--dump-dom", f"{api}/docs"],
+            capture_output=True, text=True, timeout=60, start_new_session=True).stdout
+        doc = json.loads(urllib.request.urlopen(f"{api}/openapi.json").read())
+    shown = set(re.findall(r'class="opblock-summary-method">(\w+)<.*?data-path="([^"]+)"', dom))
+    listed = {(m.upper(), p) for p, item in doc["paths"].items() for m in item
+              if m != "parameters"}
+    assert shown == listed
