@@ -52,7 +52,8 @@ async function report(result) {
     });
     source.onopen = () => fetch(api + "/events", {method: "POST", headers,
       body: JSON.stringify(["Boy", "War", "Pop"].map(t => ({type: "newCD", params: {title: t}})))});
-    source.onerror = () => report({ok: false, error: "EventSource failed", state: source.readyState});
+    source.onerror = () => report({ok: false, error: "EventSource failed",
+                                   state: source.readyState});
   } catch (e) { report({ok: false, error: String(e)}); }
 })();
 </script></body></html>
