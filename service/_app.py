@@ -2,7 +2,8 @@
 
 Starlette rather than FastAPI: bodies are XML markup as often as JSON, and errors are RFC 9457
 problem documents written here; FastAPI's value is pydantic models and OpenAPI, which would
-stand between us and both. The application holds one :class:`Service`: the engine and the
+stand between us and both (the OpenAPI document is written by hand, :mod:`._openapi`). The
+application holds one :class:`Service`: the engine and the
 journal (:mod:`._db`). Every change (a registration, an unregistration, a request's signals)
 runs in one writer thread, which alone touches the engine and the writing connection, so
 changes are applied in the order accepted and each is one database transaction with the
@@ -25,7 +26,16 @@ Routes (each but ``/health`` needs ``Authorization: Bearer SECRET`` when tokens 
   every one it has not deleted), ``DELETE /notifications?through=CURSOR``,
   ``GET /notifications/stream`` (Server-Sent Events, ``id:`` the cursor; resumes after
   ``Last-Event-ID`` or ``?after``);
-* ``GET /graph`` — node counts with and without sharing, and the client's expressions'.
+* ``POST /notifications/stream/ticket`` — a single-use ticket opening one stream
+  (``?ticket=``), for a browser's ``EventSource``, which cannot send the header (:mod:`._web`);
+* ``GET /graph`` — node counts with and without sharing over the client's own expressions;
+* ``GET /openapi.json`` (:mod:`._openapi`) and ``GET /docs`` (Swagger UI), open as ``/health``.
+
+Limits (issue 31, item 6; :mod:`._limits`): quotas per client checked here (expressions in the
+writer thread, events per request in the handler, the retention of notifications in the
+change's transaction), the body timeout in the body reader, the header timeout and the
+connection limit in uvicorn's protocol (:mod:`._protocol`). Each path is one route whose
+methods are dispatched here, so that a 405 lists them all in ``Allow``.
 
 Streams wait without a lock (issue 31, item 1): each open stream has its own
 :class:`asyncio.Event`, which a commit of notifications for its client sets. A stream clears

@@ -132,7 +132,8 @@ def openapi(limits: Limits | None = None, *, secured: bool = True) -> dict[str, 
                                     "whole before any is applied.",
                      "requestBody": {"required": True, "content": {"application/json": {
                          "schema": {"oneOf": [event, {"type": "array", "items": event,
-                                                      "minItems": 1}]}}}},
+                                                      "minItems": 1,
+                                                      "maxItems": lim.max_events}]}}}},
                      "responses": _answers(*write, "422", **{"202": _json(
                          {"type": "object", "required": ["accepted"],
                           "properties": {"accepted": {"type": "integer"}}},

@@ -7,6 +7,7 @@ small here so that the tests take about a second each."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import time
@@ -107,15 +108,14 @@ def test_an_idle_keep_alive_connection_is_closed(timed: str) -> None:
 
 
 def test_a_request_past_the_connection_limit_is_refused(timed: str) -> None:
-    held = [_connect(timed) for _ in range(TIMEOUTS.max_connections)]
-    try:
-        time.sleep(0.1)  # the server has accepted them
+    with contextlib.ExitStack() as held:  # open streams: connections that stay
+        for _ in range(TIMEOUTS.max_connections):
+            stream = held.enter_context(httpx.stream("GET", f"{timed}/notifications/stream",
+                                                     headers=A, timeout=5))
+            assert stream.status_code == 200
         r = httpx.get(f"{timed}/health", timeout=5)
         assert r.status_code == 503 and r.headers["retry-after"] == "1"
         assert r.json()["option"] == "--max-connections" and r.json()["quota"] == 4
-    finally:
-        for sock in held:
-            sock.close()
     time.sleep(0.1)
     assert httpx.get(f"{timed}/health", timeout=5).status_code == 200
 
