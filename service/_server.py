@@ -16,6 +16,8 @@ every other command.
 from __future__ import annotations
 
 import contextlib
+import logging
+import resource
 import signal
 import socket
 import threading
@@ -86,6 +88,31 @@ class Server(uvicorn.Server):
             await self.lifespan.shutdown()
 
 
+#: Files the service opens besides its connections (the database, its WAL and lock, the
+#: listening socket, uvicorn's and the event loop's).
+SPARE_FILES = 128
+#: The open files :func:`open_files` asks for (where the hard limit allows).
+OPEN_FILES = 65_536
+
+
+def open_files(limits: Limits) -> int:
+    """Raise the process's soft limit of open files towards its hard limit (at most
+    :data:`OPEN_FILES`), so that :attr:`Limits.max_connections` connections fit with
+    :data:`SPARE_FILES` more, and so do the connections a flood opens past them until they
+    are refused or timed out; returns the limit now. Past that limit a connection cannot
+    even be accepted: the client gets a reset, not the limit's 503 (measured: at ``ulimit -n
+    1024``, 1,100 connections made every new request fail until the header timeout closed
+    them)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = max(limits.max_connections + SPARE_FILES, OPEN_FILES)
+    if soft == resource.RLIM_INFINITY or soft >= want:
+        return soft
+    raised = want if hard == resource.RLIM_INFINITY else min(want, hard)
+    if raised > soft:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (raised, hard))
+    return max(raised, soft)
+
+
 def config(app: Starlette, limits: Limits | None = None, **options: Any) -> uvicorn.Config:
     """uvicorn's configuration of the service's ``app``: the protocol with the header
     timeout and the connection limit (:mod:`._protocol`), the keep-alive timeout, the
@@ -127,6 +154,12 @@ def serve(db: str, tokens: Mapping[str, str] | None = None, *, host: str = "127.
         sock = socket.create_server((host, port), family=family)
         if ready is not None:
             ready()
+        files = open_files(limits or Limits())
+        if files < (limits or Limits()).max_connections + SPARE_FILES:
+            logging.getLogger("xmlevents.service").warning(
+                "the open-file limit (%d) leaves no room for --max-connections %d: "
+                "connections past it are reset, not refused; raise ulimit -n", files,
+                (limits or Limits()).max_connections)
         app = create_app(db, tokens, join=join, lock=lock, limits=limits,
                          cors_origins=cors_origins)
         server = Server(config(app, limits), app)

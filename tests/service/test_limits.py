@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import resource
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 
@@ -19,6 +22,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from xmlevents.service._limits import Limits, over_retention
+from xmlevents.service._server import OPEN_FILES
 
 from .http_server import thread_server
 
@@ -188,3 +192,23 @@ def test_retention_keeps_the_newest_quota_of_each_client(
                                                                          quota)
         assert kept_new == mine[len(mine) - len(kept_new):]  # the newest of the new
         assert discard.get(client, 0) <= stored
+
+
+def test_serve_raises_the_open_file_limit_for_its_connections() -> None:
+    """Past the open-file limit a connection cannot be accepted, so serve makes room for
+    ``--max-connections`` and more (here in a child process whose soft limit is lowered
+    first)."""
+    code = ("import resource\n"
+            "resource.setrlimit(resource.RLIMIT_NOFILE, (256, resource.getrlimit("
+            "resource.RLIMIT_NOFILE)[1]))\n"
+            "from xmlevents.service._server import open_files\n"
+            "from xmlevents.service._limits import Limits\n"
+            "print(open_files(Limits(max_connections=300)),"
+            " resource.getrlimit(resource.RLIMIT_NOFILE)[0])\n")
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    if hard != resource.RLIM_INFINITY and hard < 428:
+        pytest.skip(f"the hard open-file limit ({hard}) is below 428")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    expected = OPEN_FILES if hard == resource.RLIM_INFINITY else min(OPEN_FILES, hard)
+    assert out == [str(expected)] * 2
