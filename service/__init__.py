@@ -53,9 +53,10 @@ _MODULES: dict[str, tuple[str, ...]] = {
                  "UnknownExpressionError"),
 }
 
-#: The modules the HTTP service imports (the ``service`` extra, with uvloop and httptools,
-#: which uvicorn uses when they are there).
-WEB_STACK = ("starlette", "uvicorn", "httpx")
+#: The modules the HTTP service imports (the ``service`` extra, with uvloop, which uvicorn
+#: uses when it is there; httptools is needed: the service's protocol is uvicorn's httptools
+#: one with a header timeout, issue 31).
+WEB_STACK = ("starlette", "uvicorn", "httpx", "httptools")
 _HINT = "pip install 'xmlevents[service]'"
 
 
