@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import resource
 import signal
 import socket
 import threading
@@ -31,7 +30,7 @@ from starlette.applications import Starlette
 from ._app import Service, create_app
 from ._db import Journal
 from ._engine import Join
-from ._limits import Limits
+from ._limits import SPARE_FILES, Limits, open_files
 from ._lock import DatabaseLock
 from ._protocol import protocol
 
@@ -86,31 +85,6 @@ class Server(uvicorn.Server):
             # application's shutdown, whose task the event loop then cancels with a logged
             # traceback. The shutdown is quick (the webhook worker, the database): run it.
             await self.lifespan.shutdown()
-
-
-#: Files the service opens besides its connections (the database, its WAL and lock, the
-#: listening socket, uvicorn's and the event loop's).
-SPARE_FILES = 128
-#: The open files :func:`open_files` asks for (where the hard limit allows).
-OPEN_FILES = 65_536
-
-
-def open_files(limits: Limits) -> int:
-    """Raise the process's soft limit of open files towards its hard limit (at most
-    :data:`OPEN_FILES`), so that :attr:`Limits.max_connections` connections fit with
-    :data:`SPARE_FILES` more, and so do the connections a flood opens past them until they
-    are refused or timed out; returns the limit now. Past that limit a connection cannot
-    even be accepted: the client gets a reset, not the limit's 503 (measured: at ``ulimit -n
-    1024``, 1,100 connections made every new request fail until the header timeout closed
-    them)."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    want = max(limits.max_connections + SPARE_FILES, OPEN_FILES)
-    if soft == resource.RLIM_INFINITY or soft >= want:
-        return soft
-    raised = want if hard == resource.RLIM_INFINITY else min(want, hard)
-    if raised > soft:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (raised, hard))
-    return max(raised, soft)
 
 
 def config(app: Starlette, limits: Limits | None = None, **options: Any) -> uvicorn.Config:

@@ -15,14 +15,14 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from xmlevents.service._limits import Limits, over_retention
-from xmlevents.service._server import OPEN_FILES
+from xmlevents.service._limits import OPEN_FILES, Limits, over_retention
 
 from .http_server import thread_server
 
@@ -125,9 +125,9 @@ def test_a_request_past_the_connection_limit_is_refused(timed: str) -> None:
 
 
 @pytest.fixture()
-def quotas(tmp_path: object) -> Iterator[str]:
+def quotas(tmp_path: Path) -> Iterator[str]:
     limits = Limits(max_expressions=2, max_events=3, max_retained=4)
-    with thread_server(str(tmp_path) + "/q.db", TOKENS, limits=limits) as url:  # type: ignore[operator]
+    with thread_server(str(tmp_path / "q.db"), TOKENS, limits=limits) as url:
         yield url
 
 
@@ -201,8 +201,7 @@ def test_serve_raises_the_open_file_limit_for_its_connections() -> None:
     code = ("import resource\n"
             "resource.setrlimit(resource.RLIMIT_NOFILE, (256, resource.getrlimit("
             "resource.RLIMIT_NOFILE)[1]))\n"
-            "from xmlevents.service._server import open_files\n"
-            "from xmlevents.service._limits import Limits\n"
+            "from xmlevents.service._limits import Limits, open_files\n"
             "print(open_files(Limits(max_connections=300)),"
             " resource.getrlimit(resource.RLIMIT_NOFILE)[0])\n")
     hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
