@@ -3,8 +3,7 @@
 Starlette rather than FastAPI: bodies are XML markup as often as JSON, and errors are RFC 9457
 problem documents written here; FastAPI's value is pydantic models and OpenAPI, which would
 stand between us and both (the OpenAPI document is written by hand, :mod:`._openapi`). The
-application holds one :class:`Service`: the engine and the
-journal (:mod:`._db`). Every change (a registration, an unregistration, a request's signals)
+application holds one :class:`Service`: the engine and the journal (:mod:`._db`). Every change (a registration, an unregistration, a request's signals)
 runs in one writer thread, which alone touches the engine and the writing connection, so
 changes are applied in the order accepted and each is one database transaction with the
 notifications it produced; reads go through a second connection in a reader thread (issue 31,
