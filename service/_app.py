@@ -3,16 +3,16 @@
 Starlette rather than FastAPI: bodies are XML markup as often as JSON, and errors are RFC 9457
 problem documents written here; FastAPI's value is pydantic models and OpenAPI, which would
 stand between us and both (the OpenAPI document is written by hand, :mod:`._openapi`). The
-application holds one :class:`Service`: the engine and the journal (:mod:`._db`). Every change (a registration, an unregistration, a request's signals)
-runs in one writer thread, which alone touches the engine and the writing connection, so
-changes are applied in the order accepted and each is one database transaction with the
-notifications it produced; reads go through a second connection in a reader thread (issue 31,
-item 3). The event loop never waits for SQLite: a database another program holds answers the
-change 503 after a short busy wait (``Retry-After: 1``), a full disk 507, and ``/health`` and
-the reads answer all along. The transaction is begun before the engine sees a change, so a
-busy database leaves the engine as it was; a write that fails later (the disk full at commit)
-has the engine rebuilt from the log as the writer's next job, after the failed request is
-answered. Opaque providers are called in the writer thread.
+application holds one :class:`Service`: the engine and the journal (:mod:`._db`). Every change
+(a registration, an unregistration, a request's signals) runs in one writer thread, which alone
+touches the engine and the writing connection, so changes are applied in the order accepted and
+each is one database transaction with the notifications it produced; reads go through a second
+connection in a reader thread (issue 31, item 3). The event loop never waits for SQLite: a
+database another program holds answers the change 503 after a short busy wait (``Retry-After:
+1``), a full disk 507, and ``/health`` and the reads answer all along. The transaction is begun
+before the engine sees a change, so a busy database leaves the engine as it was; a write that
+fails later (the disk full at commit) has the engine rebuilt from the log as the writer's next
+job, after the failed request is answered. Opaque providers are called in the writer thread.
 
 Routes (each but ``/health`` needs ``Authorization: Bearer SECRET`` when tokens are given):
 
