@@ -78,7 +78,8 @@ def main(argv: list[str]) -> int:
                  "-H", f"Authorization: Bearer {TOKEN}",
                  "--checks", "all", "--exclude-checks", "positive_data_acceptance",
                  "--exclude-path", "/notifications/stream", "--request-timeout", "10",
-                 "--workers", "2", *options])
+                 "--workers", "2", *options],
+                cwd=folder)  # its example database (.schemathesis/) goes with the folder
         finally:
             server.send_signal(signal.SIGTERM)
             server.wait(30)
