@@ -78,7 +78,10 @@ def main(argv: list[str]) -> int:
                  "-H", f"Authorization: Bearer {TOKEN}",
                  "--checks", "all", "--exclude-checks", "positive_data_acceptance",
                  "--exclude-path", "/notifications/stream", "--request-timeout", "10",
-                 "--workers", "2", *options],
+                 # one worker: with two, hypothesis' lambda-source cache failed now and then
+                 # on Python 3.11 ("AST constructor recursion depth mismatch", schemathesis
+                 # 4.32.5), a tool error, not the service's
+                 "--workers", "1", *options],
                 cwd=folder)  # its example database (.schemathesis/) goes with the folder
         finally:
             server.send_signal(signal.SIGTERM)
