@@ -31,7 +31,7 @@ __all__ = [
     "OperatorNode", "Use", "Join", "valid_bindings", "check_signal",
     # the HTTP service (the ``service`` extra)
     "create_app", "serve", "Service", "MAX_BODY", "ANONYMOUS", "web_stack_missing",
-    "WEB_STACK",
+    "WEB_STACK", "Limits",
     # errors
     "ExpressionTextError", "MarkupError", "RegistrationError", "SignalError",
     "UnknownExpressionError",
@@ -49,6 +49,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
                  "Leaf", "OperatorNode", "Use", "Join", "valid_bindings", "check_signal"),
     "._app": ("create_app", "Service", "MAX_BODY", "ANONYMOUS"),
     "._server": ("serve",),
+    "._limits": ("Limits",),
     "._errors": ("ExpressionTextError", "MarkupError", "RegistrationError", "SignalError",
                  "UnknownExpressionError"),
 }
@@ -107,6 +108,7 @@ if TYPE_CHECKING:
         SignalError,
         UnknownExpressionError,
     )
+    from ._limits import Limits
     from ._markup import SNOOP_R, detection_to_xml, parse_detection_xml, parse_markup, to_markup
     from ._server import serve
     from ._text import parse_expression, to_text
