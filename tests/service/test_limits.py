@@ -7,6 +7,7 @@ small here so that the tests take about a second each."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import resource
@@ -22,6 +23,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from xmlevents.service import ANONYMOUS, Service
 from xmlevents.service._limits import OPEN_FILES, Limits, over_retention
 
 from .http_server import thread_server
@@ -211,3 +213,32 @@ def test_serve_raises_the_open_file_limit_for_its_connections() -> None:
                          check=True).stdout.split()
     expected = OPEN_FILES if hard == resource.RLIM_INFINITY else min(OPEN_FILES, hard)
     assert out == [str(expected)] * 2
+
+
+def test_the_retention_count_is_read_back_at_start(tmp_path: Path) -> None:
+    """The notifications each client keeps are counted from the database when the service
+    starts, so the quota holds across a restart."""
+    db = str(tmp_path / "r.db")
+    limits = Limits(max_retained=2)
+
+    async def signal(service: Service, *titles: str) -> None:
+        await service.signal(ANONYMOUS, [("newCD", {"title": t}, None) for t in titles])
+
+    async def run() -> tuple[list[str], int]:
+        service = Service(db, limits=limits)
+        service.start()
+        await service.register(ANONYMOUS, "text", "newCD(title=T)", {}, None)
+        await signal(service, "t0", "t1")
+        await service.stop()
+        service = Service(db, limits=limits)
+        service.start()
+        try:
+            assert service.retained == {ANONYMOUS: 2}
+            await signal(service, "t2")
+            rows = await service.read(lambda j: j.notifications(ANONYMOUS, None, 10))
+            discarded = await service.read(lambda j: j.discarded(ANONYMOUS, None))
+        finally:
+            await service.stop()
+        return [r.body["bindings"]["T"] for r in rows], discarded
+
+    assert asyncio.run(run()) == (["t1", "t2"], 1)
