@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from xmlevents.service import ANONYMOUS, Service
 from xmlevents.service._limits import OPEN_FILES, Limits, over_retention
 
-from .http_server import thread_server
+from .http_server import free_port, served_by, thread_server
 
 TOKENS = {"s3cret-a": "alice", "s3cret-b": "bob"}
 A = {"Authorization": "Bearer s3cret-a"}
@@ -242,3 +242,22 @@ def test_the_retention_count_is_read_back_at_start(tmp_path: Path) -> None:
         return [r.body["bindings"]["T"] for r in rows], discarded
 
     assert asyncio.run(run()) == (["t1", "t2"], 1)
+
+
+@pytest.mark.slow  # the real command in a subprocess: a second or two
+def test_serve_options_reach_the_server(tmp_path: Path) -> None:
+    """``xmlevents serve``'s limit and CORS options are the running service's; a bad value is
+    a usage error before anything starts."""
+    bad = subprocess.run([sys.executable, "-m", "xmlevents", "serve", "--max-events", "0"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--max-events: a whole number above 0" in bad.stderr
+    assert "Traceback" not in bad.stderr
+    extra = ["--max-events", "2", "--cors-origin", "http://page.example"]
+    with served_by(str(tmp_path / "s.db"), ["alice=s3cret-a"], free_port(),
+                   tmp_path / "server.log", extra=extra) as (base, _):
+        r = httpx.post(f"{base}/events", headers=A, json=[
+            {"type": "a", "params": {}} for _ in range(3)])
+        assert r.status_code == 413 and r.json()["option"] == "--max-events"
+        r = httpx.options(f"{base}/events", headers={
+            "Origin": "http://page.example", "Access-Control-Request-Method": "POST"})
+        assert r.headers["access-control-allow-origin"] == "http://page.example"
