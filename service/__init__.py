@@ -31,7 +31,7 @@ __all__ = [
     "OperatorNode", "Use", "Join", "valid_bindings", "check_signal",
     # the HTTP service (the ``service`` extra)
     "create_app", "serve", "Service", "MAX_BODY", "ANONYMOUS", "web_stack_missing",
-    "WEB_STACK",
+    "WEB_STACK", "Limits",
     # errors
     "ExpressionTextError", "MarkupError", "RegistrationError", "SignalError",
     "UnknownExpressionError",
@@ -49,13 +49,15 @@ _MODULES: dict[str, tuple[str, ...]] = {
                  "Leaf", "OperatorNode", "Use", "Join", "valid_bindings", "check_signal"),
     "._app": ("create_app", "Service", "MAX_BODY", "ANONYMOUS"),
     "._server": ("serve",),
+    "._limits": ("Limits",),
     "._errors": ("ExpressionTextError", "MarkupError", "RegistrationError", "SignalError",
                  "UnknownExpressionError"),
 }
 
-#: The modules the HTTP service imports (the ``service`` extra, with uvloop and httptools,
-#: which uvicorn uses when they are there).
-WEB_STACK = ("starlette", "uvicorn", "httpx")
+#: The modules the HTTP service imports (the ``service`` extra, with uvloop, which uvicorn
+#: uses when it is there; httptools is needed: the service's protocol is uvicorn's httptools
+#: one with a header timeout, issue 31).
+WEB_STACK = ("starlette", "uvicorn", "httpx", "httptools")
 _HINT = "pip install 'xmlevents[service]'"
 
 
@@ -106,6 +108,7 @@ if TYPE_CHECKING:
         SignalError,
         UnknownExpressionError,
     )
+    from ._limits import Limits
     from ._markup import SNOOP_R, detection_to_xml, parse_detection_xml, parse_markup, to_markup
     from ._server import serve
     from ._text import parse_expression, to_text

@@ -2,17 +2,17 @@
 
 Starlette rather than FastAPI: bodies are XML markup as often as JSON, and errors are RFC 9457
 problem documents written here; FastAPI's value is pydantic models and OpenAPI, which would
-stand between us and both. The application holds one :class:`Service`: the engine and the
-journal (:mod:`._db`). Every change (a registration, an unregistration, a request's signals)
-runs in one writer thread, which alone touches the engine and the writing connection, so
-changes are applied in the order accepted and each is one database transaction with the
-notifications it produced; reads go through a second connection in a reader thread (issue 31,
-item 3). The event loop never waits for SQLite: a database another program holds answers the
-change 503 after a short busy wait (``Retry-After: 1``), a full disk 507, and ``/health`` and
-the reads answer all along. The transaction is begun before the engine sees a change, so a
-busy database leaves the engine as it was; a write that fails later (the disk full at commit)
-has the engine rebuilt from the log as the writer's next job, after the failed request is
-answered. Opaque providers are called in the writer thread.
+stand between us and both (the OpenAPI document is written by hand, :mod:`._openapi`). The
+application holds one :class:`Service`: the engine and the journal (:mod:`._db`). Every change
+(a registration, an unregistration, a request's signals) runs in one writer thread, which alone
+touches the engine and the writing connection, so changes are applied in the order accepted and
+each is one database transaction with the notifications it produced; reads go through a second
+connection in a reader thread (issue 31, item 3). The event loop never waits for SQLite: a
+database another program holds answers the change 503 after a short busy wait (``Retry-After:
+1``), a full disk 507, and ``/health`` and the reads answer all along. The transaction is begun
+before the engine sees a change, so a busy database leaves the engine as it was; a write that
+fails later (the disk full at commit) has the engine rebuilt from the log as the writer's next
+job, after the failed request is answered. Opaque providers are called in the writer thread.
 
 Routes (each but ``/health`` needs ``Authorization: Bearer SECRET`` when tokens are given):
 
@@ -25,7 +25,16 @@ Routes (each but ``/health`` needs ``Authorization: Bearer SECRET`` when tokens 
   every one it has not deleted), ``DELETE /notifications?through=CURSOR``,
   ``GET /notifications/stream`` (Server-Sent Events, ``id:`` the cursor; resumes after
   ``Last-Event-ID`` or ``?after``);
-* ``GET /graph`` — node counts with and without sharing, and the client's expressions'.
+* ``POST /notifications/stream/ticket`` — a single-use ticket opening one stream
+  (``?ticket=``), for a browser's ``EventSource``, which cannot send the header (:mod:`._web`);
+* ``GET /graph`` — node counts with and without sharing over the client's own expressions;
+* ``GET /openapi.json`` (:mod:`._openapi`) and ``GET /docs`` (Swagger UI), open as ``/health``.
+
+Limits (issue 31, item 6; :mod:`._limits`): quotas per client checked here (expressions in the
+writer thread, events per request in the handler, the retention of notifications in the
+change's transaction), the body timeout in the body reader, the header timeout and the
+connection limit in uvicorn's protocol (:mod:`._protocol`). Each path is one route whose
+methods are dispatched here, so that a 405 lists them all in ``Allow``.
 
 Streams wait without a lock (issue 31, item 1): each open stream has its own
 :class:`asyncio.Event`, which a commit of notifications for its client sets. A stream clears
@@ -50,7 +59,15 @@ import math
 import secrets
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -59,12 +76,12 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from xmlevents._foundation.jsonlines import JsonLineError, load_line
 from xmlevents.algebra import PositionedError, XmlEventsError
 
-from ._db import Journal, dumps
+from ._db import Journal, Stored, dumps
 from ._engine import Detection, Engine, Join, Provider, check_signal
 from ._errors import (
     ExpressionTextError,
@@ -73,9 +90,19 @@ from ._errors import (
     SignalError,
     UnknownExpressionError,
 )
+from ._limits import (
+    Limits,
+    over_retention,
+    timed_out,
+    too_many_events,
+    too_many_expressions,
+)
 from ._lock import DatabaseLock
 from ._markup import parse_markup
+from ._openapi import openapi
+from ._problem import Problem
 from ._text import parse_expression
+from ._web import Tickets, cors, docs_page, docs_routes, post_ticket
 from .ast import Registration, check_value
 
 __all__ = ["Service", "create_app", "MAX_BODY", "ANONYMOUS"]
@@ -87,6 +114,10 @@ ANONYMOUS = "anonymous"
 #: Webhook deliveries: attempts before giving up, and the longest wait between two.
 MAX_ATTEMPTS = 8
 MAX_BACKOFF = 60.0
+#: ``GET /notifications``: how many without ``limit``, and the most listed at once (a larger
+#: ``limit`` gives as many); ``limit=0`` is refused (it listed 1,000: issue 31, finding 10).
+DEFAULT_LIMIT = 1000
+MAX_LIMIT = 10_000
 #: The largest cursor (SQLite's INTEGER): a query past it is refused, not a 500.
 MAX_CURSOR = 2 ** 63 - 1
 #: Seconds of silence after which a stream sends a comment, so that proxies keep it open
@@ -95,31 +126,9 @@ KEEPALIVE = 15.0
 #: The last event of every stream when the service stops: reconnect later, from the last id.
 SHUTDOWN_EVENT = ('retry: 5000\nevent: shutdown\ndata: {"detail": "the service is stopping; '
                   'reconnect with Last-Event-ID to resume"}\n\n')
-_PROBLEM = "application/problem+json"
 T = TypeVar("T")
+F = TypeVar("F", bound=tuple[str, Any, Any, Any])
 _log = logging.getLogger("xmlevents.service")
-
-
-class Problem(Exception):
-    """An error answered as a problem document (RFC 9457)."""
-
-    def __init__(self, status: int, title: str, detail: str, *,
-                 headers: Mapping[str, str] | None = None, **extra: Any) -> None:
-        super().__init__(detail)
-        self.status = status
-        self.title = title
-        self.detail = detail
-        self.headers = dict(headers or {})
-        self.extra = extra
-
-    def response(self) -> JSONResponse:
-        body = {"type": "about:blank", "title": self.title, "status": self.status,
-                "detail": self.detail, **self.extra}
-        headers = dict(self.headers)
-        if self.status == 401:
-            headers["WWW-Authenticate"] = "Bearer"
-        return JSONResponse(body, status_code=self.status, media_type=_PROBLEM,
-                            headers=headers or None)
 
 
 def _database_problem(exc: sqlite3.Error) -> Problem | None:
@@ -159,9 +168,9 @@ class Service:
 
     def __init__(self, db: str, tokens: Mapping[str, str] | None = None, *,
                  join: Join = "correlate", providers: Mapping[str, Provider] | None = None,
-                 lock: DatabaseLock | None = None) -> None:
+                 lock: DatabaseLock | None = None, limits: Limits | None = None) -> None:
         """Open ``db`` (taking its lock, or using ``lock``, one already held on it) and
-        rebuild the engine from its log.
+        rebuild the engine from its log; ``limits``: the quotas (:mod:`._limits`).
 
         Raises:
             DatabaseInUse: another process serves ``db``.
@@ -173,6 +182,7 @@ class Service:
             raise ValueError(f"the lock {lock.path} is not {db!r}'s")
         self.db_lock = lock if lock is not None else DatabaseLock(db)
         self.providers = dict(providers or {})
+        self.limits = limits or Limits()
         self.join: Join = join
         try:
             #: The writing connection and the engine: used by the writer thread only.
@@ -180,6 +190,8 @@ class Service:
             self.engine, self.owner, self.callbacks, self.replayed = self._replay()
             #: The reading connection: used by the reader thread only.
             self.reader = Journal.reader(db)
+            #: Notifications each client keeps (the retention quota); the writer's.
+            self.retained = self.journal.retained()
         except BaseException:
             with contextlib.suppress(AttributeError):
                 self.journal.close()
@@ -298,6 +310,8 @@ class Service:
 
         def job() -> str:
             self._fresh()
+            if sum(o == client for o in self.owner.values()) >= self.limits.max_expressions:
+                raise too_many_expressions(client, self.limits)
             self.journal.begin()  # a busy database fails here, before the engine changes
             ident = "x" + secrets.token_hex(8)
             try:
@@ -320,6 +334,7 @@ class Service:
             self.owner[ident] = client
             if callback:
                 self.callbacks[ident] = callback
+            self._kept(dead, {})
             self._committed(dead)
             return ident
 
@@ -360,11 +375,13 @@ class Service:
                         owner = self.owner[d.expression]
                         found.append((owner, d.expression, _notification_text(d, texts),
                                       self.callbacks.get(d.expression)))
+                found, discarded = self._retain(found)
                 self.journal.write([("signals", client, raw)], found)
             except BaseException:
                 self.journal.abort()
                 self._failed()  # the engine saw signals the log does not have
                 raise
+            self._kept(found, discarded)
             self._committed(found)
             return len(events)
 
@@ -372,13 +389,46 @@ class Service:
 
     async def delete_notifications(self, client: str, through: int) -> int:
         """Mark ``client``'s notifications up to ``through`` deleted; how many were."""
-        return await self.write(lambda: self.journal.delete_notifications(client, through))
+        def job() -> int:
+            n = self.journal.delete_notifications(client, through)
+            self.retained[client] = self.retained.get(client, 0) - n
+            return n
 
-    async def stats(self) -> dict[str, object]:
-        """The engine's node counts (:meth:`Engine.stats`), read in the writer thread."""
+        return await self.write(job)
+
+    def _retain(self, found: list[F]) -> tuple[list[F], dict[str, int]]:
+        """In the writer thread, inside a change's transaction: make room for ``found``
+        under the retention quota (:func:`~._limits.over_retention`): the oldest stored
+        notifications of a client past it discarded, and the new ones past it left out.
+        Returns the notifications to store and how many stored ones each client lost."""
+        discard, dropped = over_retention(self.retained, found, self.limits)
+        lost = {owner: self.journal.discard_oldest(owner, count)
+                for owner, count in discard.items()}
+        if discard or dropped:
+            _log.warning("retention quota (%s notifications a client): discarded the oldest "
+                         "of %s", f"{self.limits.max_retained:,}",
+                         ", ".join(sorted({found[i][0] for i in dropped} | set(discard))))
+        if dropped:
+            skip = set(dropped)
+            found = [f for i, f in enumerate(found) if i not in skip]
+        return found, lost
+
+    def _kept(self, found: Iterable[tuple[str, Any, Any, Any]],
+              lost: Mapping[str, int]) -> None:
+        """In the writer thread, after a commit: count the notifications each client keeps
+        now (:meth:`_retain`'s, committed)."""
+        for owner, n in lost.items():
+            self.retained[owner] -= n
+        for owner, *_ in found:
+            self.retained[owner] = self.retained.get(owner, 0) + 1
+
+    async def stats(self, client: str | None = None) -> dict[str, object]:
+        """The engine's node counts (:meth:`Engine.stats`) over ``client``'s expressions
+        (default: all), read in the writer thread."""
         def job() -> dict[str, object]:
             self._fresh()
-            return self.engine.stats()
+            return self.engine.stats(None if client is None else
+                                     [i for i, o in self.owner.items() if o == client])
 
         return await self.write(job)
 
@@ -515,17 +565,24 @@ def _notification_text(d: Detection, texts: dict[str, str]) -> str:
 # --- request handling ---------------------------------------------------------------------
 
 async def _body(request: Request) -> bytes:
-    """The body, refused past :data:`MAX_BODY` without reading it all."""
+    """The body, refused past :data:`MAX_BODY` without reading it all, and past the body
+    timeout (408, the connection closed: a client trickling its body holds nothing)."""
     length = request.headers.get("content-length")
     if length is not None and length.isdigit() and int(length) > MAX_BODY:
         raise Problem(413, "Content Too Large", f"bodies are limited to {MAX_BODY:,} bytes")
+    limits: Limits = request.app.state.service.limits
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_BODY:
-            raise Problem(413, "Content Too Large", f"bodies are limited to {MAX_BODY:,} bytes")
-        chunks.append(chunk)
+    try:
+        async with asyncio.timeout(limits.body_timeout):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > MAX_BODY:
+                    raise Problem(413, "Content Too Large",
+                                  f"bodies are limited to {MAX_BODY:,} bytes")
+                chunks.append(chunk)
+    except TimeoutError:
+        raise timed_out("body", limits.body_timeout, "body_timeout").closing() from None
     return b"".join(chunks)
 
 
@@ -558,7 +615,10 @@ def _expect(obj: Any, fields: Mapping[str, type | tuple[type, ...]], required: s
         if name not in obj:
             raise Problem(422, "Bad request body", f"{what}: field {name!r} is required")
     for name, kinds in fields.items():
-        if name in obj and obj[name] is not None and (
+        if name in obj and obj[name] is None:  # issue 31, finding 10 ("time": null taken)
+            raise Problem(422, "Bad request body",
+                          f"{what}: field {name!r} is null; leave the field out for none")
+        if name in obj and (
                 not isinstance(obj[name], kinds) or (isinstance(obj[name], bool)
                 and bool not in (kinds if isinstance(kinds, tuple) else (kinds,)))):
             raise Problem(422, "Bad request body",
@@ -583,11 +643,17 @@ def _bounded(value: str, name: str) -> int:
 Handler = Callable[[Service, Request, str], Awaitable[Response]]
 
 
-def _route(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+def _route(handler: Handler, *, ticket: bool = False
+           ) -> Callable[[Request], Awaitable[Response]]:
+    """``handler`` with its client authenticated (a bearer token; ``ticket``: or a stream
+    ticket in the query, :mod:`._web`) and its errors answered as problem documents."""
     async def endpoint(request: Request) -> Response:
         service: Service = request.app.state.service
         try:
-            client = service.client(request)
+            if ticket and "ticket" in request.query_params and service.tokens:
+                client = request.app.state.tickets.redeem(request.query_params["ticket"])
+            else:
+                client = service.client(request)
             return await handler(service, request, client)
         except Problem as p:
             return p.response()
@@ -682,6 +748,8 @@ async def post_events(service: Service, request: Request, client: str) -> Respon
     if isinstance(data, list):
         if not data:
             raise Problem(422, "Bad request body", "an empty list of events")
+        if len(data) > service.limits.max_events:
+            raise too_many_events(len(data), service.limits)
         events = [_signal_of(e, f"event {i}") for i, e in enumerate(data)]
     else:
         events = [_signal_of(data, "the event")]
@@ -691,9 +759,17 @@ async def post_events(service: Service, request: Request, client: str) -> Respon
 
 async def get_notifications(service: Service, request: Request, client: str) -> Response:
     after = _cursor(request, "after")
-    limit = _cursor(request, "limit") or 1000
-    rows = await service.read(lambda j: j.notifications(client, after, min(limit, 10_000)))
-    return JSONResponse({"notifications": [r.to_json() for r in rows]})
+    limit = _cursor(request, "limit")
+    if limit == 0:
+        raise Problem(400, "Bad query", f"limit must be at least 1 (without it: "
+                      f"{DEFAULT_LIMIT:,}; at most {MAX_LIMIT:,} are listed at once)")
+    count = min(limit or DEFAULT_LIMIT, MAX_LIMIT)
+
+    def job(j: Journal) -> tuple[list[Stored], int]:
+        return j.notifications(client, after, count), j.discarded(client, after)
+
+    rows, discarded = await service.read(job)
+    return JSONResponse({"notifications": [r.to_json() for r in rows], "discarded": discarded})
 
 
 async def delete_notifications(service: Service, request: Request, client: str) -> Response:
@@ -749,11 +825,7 @@ async def _woken(event: asyncio.Event, timeout: float) -> bool:
 
 
 async def get_graph(service: Service, request: Request, client: str) -> Response:
-    stats = await service.stats()
-    per = stats.pop("expressions")
-    assert isinstance(per, dict)
-    stats["expressions"] = {i: v for i, v in per.items() if service.owner.get(i) == client}
-    return JSONResponse(stats)
+    return JSONResponse(await service.stats(client))
 
 
 async def _error(request: Request, exc: Exception) -> Response:
@@ -763,21 +835,47 @@ async def _error(request: Request, exc: Exception) -> Response:
     title = {404: "Not Found", 405: "Method Not Allowed", 500: "Internal Server Error"
              }.get(status, "Error")
     detail = exc.detail if isinstance(exc, HTTPException) else "internal error"
-    return Problem(status, title, str(detail)).response()
+    headers = (exc.headers or {}) if isinstance(exc, HTTPException) else {}
+    if status == 405:  # Starlette's Allow header, with the route's methods (finding 10)
+        detail = f"{request.method} {request.url.path}: allowed {headers.get('Allow', '')}"
+    return Problem(status, title, str(detail), headers=headers).response()
+
+
+def _methods(handlers: Mapping[str, Callable[[Request], Awaitable[Response]]]
+             ) -> Callable[[Request], Awaitable[Response]]:
+    """One endpoint for a path's methods, so that a 405 lists them all in ``Allow``
+    (a route per method answered with its own method only); HEAD is GET's."""
+    async def endpoint(request: Request) -> Response:
+        method = "GET" if request.method == "HEAD" else request.method
+        return await handlers[method](request)
+    return endpoint
+
+
+async def _health(request: Request) -> Response:
+    return JSONResponse({"ok": True})
+
+
+async def _openapi(request: Request) -> Response:
+    service: Service = request.app.state.service
+    return JSONResponse(openapi(service.limits, secured=bool(service.tokens)))
 
 
 def create_app(db: str, tokens: Mapping[str, str] | None = None, *,
                join: Join = "correlate", providers: Mapping[str, Provider] | None = None,
-               lock: DatabaseLock | None = None) -> Starlette:
+               lock: DatabaseLock | None = None, limits: Limits | None = None,
+               cors_origins: Sequence[str] = ()) -> Starlette:
     """The ASGI application of a service whose state lives in the SQLite file ``db``;
     ``tokens`` maps each client's secret to its name (none: open, one anonymous client);
     ``providers`` evaluate opaque expressions by language URI (none: they are refused).
     The service takes ``db``'s lock when it starts (:class:`DatabaseLock`; ``lock``: one
-    the caller took already) and releases it when it stops."""
+    the caller took already) and releases it when it stops. ``limits``: its quotas and
+    timeouts (:mod:`._limits`); ``cors_origins``: the web origins whose pages may call it
+    (:mod:`._web`)."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        service = Service(db, tokens, join=join, providers=providers, lock=lock)
+        service = Service(db, tokens, join=join, providers=providers, lock=lock,
+                          limits=limits)
         app.state.service = service
         service.start()
         try:
@@ -785,17 +883,24 @@ def create_app(db: str, tokens: Mapping[str, str] | None = None, *,
         finally:
             await service.stop()
 
-    routes = [
-        Route("/expressions", _route(post_expressions), methods=["POST"]),
-        Route("/expressions", _route(get_expressions), methods=["GET"]),
-        Route("/expressions/{id}", _route(get_expression), methods=["GET"]),
-        Route("/expressions/{id}", _route(delete_expression), methods=["DELETE"]),
-        Route("/events", _route(post_events), methods=["POST"]),
-        Route("/notifications", _route(get_notifications), methods=["GET"]),
-        Route("/notifications", _route(delete_notifications), methods=["DELETE"]),
-        Route("/notifications/stream", _route(stream_notifications), methods=["GET"]),
-        Route("/graph", _route(get_graph), methods=["GET"]),
-        Route("/health", lambda request: JSONResponse({"ok": True}), methods=["GET"]),
-    ]
-    return Starlette(routes=routes, lifespan=lifespan,
-                     exception_handlers={HTTPException: _error, Exception: _error})
+    table: dict[str, dict[str, Callable[[Request], Awaitable[Response]]]] = {
+        "/expressions": {"POST": _route(post_expressions), "GET": _route(get_expressions)},
+        "/expressions/{id}": {"GET": _route(get_expression),
+                              "DELETE": _route(delete_expression)},
+        "/events": {"POST": _route(post_events)},
+        "/notifications": {"GET": _route(get_notifications),
+                           "DELETE": _route(delete_notifications)},
+        "/notifications/stream": {"GET": _route(stream_notifications, ticket=True)},
+        "/notifications/stream/ticket": {"POST": _route(post_ticket)},
+        "/graph": {"GET": _route(get_graph)},
+        "/health": {"GET": _health},
+        "/openapi.json": {"GET": _openapi},
+        "/docs": {"GET": docs_page},
+    }
+    routes: list[BaseRoute] = [Route(path, _methods(handlers), methods=list(handlers))
+                               for path, handlers in table.items()]
+    app = Starlette(routes=routes + docs_routes(), lifespan=lifespan,
+                    middleware=cors(cors_origins),
+                    exception_handlers={HTTPException: _error, Exception: _error})
+    app.state.tickets = Tickets()
+    return app

@@ -58,6 +58,9 @@ CREATE TABLE IF NOT EXISTS notifications (
     deleted INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS notifications_client ON notifications (client, cursor);
+-- the notifications a client keeps, oldest first (the retention quota discards from here)
+CREATE INDEX IF NOT EXISTS notifications_live ON notifications (client, cursor)
+    WHERE deleted = 0;
 CREATE TABLE IF NOT EXISTS deliveries (
     cursor INTEGER PRIMARY KEY,  -- the notification
     url TEXT NOT NULL,
@@ -160,6 +163,19 @@ class Journal:
             (client, -1 if after is None else after, limit))
         return [Stored(c, cl, e, json.loads(b)) for c, cl, e, b in rows]
 
+    def retained(self) -> dict[str, int]:
+        """How many notifications each client keeps (not deleted or discarded)."""
+        return {client: int(n) for client, n in self._db.execute(
+            "SELECT client, COUNT(*) FROM notifications WHERE deleted = 0 GROUP BY client")}
+
+    def discarded(self, client: str, after: int | None) -> int:
+        """How many of the client's notifications after ``after`` the retention quota
+        discarded (``deleted = 2``; see :mod:`._limits`)."""
+        row = self._db.execute(
+            "SELECT COUNT(*) FROM notifications WHERE client = ? AND cursor > ? "
+            "AND deleted = 2", (client, -1 if after is None else after)).fetchone()
+        return int(row[0])
+
     def last_cursor(self) -> int:
         row = self._db.execute("SELECT MAX(cursor) FROM notifications").fetchone()
         return int(row[0] or 0)
@@ -246,6 +262,15 @@ class Journal:
             "UPDATE notifications SET deleted = 1 WHERE client = ? AND cursor <= ? "
             "AND deleted = 0", (client, through))
         return cur.rowcount
+
+    def discard_oldest(self, client: str, count: int) -> int:
+        """Discard the client's ``count`` oldest notifications (the retention quota, in
+        the transaction :meth:`begin` started; their webhook deliveries too)."""
+        oldest = ("SELECT cursor FROM notifications WHERE client = ? AND deleted = 0 "
+                  "ORDER BY cursor LIMIT ?")
+        self._db.execute(f"DELETE FROM deliveries WHERE cursor IN ({oldest})", (client, count))
+        return self._db.execute(f"UPDATE notifications SET deleted = 2 WHERE cursor IN "
+                                f"({oldest})", (client, count)).rowcount
 
     def delivered(self, cursor: int) -> None:
         self._db.execute("DELETE FROM deliveries WHERE cursor = ?", (cursor,))

@@ -902,20 +902,25 @@ class Engine:
             raise UnknownExpressionError(ident, self._expressions)
         return list(reg.uses)
 
-    def stats(self) -> dict[str, object]:
-        """Node counts with and without sharing, and per expression (``GET /graph``)."""
-        per: dict[str, dict[str, int]] = {}
-        for ident, reg in self._expressions.items():
-            shared = 0
+    def stats(self, expressions: Iterable[str] | None = None) -> dict[str, object]:
+        """Node counts with and without sharing, and per expression (``GET /graph``), over
+        ``expressions`` (ids; default: all). A node is counted once however many of them use
+        it, and is ``shared`` in an expression when another use among them has it too: over
+        one client's expressions, the counts say nothing of other clients' (issue 31,
+        finding 10: ``/graph`` showed every client the global counts)."""
+        chosen = (self._expressions if expressions is None
+                  else {i: self._expressions[i] for i in expressions if i in self._expressions})
+        uses: dict[int, int] = {}
+        nodes: dict[int, object] = {}
+        for reg in chosen.values():
             for u in reg.uses:
-                node = u.node
-                if (isinstance(node, OperatorNode) and len(node.uses) > 1) or (
-                        isinstance(node, Leaf) and len(node) > 1):
-                    shared += 1
-            per[ident] = {"nodes": len(reg.uses), "shared": shared}
-        leaves = len(self._leaves) + len(self._opaque)
-        return {"nodes": leaves + len(self._nodes), "leaves": leaves,
-                "operators": len(self._nodes),
+                uses[id(u.node)] = uses.get(id(u.node), 0) + 1
+                nodes[id(u.node)] = u.node
+        per = {ident: {"nodes": len(reg.uses),
+                       "shared": sum(uses[id(u.node)] > 1 for u in reg.uses)}
+               for ident, reg in chosen.items()}
+        operators = sum(isinstance(n, OperatorNode) for n in nodes.values())
+        return {"nodes": len(nodes), "leaves": len(nodes) - operators, "operators": operators,
                 "nodes_without_sharing": sum(p["nodes"] for p in per.values()),
                 "expressions": per}
 

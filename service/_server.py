@@ -16,11 +16,13 @@ every other command.
 from __future__ import annotations
 
 import contextlib
+import logging
 import signal
 import socket
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import FrameType
+from typing import Any
 
 import uvicorn
 from starlette.applications import Starlette
@@ -28,9 +30,11 @@ from starlette.applications import Starlette
 from ._app import Service, create_app
 from ._db import Journal
 from ._engine import Join
+from ._limits import SPARE_FILES, Limits, open_files
 from ._lock import DatabaseLock
+from ._protocol import protocol
 
-__all__ = ["serve", "Server", "GRACE"]
+__all__ = ["serve", "Server", "GRACE", "config"]
 
 #: Seconds the requests in flight get to finish once the server is asked to stop; past them
 #: they are cancelled.
@@ -83,9 +87,22 @@ class Server(uvicorn.Server):
             await self.lifespan.shutdown()
 
 
+def config(app: Starlette, limits: Limits | None = None, **options: Any) -> uvicorn.Config:
+    """uvicorn's configuration of the service's ``app``: the protocol with the header
+    timeout and the connection limit (:mod:`._protocol`), the keep-alive timeout, the
+    graceful stop; ``options`` are uvicorn's (host, port, ...)."""
+    limits = limits or Limits()
+    return uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=GRACE,
+                          http=protocol(limits),
+                          # uvicorn's annotation says int; it is a delay for call_later
+                          timeout_keep_alive=limits.keep_alive,  # type: ignore[arg-type]
+                          **options)
+
+
 def serve(db: str, tokens: Mapping[str, str] | None = None, *, host: str = "127.0.0.1",
           port: int = 8765, join: Join = "correlate",
-          ready: Callable[[], None] | None = None) -> None:
+          ready: Callable[[], None] | None = None, limits: Limits | None = None,
+          cors_origins: Sequence[str] = ()) -> None:
     """Serve the detection service until stopped by SIGTERM (returns) or SIGINT (raises
     :class:`KeyboardInterrupt` once the server has stopped). One worker: the engine lives in
     the process, and signals must be processed in the order accepted.
@@ -93,7 +110,9 @@ def serve(db: str, tokens: Mapping[str, str] | None = None, *, host: str = "127.
     The database's lock is taken, the database opened and the address bound before the
     server starts, so that what makes the service unable to run raises here (issue 28:
     uvicorn logged a traceback, or an error line, and exited with status 3); ``ready`` is
-    called once all are done. The lock is held until the function returns.
+    called once all are done. The lock is held until the function returns. ``limits``:
+    the timeouts, connection limit and quotas (:mod:`._limits`); ``cors_origins``: the web
+    origins whose pages may call the service (:mod:`._web`).
 
     Raises:
         DatabaseInUse: another process serves ``db`` (an :class:`sqlite3.OperationalError`
@@ -109,9 +128,15 @@ def serve(db: str, tokens: Mapping[str, str] | None = None, *, host: str = "127.
         sock = socket.create_server((host, port), family=family)
         if ready is not None:
             ready()
-        app = create_app(db, tokens, join=join, lock=lock)
-        config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=GRACE)
-        server = Server(config, app)
+        files = open_files(limits or Limits())
+        if files < (limits or Limits()).max_connections + SPARE_FILES:
+            logging.getLogger("xmlevents.service").warning(
+                "the open-file limit (%d) leaves no room for --max-connections %d: "
+                "connections past it are reset, not refused; raise ulimit -n", files,
+                (limits or Limits()).max_connections)
+        app = create_app(db, tokens, join=join, lock=lock, limits=limits,
+                         cors_origins=cors_origins)
+        server = Server(config(app, limits), app)
         server.run(sockets=[sock])
     finally:
         lock.release()

@@ -15,10 +15,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
-import uvicorn
 
 from xmlevents.service import create_app
-from xmlevents.service._server import Server
+from xmlevents.service._limits import Limits
+from xmlevents.service._server import Server, config
 
 
 def free_port() -> int:
@@ -40,12 +40,15 @@ def wait_up(base: str, timeout: float = 20.0) -> None:
 
 @contextmanager
 def thread_server(db: str, tokens: dict[str, str] | None = None,
-                  join: str = "correlate") -> Iterator[str]:
-    """A server on 127.0.0.1 in a thread; yields its base URL."""
+                  join: str = "correlate", *, limits: Limits | None = None,
+                  cors_origins: Sequence[str] = ()) -> Iterator[str]:
+    """A server on 127.0.0.1 in a thread, configured as ``serve`` configures it; yields its
+    base URL."""
     port = free_port()
-    app = create_app(db, tokens, join=join)  # type: ignore[arg-type]
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
-    server = Server(config, app)  # the service's: it ends open streams when it stops
+    app = create_app(db, tokens, join=join, limits=limits,  # type: ignore[arg-type]
+                     cors_origins=cors_origins)
+    # the service's server: it ends open streams when it stops
+    server = Server(config(app, limits, host="127.0.0.1", port=port), app)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     base = f"http://127.0.0.1:{port}"

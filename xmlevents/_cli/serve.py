@@ -17,6 +17,37 @@ from ._common import ENVIRONMENT, Failure, Streams, name_value
 __all__ = ["add_parser", "run"]
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 86_400:
+        raise argparse.ArgumentTypeError(f"seconds above 0 (and below a day), got {text!r}")
+    return value
+
+
+def _count(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or not 0 < int(text) < 2 ** 31:
+        raise argparse.ArgumentTypeError(f"a whole number above 0, got {text!r}")
+    return int(text)
+
+
+def _origin(text: str) -> str:
+    """A web origin, ``scheme://host[:port]`` as a browser sends it, or ``*``."""
+    from urllib.parse import urlsplit
+
+    if text == "*":
+        return text
+    parts = urlsplit(text)
+    if (parts.scheme not in ("http", "https") or not parts.hostname or parts.path
+            or parts.query or parts.fragment or parts.username or text.endswith("/")):
+        raise argparse.ArgumentTypeError(
+            f"an origin is scheme://host[:port] with no path (e.g. https://app.example), or "
+            f"*, got {text!r}")
+    return text
+
+
 def _port(text: str) -> int:
     if not text.isdigit() or not 0 <= int(text) <= 65535:
         raise argparse.ArgumentTypeError(f"a port is 0-65535, got {text!r}")
@@ -42,6 +73,32 @@ def add_parser(sub: Any) -> None:
     serve.add_argument("--join", choices=["correlate", "paper"], default="correlate",
                        help="how variables shared by operands join: correlate by value "
                             "(default) or the paper's discard on mismatch")
+    limits = serve.add_argument_group(
+        "limits (issue 31; a refusal names the option that raises it)")
+    default = _defaults()
+    for option, kind, metavar, text in (
+            ("--header-timeout", _seconds, "S", "seconds to send a request's headers"),
+            ("--body-timeout", _seconds, "S", "seconds to send a request's body"),
+            ("--keep-alive", _seconds, "S", "seconds an idle connection stays open"),
+            ("--max-connections", _count, "N", "connections served at once"),
+            ("--max-expressions", _count, "N", "expressions a client may register"),
+            ("--max-events", _count, "N", "events one POST /events may carry"),
+            ("--max-retained", _count, "N", "notifications a client keeps undeleted "
+                                            "(beyond, the oldest are discarded)")):
+        name = option.removeprefix("--").replace("-", "_")
+        limits.add_argument(option, type=kind, metavar=metavar, default=default[name],
+                            help=f"{text} (default: {default[name]:,})")
+    serve.add_argument("--cors-origin", action="append", default=[], type=_origin,
+                       metavar="ORIGIN", help="a web origin whose pages may call the service "
+                       "(scheme://host[:port]; repeat for more; * for any)")
+
+
+def _defaults() -> dict[str, float]:
+    """The limits' defaults, read without importing the web stack."""
+    from xmlevents.service._limits import Limits
+
+    limits = Limits()
+    return {name: getattr(limits, name) for name in Limits.__slots__}
 
 
 def _tokens(pairs: list[str]) -> dict[str, str]:
@@ -66,6 +123,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     if missing is not None:  # the `service` extra is not installed (issue 28): one line, 1
         raise Failure(missing)
     from xmlevents.service import serve
+    from xmlevents.service._limits import Limits
 
     tokens = _tokens(args.token)
     folder = os.path.dirname(os.path.abspath(args.db))
@@ -82,7 +140,9 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         streams.err.flush()
 
     try:
-        serve(args.db, tokens, host=args.host, port=args.port, join=args.join, ready=ready)
+        serve(args.db, tokens, host=args.host, port=args.port, join=args.join, ready=ready,
+              limits=Limits(**{name: getattr(args, name) for name in Limits.__slots__}),
+              cors_origins=args.cors_origin)
     except sqlite3.Error as exc:  # not an SQLite file, not the service's, locked, read-only
         raise Failure(f"--db {args.db}: cannot use it as the service's database: {exc}",
                       ENVIRONMENT) from None
