@@ -38,6 +38,7 @@ __all__ = [
     "Seq",
     "ContiguousSeq",
     "Or",
+    "Not",
     "Plus",
     "ContiguousPlus",
     "Filter",
@@ -96,6 +97,20 @@ class As(Formula):
 
     formula: Formula
     var: str
+    pos: Pos = field(default=None, compare=False)
+
+    @property
+    def children(self) -> tuple[Formula, ...]:
+        return (self.formula,)
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Not(Formula):
+    """CORE's ``NOT (T FILTER ...)`` (``--dialect core`` only; its ``NegateExpected``): one
+    event that is not a ``T`` passing the filters, read and not output. Not CEL (the paper's
+    logic has no negation): the core dialect translates it before evaluation."""
+
+    formula: Formula
     pos: Pos = field(default=None, compare=False)
 
     @property
@@ -284,7 +299,7 @@ class Match:
 # earlier alternative of a left-recursive rule the higher precedence): FILTER, OR, ':', ';',
 # ':+', '+', AS.
 _LEVEL: dict[type[Formula], int] = {Filter: 0, Or: 1, ContiguousSeq: 2, Seq: 3,
-                                    ContiguousPlus: 4, Plus: 5, As: 6, EventType: 7}
+                                    ContiguousPlus: 4, Plus: 5, As: 6, EventType: 7, Not: 7}
 
 
 def _text(f: Formula, outer: int) -> str:
@@ -293,6 +308,8 @@ def _text(f: Formula, outer: int) -> str:
         body = f.name if f.stream is None else f"{f.stream}>{f.name}"
     elif isinstance(f, As):
         body = f"{_text(f.formula, level + 1)} AS {f.var}"
+    elif isinstance(f, Not):
+        body = f"NOT ({_text(f.formula, 0)})"
     elif isinstance(f, Plus):
         body = f"{_text(f.formula, level)}+"
     elif isinstance(f, ContiguousPlus):

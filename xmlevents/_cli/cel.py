@@ -44,6 +44,11 @@ def add_parser(sub: Any) -> None:
     cel.add_argument("--reference", action="store_true",
                      help="evaluate by the semantics as written (exponential: small streams; "
                           "takes filters over several variables)")
+    cel.add_argument("--dialect", choices=("paper", "core"), default="paper",
+                     help="paper (the default): CEL as seed 003 defines it; core: CORE's "
+                          "CEQL as CORE evaluates it (AS on any pattern, a name labels "
+                          "every event it is written on, NOT, a one-second window without "
+                          "WITHIN, integer division; docs/semantics.md)")
     form = cel.add_mutually_exclusive_group()
     form.add_argument("--schema", metavar="FILE",
                       help="CORE's stream declarations (CREATE STREAM S { EVENT T { a:int, "
@@ -147,7 +152,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         elif args.primitive:
             schema = PRIMITIVE_SCHEMA
         text = query_text(args.query)
-        query = compile_query(text, schema)
+        query = compile_query(text, schema, dialect=args.dialect)
         if not args.reference:
             try:
                 check_automaton(query.formula, text)
