@@ -17,7 +17,7 @@ from ._checks import (
     defined_outside,
     path_types,
 )
-from ._core import translate
+from ._core import from_nanoseconds, translate
 from ._errors import CELQueryError, CELSyntaxError, StreamError
 from ._events import Event, Value, fits, partition_key
 from ._lp import is_lp, is_unary_query, to_lp
@@ -59,7 +59,7 @@ __all__ = [
     "partition_key",
     "reference", "select", "read_jsonl", "read_csv", "read_primitive", "parse_schema",
     "Schema", "PRIMITIVE_SCHEMA", "primitive_event", "evaluate", "count", "Evaluation",
-    "compile_cea", "check_automaton",
+    "compile_cea", "check_automaton", "from_nanoseconds",
     "CELSyntaxError", "CELQueryError", "StreamError",
 ]
 

@@ -32,10 +32,12 @@ any type (``*``) filtered by ``NOT (type = 'T' AND ...)``, never selected.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Callable, Iterator
 
 from ._errors import CELQueryError
+from ._events import Event
 from ._predicates import (
     Attr,
     Compare,
@@ -63,7 +65,7 @@ from .ast import (
     Window,
 )
 
-__all__ = ["translate", "ANY_TYPE", "DEFAULT_WINDOW"]
+__all__ = ["translate", "from_nanoseconds", "ANY_TYPE", "DEFAULT_WINDOW"]
 
 #: The event type a ``NOT`` reads: any (the automaton's and the reference's wildcard).
 ANY_TYPE = "*"
@@ -158,11 +160,14 @@ class _Translation:
 
 def _filtered(atom: Formula, var: str, cond: Condition) -> Formula:
     """The translated atom ``atom`` (``T AS var``, perhaps filtered) with ``cond`` too."""
+    # a copy of the atom each time: the automaton places filters by the identity of the
+    # node they filter, and an OR of filters copies the pattern (its two sides must not
+    # share a node that only one side filters)
     if isinstance(atom, Filter):
         assert isinstance(atom.predicate, VarFilter)
-        return Filter(atom.formula, VarFilter(var, CondAnd(atom.predicate.condition, cond)),
-                      pos=atom.pos)
-    return Filter(atom, VarFilter(var, cond), pos=atom.pos)
+        return Filter(dataclasses.replace(atom.formula),
+                      VarFilter(var, CondAnd(atom.predicate.condition, cond)), pos=atom.pos)
+    return Filter(dataclasses.replace(atom), VarFilter(var, cond), pos=atom.pos)
 
 
 def _atom_var(f: Formula) -> str | None:
@@ -246,3 +251,18 @@ def _var_filters(p: Predicate) -> Iterator[VarFilter]:
         yield from _var_filters(p.right)
     elif isinstance(p, VarFilter):
         yield p
+
+
+def from_nanoseconds(event: Event) -> Event:
+    """``event`` with its ``time`` read as CORE's nanoseconds (its primary time) and given in
+    the seconds of :class:`Event` (``xmlevents cel --dialect core`` reads a stream's times
+    so): a whole number of seconds stays an ``int``, else the nearest float (the one time
+    model counts milliseconds: windows agree with CORE's except within a millisecond of
+    their edge). Its attributes are kept as they are (a window over ``[time]`` measures
+    nanoseconds, as in CORE)."""
+    t = event.time
+    if t is None:
+        return event
+    if type(t) is int and t % 1_000_000_000 == 0:
+        return dataclasses.replace(event, time=t // 1_000_000_000)
+    return dataclasses.replace(event, time=t / 1e9)

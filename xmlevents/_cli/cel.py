@@ -48,7 +48,8 @@ def add_parser(sub: Any) -> None:
                      help="paper (the default): CEL as seed 003 defines it; core: CORE's "
                           "CEQL as CORE evaluates it (AS on any pattern, a name labels "
                           "every event it is written on, NOT, a one-second window without "
-                          "WITHIN, integer division; docs/semantics.md)")
+                          "WITHIN, integer division; event times in nanoseconds: "
+                          "docs/semantics.md)")
     form = cel.add_mutually_exclusive_group()
     form.add_argument("--schema", metavar="FILE",
                       help="CORE's stream declarations (CREATE STREAM S { EVENT T { a:int, "
@@ -138,6 +139,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         check_automaton,
         compile_query,
         count,
+        from_nanoseconds,
         parse_schema,
         read_csv,
         read_jsonl,
@@ -180,6 +182,8 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
             stream = read_primitive(lines, source=source)
         else:
             stream = read_jsonl(lines, source=source)
+        if args.dialect == "core" and not args.primitive:
+            stream = map(from_nanoseconds, stream)  # CORE's times are nanoseconds
         try:
             for e in stream:
                 if paths is not None:
