@@ -165,9 +165,14 @@ def _filtered(atom: Formula, var: str, cond: Condition) -> Formula:
     # share a node that only one side filters)
     if isinstance(atom, Filter):
         assert isinstance(atom.predicate, VarFilter)
-        return Filter(dataclasses.replace(atom.formula),
+        return Filter(_copy(atom.formula),
                       VarFilter(var, CondAnd(atom.predicate.condition, cond)), pos=atom.pos)
-    return Filter(dataclasses.replace(atom), VarFilter(var, cond), pos=atom.pos)
+    return Filter(_copy(atom), VarFilter(var, cond), pos=atom.pos)
+
+
+def _copy(atom: Formula) -> As:
+    assert isinstance(atom, As)
+    return As(atom.formula, atom.var, pos=atom.pos)
 
 
 def _atom_var(f: Formula) -> str | None:

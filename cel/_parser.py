@@ -7,7 +7,7 @@ What is read, after CORE's grammar (``CEQLQueryParser.g4``; keywords in any case
                  [FROM name (, name)*] WHERE formula
                  [PARTITION BY [key (, key)*] (, [key (, key)*])*] [WITHIN window]
                  [CONSUME BY (ANY | PARTITION | NONE)] [LIMIT n]
-    sel      ::= [stream >] name [ [ attr (, attr)* ] ]      (projections read, not applied)
+    sel      ::= [stream >] name [ [ attr (, attr)* ] ]      (attributes read, not applied)
     key      ::= attr | PROJECT ( attr , 'path type' )
     formula  ::= formula FILTER filter | formula OR formula | formula : formula
                | formula ; formula | formula :+ | formula + | formula AS name
@@ -31,7 +31,10 @@ precedence), tightest first: ``AS``, the postfix ``+`` and ``:+``, ``;``, ``:``,
 
 Refused, with the reason: CORE's negation ``NOT(T)`` / ``!(T)`` and ``UNLESS`` (not CEL: the
 paper's logic has no negation), ``AS`` on anything but an event type (CEL's variables name one
-event each), regular expressions written ``<<...>>`` (write them as a quoted string).
+event each), regular expressions written ``<<...>>`` (write them as a quoted string). The core
+dialect (``dialect="core"``, issue 32) reads ``AS`` on any formula and ``NOT ( T [FILTER
+filter]* )`` as CORE's grammar does, refuses ``x.attr`` (CORE's filters read their own event)
+and marks ``/`` and ``%`` as CORE's integer ones; :mod:`._core` translates the result.
 """
 
 from __future__ import annotations

@@ -16,11 +16,11 @@ from .core_corpus import compare, compile_core, core_python, corpus, generate
 
 PYTHON, WHY = core_python()
 
-#: one of each kind: AS on a pattern, a type repeated, a variable repeated, NOT, projection,
-#: iteration, an attribute window at its edge, a partition, LAST (CORE applies none)
-CHOSEN = ["smart_homes/q6_none", "bluesky/q3", "crypto/q2", "unit/not-eval:517",
-          "unit/projection/event_projection:874", "unit/evaluation_algorithm:1072",
-          "unit/within-custom:207", "stocks/other-q6_none", "taxis/q12_none"]
+#: one of each kind: AS on a pattern (smart homes), a type repeated in a partition under a
+#: duration window (Bluesky), a variable repeated (crypto), NOT, a projection of a contiguous
+#: iteration, an attribute window at its edge
+CHOSEN = ["smart_homes/q1_none", "bluesky/q3", "crypto/q2", "unit/not-eval:517",
+          "unit/projection/event_projection:874", "unit/within-custom:207"]
 BY_NAME = {q.name: q for q in corpus()}
 
 
