@@ -85,7 +85,11 @@ class _Parser:
         if isinstance(f, Filter):
             for binding, shown in self.parses(f.formula, i, j):
                 valuation = {var: events[k] for var, k in binding}
-                if f.predicate.variables <= set(valuation) and \
+                # a filter reading a variable bound around it (y[id = x.id], the reference
+                # evaluator's) is not checked here: the evaluator found the complex event
+                # with it holding, and a parse differing only there is the same projection
+                # wherever the names are apart (a safe formula)
+                if not f.predicate.variables <= set(valuation) or \
                         f.predicate.evaluate(valuation):
                     yield binding, shown
             return

@@ -343,3 +343,11 @@ def test_projections_evaluate_alike(formula: str, stream: list[Event],
     for m in got:
         assert any(f.end == m.end and set(m.positions) <= set(f.positions) for f in full)
     assert {m.end for m in got} == {m.end for m in full}
+
+
+def test_a_projection_with_a_correlating_filter() -> None:
+    """A filter reading a variable bound around it (the reference evaluator's y[k = x.k])
+    keeps its complex events under a projection."""
+    q = compile_query("SELECT y FROM S WHERE A AS x ; (B AS y FILTER y[k = x.k])")
+    stream = [Event(0, "A", {"k": 1}), Event(1, "B", {"k": 1}), Event(2, "B", {"k": 2})]
+    assert [(m.end, m.positions) for m in reference(q, stream)] == [(1, (1,))]
