@@ -48,8 +48,12 @@ def main() -> int:
         agrees, outputs = True, 0
         for seed in range(args.seeds):
             size = 12 if "+" in q.text else args.size
-            # every other stream follows the queries' chains closely: the long ones match
+            # every other stream follows the queries' chains closely, so that the long ones
+            # match: 50 events (four rounds of the chains of 12; longer, the ways to pick a
+            # chain of 24 from them run into the millions, in both engines)
             noise = 0.15 if seed % 2 == 0 else 0.02
+            if seed % 2:
+                size = min(size, 50)
             stream = generate(q.schema, size, random.Random(seed), noise)
             verdict = compare(python, q, stream)
             agrees &= verdict.agrees
