@@ -139,7 +139,7 @@ def generate(schema: str, size: int, rng: random.Random, noise: float = 0.15
     clock = 0  # the attribute a window measures
     # the stocks stream follows other-q*'s chain instead (with noise only: the long chains
     # want the other one)
-    other = noise >= 0.1 and rng.random() < 0.3
+    other = noise >= 0.1 and rng.random() < 0.5
 
     def gap(*choices: int) -> int:
         return 0 if rng.random() > 2 * noise else rng.choice(choices)
@@ -147,13 +147,14 @@ def generate(schema: str, size: int, rng: random.Random, noise: float = 0.15
     for i in range(size):
         t += rng.choice([1, 1, 2, 4, 8, 9, 40, 80, 81])
         follow = rng.random() >= noise
-        # one event in 20 is the "not exists" one that ends the queries measuring no output
-        absent = rng.random() < 0.05
+        # some events are the "not exists" one that ends the queries measuring no output
+        absent = rng.random() < (0.08 if noise >= 0.1 else 0.03)
         if schema == "stock":
             # the unit tests' chain: SELL MSFT, SELL INTL, SELL or BUY AMZN
             name = ["MSFT", "INTL", "AMZN"][i % 3] if follow else rng.choice(
                 ["MSFT", "INTL", "AMZN", "OTHER"])
-            etype = rng.choice(["SELL", "BUY"]) if name == "AMZN" or not follow else "SELL"
+            etype = "SELL" if follow and name != "AMZN" and noise < 0.1 else rng.choice(
+                ["SELL", "BUY"])
             clock += gap(1, 2, 4, 5, 6, 500)
             attrs: dict[str, Any] = {
                 "name": name,
@@ -175,7 +176,8 @@ def generate(schema: str, size: int, rng: random.Random, noise: float = 0.15
             etype = "LOAD"
             clock += gap(1, 9, 10)
             attrs = {"id": i, "plug_timestamp": clock,
-                     "value": rng.choice([50.0, 76.0, 77.0, 80.0, 80.0, 80.0, 80.0]),
+                     "value": 80.0 if rng.random() >= noise else rng.choice(
+                         [50.0, 76.0, 77.0]),
                      "household_id": 1000 if absent else HOUSE_CHAIN[i % 12] if follow
                      else rng.choice(HOUSE_CHAIN)}
         elif schema == "taxis":
