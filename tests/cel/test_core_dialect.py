@@ -229,7 +229,7 @@ core_streams = st.lists(st.tuples(st.sampled_from("AAABBX"), st.integers(0, 1)),
     lambda items: [Event(i, t, {"k": k}, time=0) for i, (t, k) in enumerate(items)])
 
 
-@settings(max_examples=examples(300), deadline=None,
+@settings(max_examples=examples(150), deadline=None,
           suppress_health_check=[HealthCheck.filter_too_much])
 @given(core_queries(), core_streams)
 def test_core_queries_evaluate_alike(query: str, stream: list[Event]) -> None:

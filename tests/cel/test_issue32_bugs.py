@@ -322,7 +322,7 @@ def test_selecting_what_the_pattern_does_not_define_is_refused() -> None:
         compile_query("SELECT SELL FROM S WHERE SELL AS a ; BUY AS b")
 
 
-@settings(max_examples=examples(200), deadline=None,
+@settings(max_examples=examples(100), deadline=None,
           suppress_health_check=[HealthCheck.filter_too_much])
 @given(small_queries(), streams, st.sets(st.sampled_from(["x", "A", "B"])))
 def test_projections_evaluate_alike(formula: str, stream: list[Event],
