@@ -83,7 +83,7 @@ def compile_query(text: str, schema: Schema | None = None, *,
     """
     query = parse_query(text, dialect)
     if dialect == "core":
-        query = translate(query, text)
+        query = translate(query, text, schema)
     check_formula(query.formula, text)
     if query.variables:
         known = defined(query.formula)

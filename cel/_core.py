@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 from ._errors import CELQueryError
 from ._events import Event
@@ -77,8 +77,11 @@ _Labels = dict[str, frozenset[str]]
 
 
 class _Translation:
-    def __init__(self, query: Query, text: str) -> None:
+    def __init__(self, query: Query, text: str,
+                 schema: Mapping[str, Mapping[str, str]] | None = None) -> None:
         self.text = text
+        self.schema = schema
+        self.types: dict[str, str] = {}  # fresh variable -> its event type
         taken = {g.var for g in query.formula.walk() if isinstance(g, As)} | {
             g.name for g in query.formula.walk() if isinstance(g, EventType)}
         self.taken = set(taken)
@@ -95,6 +98,7 @@ class _Translation:
     def formula(self, f: Formula) -> tuple[Formula, _Labels]:
         if isinstance(f, EventType):
             var = self.fresh(f.name)
+            self.types[var] = f.name
             return As(f, var, pos=f.pos), {var: frozenset((f.name,))}
         if isinstance(f, Not):
             return self.negation(f)
@@ -144,6 +148,20 @@ class _Translation:
                          where, self.text)
         yield p.condition
 
+    def check(self, p: VarFilter, types: set[str]) -> None:
+        """With a schema: refuse a filter reading an attribute that none of the event types
+        its label reaches declares, naming the label as written (the translation's fresh
+        variables are no name of the user's)."""
+        if self.schema is None or not types:
+            return
+        for _, attr in sorted(p.attributes()):
+            if attr != "type" and not any(attr in self.schema.get(t, {}) for t in types):
+                kinds = " or ".join(sorted(types))
+                known = sorted({a for t in types for a in self.schema.get(t, {})})
+                raise _error(f"unknown attribute {attr} of {p.var} (events of type {kinds}, "
+                             f"which declare {', '.join(known) or 'no attributes'})",
+                             p, self.text)
+
     def apply(self, f: Formula, labels: _Labels, p: Predicate) -> Formula:
         """``f FILTER p`` pushed down to the fresh variables ``p``'s labels reach."""
         if isinstance(p, FilterAnd):
@@ -153,6 +171,7 @@ class _Translation:
                       pos=f.pos)
         assert isinstance(p, VarFilter)
         targets = {v for v, ls in labels.items() if p.var in ls}
+        self.check(p, {self.types[v] for v in targets if v in self.types})
         cond = p.condition
         return _map_atoms(f, lambda var, atom: _filtered(atom, var, cond)
                           if var in targets else atom)
@@ -195,7 +214,7 @@ def _map_atoms(f: Formula, fn: Callable[[str, Formula], Formula]) -> Formula:
     return type(f)(_map_atoms(f.formula, fn), pos=f.pos)
 
 
-def _error(reason: str, where: Formula | None, text: str) -> CELQueryError:
+def _error(reason: str, where: Formula | VarFilter | None, text: str) -> CELQueryError:
     pos = None if where is None else where.pos
     if pos is None:
         return CELQueryError(reason, line=None, column=None)
@@ -213,14 +232,16 @@ def _names(f: Formula) -> set[str]:
     return out
 
 
-def translate(query: Query, text: str = "") -> Query:
+def translate(query: Query, text: str = "",
+              schema: Mapping[str, Mapping[str, str]] | None = None) -> Query:
     """The paper's CEL query that evaluates ``query`` (parsed with ``dialect="core"``) as
     CORE does (see the module).
 
     Raises:
         CELQueryError: a filter or a ``SELECT`` naming a label the pattern never writes (CORE
-            warns and ignores the filter, and refuses the projection), or a filter inside
-            ``NOT`` on another name than its event type.
+            warns and ignores the filter, and refuses the projection), a filter inside
+            ``NOT`` on another name than its event type, or, with a ``schema``, a filter
+            reading an attribute none of its label's event types declares.
     """
     names = _names(query.formula)
     for g in query.formula.walk():
@@ -230,7 +251,7 @@ def translate(query: Query, text: str = "") -> Query:
                     raise _error(f"the filter {atom} names {atom.var}, which the pattern "
                                  "neither writes as an event type nor names with AS (CORE "
                                  "ignores such a filter, with a warning)", g, text)
-    t = _Translation(query, text)
+    t = _Translation(query, text, schema)
     formula, labels = t.formula(query.formula)
     variables: tuple[str, ...] | None
     if query.variables is None:

@@ -22,6 +22,7 @@ from xmlevents.cel import (
     compile_query,
     count,
     evaluate,
+    parse_schema,
     reference,
 )
 
@@ -240,3 +241,17 @@ def test_core_queries_evaluate_alike(query: str, stream: list[Event]) -> None:
         assume(False)
         return
     assert sorted_found(evaluate(q, stream)) == reference(q, stream)
+
+
+def test_a_schema_checks_the_labels_as_written() -> None:
+    """With a schema, an attribute no event type a label reaches declares is refused naming
+    the label the user wrote, at the filter (not the translation's fresh variable)."""
+    schema = parse_schema("CREATE STREAM S { EVENT LOAD { id:int, value:double } }")
+    text = "SELECT * FROM S WHERE (LOAD AS a ; LOAD) AS H FILTER H[valu > 3]"
+    with pytest.raises(CELQueryError, match=r"unknown attribute valu of H \(events of type "
+                                            r"LOAD, which declare id, value\)") as caught:
+        compile_query(text, schema, dialect="core")
+    assert caught.value.column == text.index("H[") + 1
+    compile_query(text.replace("valu", "value"), schema, dialect="core")
+    with pytest.raises(CELQueryError, match="unknown event type LAOD"):
+        compile_query("SELECT * FROM S WHERE LAOD", schema, dialect="core")
