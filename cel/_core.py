@@ -102,6 +102,12 @@ class _Translation:
             return As(f, var, pos=f.pos), {var: frozenset((f.name,))}
         if isinstance(f, Not):
             return self.negation(f)
+        if isinstance(f, As) and isinstance(f.formula, EventType):
+            # T AS x: the fresh variable named after x, as the user reads it
+            et = f.formula
+            var = self.fresh(f.var)
+            self.types[var] = et.name
+            return As(et, var, pos=f.pos), {var: frozenset((et.name, f.var))}
         if isinstance(f, As):
             inner, labels = self.formula(f.formula)
             return inner, {v: ls | {f.var} for v, ls in labels.items()}
