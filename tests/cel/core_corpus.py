@@ -133,7 +133,8 @@ def generate(schema: str, size: int, rng: random.Random, noise: float = 0.15
     """A random stream of ``schema``: values from the queries' constants, following their
     chains except for a share ``noise`` of events (the long chains of 24 match only with
     little), and times whose gaps hit the queries' windows' edges (fewer gaps with less
-    noise)."""
+    noise). ``noise`` 0: the chains exactly, each round of 24 followed by the "not exists"
+    event, an eighth of a second apart (within CORE's default second, 8 events)."""
     out: list[Generated] = []
     t = 0
     clock = 0  # the attribute a window measures
@@ -144,11 +145,13 @@ def generate(schema: str, size: int, rng: random.Random, noise: float = 0.15
     def gap(*choices: int) -> int:
         return 0 if rng.random() > 2 * noise else rng.choice(choices)
 
-    for i in range(size):
-        t += rng.choice([1, 1, 2, 4, 8, 9, 40, 80, 81])
+    exact = noise == 0
+    for n in range(size):
+        t += 1 if exact else rng.choice([1, 1, 2, 4, 8, 9, 40, 80, 81])
         follow = rng.random() >= noise
         # some events are the "not exists" one that ends the queries measuring no output
-        absent = rng.random() < (0.08 if noise >= 0.1 else 0.03)
+        absent = n % 25 == 24 if exact else rng.random() < (0.08 if noise >= 0.1 else 0.03)
+        i = n % 25 if exact else n  # the place in the chains
         if schema == "stock":
             # the unit tests' chain: SELL MSFT, SELL INTL, SELL or BUY AMZN
             name = ["MSFT", "INTL", "AMZN"][i % 3] if follow else rng.choice(
@@ -170,12 +173,12 @@ def generate(schema: str, size: int, rng: random.Random, noise: float = 0.15
             clock += gap(1, 1000, 5000, 9999, 10000)
             if absent:
                 etype, name = "BUY", "NotExists"
-            attrs = {"id": i, "name": name, "volume": rng.choice([1, 2]),
+            attrs = {"id": n, "name": name, "volume": 1 if exact else rng.choice([1, 2]),
                 "price": rng.choice([11.0, 11.14, 18.92, 26.0, 30.5]), "stock_time": clock}
         elif schema == "smart_homes":
             etype = "LOAD"
             clock += gap(1, 9, 10)
-            attrs = {"id": i, "plug_timestamp": clock,
+            attrs = {"id": n, "plug_timestamp": clock,
                      "value": 80.0 if rng.random() >= noise else rng.choice(
                          [50.0, 76.0, 77.0]),
                      "household_id": 1000 if absent else HOUSE_CHAIN[i % 12] if follow
@@ -187,7 +190,7 @@ def generate(schema: str, size: int, rng: random.Random, noise: float = 0.15
                 rng.choice(ZONES), rng.choice(ZONES))
             if absent:
                 pickup = rng.choice(["NotExists", "Not Exist"])
-            attrs = {"id": i, "pickup_zone": pickup, "dropoff_zone": dropoff,
+            attrs = {"id": n, "pickup_zone": pickup, "dropoff_zone": dropoff,
                      "dropoff_datetime": clock}
         elif schema == "crypto":
             etype = rng.choice(["Buy", "Sell"])
@@ -200,7 +203,7 @@ def generate(schema: str, size: int, rng: random.Random, noise: float = 0.15
         types, time_attr = SCHEMAS[schema]
         if time_attr is not None:
             attrs[time_attr] = t * 125_000_000  # CORE's primary time, in nanoseconds
-        attrs["n"] = i
+        attrs["n"] = n
         for a, kind in types[etype]:  # what no query reads: a constant of its type
             attrs.setdefault(a, {"int": 0, "double": 0.5, "string": "x"}.get(kind, 0))
         out.append(Generated(etype, attrs, t))
