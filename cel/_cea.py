@@ -60,6 +60,7 @@ from xmlevents._foundation.tables import complete
 from ._errors import CELQueryError, StreamError
 from ._events import Event, Value, closed, floor, limit, measure, partition_key
 from ._predicates import FilterAnd, Predicate, VarFilter
+from ._projection import project_all, projects
 from ._reference import recent_first, select
 from .ast import (
     As,
@@ -92,7 +93,7 @@ class Leaf:
     stream: str | None = None
 
     def test(self, event: Event) -> bool:
-        if event.type != self.type:
+        if event.type != self.type and self.type != "*":  # "*": the core dialect's NOT
             return False
         if self.stream is not None and event.stream not in (None, self.stream):
             return False
@@ -656,7 +657,7 @@ class Runs:
         if found is None:
             fixed, tested = 0, []
             for i, leaf in enumerate(self.cea.leaves):
-                if leaf.type == event.type:
+                if leaf.type == event.type or leaf.type == "*":
                     if leaf.filters or leaf.stream is not None:
                         tested.append((1 << i, leaf))
                     else:
@@ -1185,6 +1186,10 @@ class Evaluation:
         self._parts = _Partitions(query)
         self._read = 0  # events read: an enumeration is valid until the next one
         self._position = -1  # the last event's position
+        # SELECT x, y (issue 32, item 2d): the events a complex event may still hold, to
+        # project it (:mod:`._projection`), released at the horizon as the window passes
+        self._events: dict[int, Event] | None = {} if projects(query) else None
+        self._since = 0  # events kept since the last release
 
     @property
     def horizon(self) -> float:
@@ -1228,6 +1233,24 @@ class Evaluation:
             RuntimeError: (from the iterator) the next event was read before it was
                 consumed.
         """
+        if self._events is not None:
+            return iter(self._projected(event))
+        return self._matches(event)
+
+    def _projected(self, event: Event) -> list[Match]:
+        kept = self._events
+        assert kept is not None
+        kept[event.position] = event
+        found = project_all(self.query, self._matches(event), kept)
+        self._since += 1
+        if self._since > 64 + len(kept) // 2:  # a sweep per half of what is kept: amortised
+            horizon = self.horizon
+            for p in [p for p in kept if p < horizon]:
+                del kept[p]
+            self._since = 0
+        return found
+
+    def _matches(self, event: Event) -> Iterator[Match]:
         query, parts = self.query, self._parts
         self._read += 1
         self._position = event.position
@@ -1287,7 +1310,7 @@ def count(query: Query, events: Iterable[Event]) -> int:
     deterministic); under a window the runs are counted per state instead
     (:class:`WindowCounter`). Otherwise the complex events are enumerated."""
     parts = _Partitions(query, counting=True)
-    if not parts.native or query.limit is not None:
+    if not parts.native or query.limit is not None or projects(query):
         return sum(1 for _ in evaluate(query, events))  # LIMIT: at most n per position
     total = 0
     for event in events:

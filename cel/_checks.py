@@ -203,7 +203,9 @@ def check_formula(f: Formula, text: str = "") -> None:
                              f"'{op}' (outside any '+') and would have to name two events at "
                              f"once where both define it (name them apart: T AS {x}1 {op} "
                              f"T AS {x}2, or drop the alternative that repeats it; seed 003, "
-                             "section 5.1)", g.pos, text)
+                             f"section 5.1). CORE reads each occurrence of {x} as an event "
+                             "of its own (a label, not a name); use --dialect core "
+                             "(dialect=\"core\")", g.pos, text)
         stack.extend((c, here) for c in g.children)
 
 
@@ -214,7 +216,7 @@ def check_attributes(f: Formula, schema: Mapping[str, Mapping[str, str]],
     variable and the attribute. Types the schema does not know are refused too."""
     defs = definitions(f)
     for g in f.walk():
-        if isinstance(g, EventType) and g.name not in schema:
+        if isinstance(g, EventType) and g.name not in schema and g.name != "*":
             raise _error(f"unknown event type {g.name}: the schema declares "
                          f"{', '.join(sorted(schema)) or 'none'}", g.pos, text)
         if not isinstance(g, Filter):
@@ -222,7 +224,7 @@ def check_attributes(f: Formula, schema: Mapping[str, Mapping[str, str]],
         for atom in _atoms(g.predicate):
             for var, attr in sorted(atom.attributes()):
                 types = defs.get(var, set())
-                if attr == "type" or not types:
+                if attr == "type" or not types or "*" in types:
                     continue
                 if not any(attr in schema.get(t, {}) for t in types):
                     kinds = " or ".join(sorted(types))

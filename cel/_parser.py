@@ -7,7 +7,7 @@ What is read, after CORE's grammar (``CEQLQueryParser.g4``; keywords in any case
                  [FROM name (, name)*] WHERE formula
                  [PARTITION BY [key (, key)*] (, [key (, key)*])*] [WITHIN window]
                  [CONSUME BY (ANY | PARTITION | NONE)] [LIMIT n]
-    sel      ::= [stream >] name [ [ attr (, attr)* ] ]      (projections read, not applied)
+    sel      ::= [stream >] name [ [ attr (, attr)* ] ]      (attributes read, not applied)
     key      ::= attr | PROJECT ( attr , 'path type' )
     formula  ::= formula FILTER filter | formula OR formula | formula : formula
                | formula ; formula | formula :+ | formula + | formula AS name
@@ -31,7 +31,10 @@ precedence), tightest first: ``AS``, the postfix ``+`` and ``:+``, ``;``, ``:``,
 
 Refused, with the reason: CORE's negation ``NOT(T)`` / ``!(T)`` and ``UNLESS`` (not CEL: the
 paper's logic has no negation), ``AS`` on anything but an event type (CEL's variables name one
-event each), regular expressions written ``<<...>>`` (write them as a quoted string).
+event each), regular expressions written ``<<...>>`` (write them as a quoted string). The core
+dialect (``dialect="core"``, issue 32) reads ``AS`` on any formula and ``NOT ( T [FILTER
+filter]* )`` as CORE's grammar does, refuses ``x.attr`` (CORE's filters read their own event)
+and marks ``/`` and ``%`` as CORE's integer ones; :mod:`._core` translates the result.
 """
 
 from __future__ import annotations
@@ -72,6 +75,7 @@ from .ast import (
     EventType,
     Filter,
     Formula,
+    Not,
     Or,
     Plus,
     Query,
@@ -133,8 +137,9 @@ def _word(token: Token) -> str:
 
 
 class _Parser:
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, dialect: str = "paper") -> None:
         self.text = text
+        self.core = dialect == "core"
         self.lines = LineIndex(text)
         tokens: list[Token] = []
         i = 0
@@ -431,10 +436,12 @@ class _Parser:
                 at = self.c.current.start
                 self.c.next()
                 var = self.name("a variable name after AS")
-                if not isinstance(f, EventType):
+                if not isinstance(f, EventType) and not self.core:
                     raise self.fail("AS names one event (CEL's variables are positions, "
                                     "section 3 of the paper): write T AS x for an event "
-                                    "type T", at)
+                                    f"type T. CORE reads ({f}) AS {var} as naming every "
+                                    f"event of it {var} (a filter on {var} tests each); "
+                                    "use --dialect core (dialect=\"core\")", at)
                 f = As(f, var, pos=start)
             else:
                 return f
@@ -447,15 +454,37 @@ class _Parser:
             f = self.formula()
             self.close(")", opener)
             return f
+        if self.core and _word(t) == "NOT":
+            return self.negation()
         if _word(t) in ("NOT", "UNLESS") or (t.kind == "op" and t.text == "!"):
+            hint = (": CORE reads NOT (T FILTER ...) as one event that is not such a T, read "
+                    "and not output; use --dialect core (dialect=\"core\")"
+                    if _word(t) == "NOT" else "")
             raise self.fail(f"{t.text.upper()} (negation) is not supported: CEL has no "
                             "negation (seed 003, section 3), and the automata and their "
-                            "guarantees are built without it")
+                            f"guarantees are built without it{hint}")
         pos = self.pos()
         name = self.name("an event type or '('")
         if self.op(">"):
             return EventType(self.name("an event type after 'stream>'"), name, pos=pos)
         return EventType(name, pos=pos)
+
+    def negation(self) -> Formula:
+        """CORE's ``NOT ( T [FILTER filter]* )`` (its ``atomic_cel_formula``: an event type,
+        filtered or not; ``--dialect core``)."""
+        c = self.c
+        pos = self.pos()
+        c.next()
+        opener = self.expect_open("(", ")", "'(' and an event type after NOT")
+        tpos = self.pos()
+        name = self.name("an event type")
+        f: Formula = EventType(name, pos=tpos)
+        if self.op(">"):
+            f = EventType(self.name("an event type after 'stream>'"), name, pos=tpos)
+        while self.keyword("FILTER"):
+            f = Filter(f, self.filter(), pos=tpos)
+        self.expect_close(")", opener, "FILTER or ')' (NOT takes an event type, filtered)")
+        return Not(f, pos=pos)
 
     # --- filters --------------------------------------------------------------------------
 
@@ -614,7 +643,8 @@ class _Parser:
     def term(self) -> Expr:
         e = self.unary()
         while (op := self.op("*", "/", "%")) is not None:
-            e = Arith(op, e, self.unary())
+            # CORE divides integers as C++ does (truncating); the paper's CEL exactly
+            e = Arith(op, e, self.unary(), core=self.core)
         return e
 
     def unary(self) -> Expr:
@@ -635,6 +665,9 @@ class _Parser:
         if t.kind in ("number", "string") or _word(t) in ("TRUE", "FALSE"):
             return Const(self.literal())
         name = self.name("an attribute, a number or a 'string'")
+        if self.c.at("op", ".") and self.core:
+            self.unexpected("a comparison: CORE's filters read their own event's attributes "
+                            "only (no x.attr)")
         if self.op("."):
             return Attr(self.name("an attribute after '.'"), name)
         return Attr(name)
@@ -647,8 +680,15 @@ def _check(text: object) -> str:
     return text
 
 
-def parse_query(text: str) -> Query:
-    """Parse a CEQL query (see the module).
+def _dialect(dialect: str) -> str:
+    if dialect not in ("paper", "core"):
+        raise ValueError(f"unknown dialect {dialect!r}: 'paper' or 'core'")
+    return dialect
+
+
+def parse_query(text: str, dialect: str = "paper") -> Query:
+    """Parse a CEQL query (see the module); ``dialect="core"`` reads CORE's CEQL as CORE's
+    repository writes it (``AS`` on any formula, ``NOT``; :mod:`._core` translates it).
 
     Raises:
         CELSyntaxError: at the first offending token, with its line and column.
@@ -656,12 +696,12 @@ def parse_query(text: str) -> Query:
     >>> print(parse_query("SELECT NXT * FROM S WHERE T AS x ; H FILTER x[temp > 40]"))
     SELECT NEXT * FROM S WHERE T AS x ; H FILTER x[temp > 40]
     """
-    return _Parser(_check(text)).query()
+    return _Parser(_check(text), _dialect(dialect)).query()
 
 
-def parse_formula(text: str) -> Formula:
+def parse_formula(text: str, dialect: str = "paper") -> Formula:
     """Parse a CEL formula alone (the part after WHERE)."""
-    p = _Parser(_check(text))
+    p = _Parser(_check(text), _dialect(dialect))
     f = p.formula()
     if p.c.current.kind != "eof":
         p.unexpected("';', ':', OR, FILTER, '+', AS or the end")

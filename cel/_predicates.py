@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import operator
 import re
 from collections.abc import Callable, Mapping
@@ -143,16 +144,42 @@ def _divide(a: Any, b: Any) -> Any:
     return a / b
 
 
+def _core_divide(a: Any, b: Any) -> Any:
+    """CORE's ``a / b`` (``--dialect core``; its ``division.hpp``, C++'s ``/`` on the
+    expression's type): two integers give the integer quotient truncated toward zero
+    (``700 / 120`` is 5, ``-7 / 2`` is -3), else a float division."""
+    if type(a) is int and type(b) is int:
+        if b == 0:
+            raise ZeroDivisionError
+        q = abs(a) // abs(b)
+        return q if (a < 0) == (b < 0) else -q
+    return a / b
+
+
+def _core_modulo(a: Any, b: Any) -> Any:
+    """CORE's ``a % b`` (``modulo.hpp``: C++'s ``%``, the sign of ``a``); CORE refuses it on
+    doubles, here a float remainder takes the sign of ``a`` alike."""
+    if type(a) is int and type(b) is int:
+        if b == 0:
+            raise ZeroDivisionError
+        return a - b * _core_divide(a, b)
+    return math.fmod(a, b)
+
+
 _ARITH: dict[str, Callable[[Any, Any], Any]] = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "/": _divide,
     "%": operator.mod}
+_CORE_ARITH = {**_ARITH, "/": _core_divide, "%": _core_modulo}
 
 
 @dataclass(frozen=True, slots=True)
 class Arith(Expr):
+    """``left op right``; ``core``: CORE's integer ``/`` and ``%`` (``--dialect core``)."""
+
     op: str
     left: Expr
     right: Expr
+    core: bool = False
 
     def value(self, own: str, valuation: Mapping[str, Event]) -> Any:
         a = self.left.value(own, valuation)
@@ -160,7 +187,7 @@ class Arith(Expr):
         if not is_number(a) or not is_number(b):
             return _MISSING
         try:
-            return _ARITH[self.op](a, b)
+            return (_CORE_ARITH if self.core else _ARITH)[self.op](a, b)
         except ZeroDivisionError:
             return _MISSING
 

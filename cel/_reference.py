@@ -74,6 +74,7 @@ from xmlevents._foundation.tables import complete
 
 from ._events import Event, Value, fits, partition_key
 from ._predicates import Predicate
+from ._projection import project_all, projects
 from .ast import (
     As,
     ContiguousPlus,
@@ -132,7 +133,8 @@ class _Evaluator:
             assert isinstance(et, EventType)
             var = et.name if isinstance(f, EventType) else f.var
             return {(frozenset((i,)), frozenset(((var, i),)), frozenset())
-                    for i in self.by_type.get(et.name, ())
+                    for i in (range(len(self.events)) if et.name == "*"  # core's NOT
+                              else self.by_type.get(et.name, ()))
                     if et.stream is None or self.events[i].stream in (None, et.stream)}
         if isinstance(f, Filter):
             out: set[Item] = set()
@@ -280,4 +282,6 @@ def reference(query: Query | Formula, events: Iterable[Event],
         out.extend(Match(end, c) for c in chosen)
         if chosen and query.consume in ("ANY", "PARTITION"):
             consumed[scope] = end
+    if projects(query):  # SELECT x, y: each complex event on its selected positions
+        return project_all(query, out, {e.position: e for e in stream})
     return out

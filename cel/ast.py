@@ -9,12 +9,15 @@ with two operators CORE's CEQL adds (its ``CEQLQueryParser.g4``): contiguous seq
 contiguous iteration ``φ:+`` (:class:`ContiguousPlus`: each iteration immediately after the
 previous one). CORE's negation ``NOT(...)`` / ``!(...)`` and ``UNLESS`` are not part of CEL
 (the paper's logic has no negation, and its guarantees are proved without it): the parser
-refuses them with that reason.
+refuses them with that reason, except in the core dialect (issue 32), which reads ``NOT
+(T FILTER ...)`` (:class:`Not`) and ``AS`` on any formula, and translates them
+(:mod:`._core`) before anything is evaluated.
 
 ``R`` is an event type; a bare ``R`` is sugar for ``R AS R`` (the paper: "formulas of the form
 R are syntactic sugar for R AS R"), so a type's name can be filtered as a variable, as CORE's
 CEQL does. ``AS`` names one event: CEL's variables are positions (section 3), so ``φ AS x``
-is accepted where ``φ`` is an event type only. A :class:`Query` is CORE's ``SELECT [strategy]
+is accepted where ``φ`` is an event type only (the core dialect's parse takes any). A
+:class:`Query` is CORE's ``SELECT [strategy]
 vars FROM streams WHERE φ [PARTITION BY [attrs]] [WITHIN window] [CONSUME BY NONE] [LIMIT
 n]``; its strategy is one of section 4's selectors (:class:`Strategy`).
 
@@ -38,6 +41,7 @@ __all__ = [
     "Seq",
     "ContiguousSeq",
     "Or",
+    "Not",
     "Plus",
     "ContiguousPlus",
     "Filter",
@@ -96,6 +100,20 @@ class As(Formula):
 
     formula: Formula
     var: str
+    pos: Pos = field(default=None, compare=False)
+
+    @property
+    def children(self) -> tuple[Formula, ...]:
+        return (self.formula,)
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Not(Formula):
+    """CORE's ``NOT (T FILTER ...)`` (``--dialect core`` only; its ``NegateExpected``): one
+    event that is not a ``T`` passing the filters, read and not output. Not CEL (the paper's
+    logic has no negation): the core dialect translates it before evaluation."""
+
+    formula: Formula
     pos: Pos = field(default=None, compare=False)
 
     @property
@@ -226,7 +244,8 @@ class Window:
 class Query:
     """A CEQL query (see the module).
 
-    ``variables`` None is ``*`` (``()`` is CORE's ``NONE``); ``streams`` the names after
+    ``variables`` None is ``*`` (``()`` is CORE's ``NONE``), else the variables whose
+    positions are output (:mod:`._projection`); ``streams`` the names after
     ``FROM`` (free: any source answers to any name); ``partition_by`` CORE's one or two
     attribute lists (``PARTITION BY [a, b], [c, d]``): an event's key is the values of the
     first list whose attributes it all carries — so two event types naming the same thing
@@ -265,7 +284,9 @@ class Query:
 
 @dataclass(frozen=True, slots=True, order=True)
 class Match:
-    """A complex event (section 3): its last position and all its positions, sorted.
+    """A complex event (section 3): its last position and all its positions, sorted; under
+    ``SELECT x, y`` the positions are those of the variables selected (issue 32), and ``end``
+    is still where the complex event ends, which may then be none of them.
 
     Ordered by ``end``, then by ``positions`` as tuples (lexicographically): the order in which
     the reference evaluator lists its outputs, and the one the automaton evaluator must give
@@ -284,7 +305,7 @@ class Match:
 # earlier alternative of a left-recursive rule the higher precedence): FILTER, OR, ':', ';',
 # ':+', '+', AS.
 _LEVEL: dict[type[Formula], int] = {Filter: 0, Or: 1, ContiguousSeq: 2, Seq: 3,
-                                    ContiguousPlus: 4, Plus: 5, As: 6, EventType: 7}
+                                    ContiguousPlus: 4, Plus: 5, As: 6, EventType: 7, Not: 7}
 
 
 def _text(f: Formula, outer: int) -> str:
@@ -293,6 +314,8 @@ def _text(f: Formula, outer: int) -> str:
         body = f.name if f.stream is None else f"{f.stream}>{f.name}"
     elif isinstance(f, As):
         body = f"{_text(f.formula, level + 1)} AS {f.var}"
+    elif isinstance(f, Not):
+        body = f"NOT ({_text(f.formula, 0)})"
     elif isinstance(f, Plus):
         body = f"{_text(f.formula, level)}+"
     elif isinstance(f, ContiguousPlus):
