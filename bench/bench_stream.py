@@ -171,7 +171,7 @@ def worker_driver(path: str) -> None:
         def on_end(name: str = "") -> None:
             return None
 
-        for _ in feed(chunks, on_start, on_end, lambda: elements > 0):
+        for _ in feed(chunks, on_start, on_end):
             pass
     else:
         driver = "iterparse events"

@@ -295,7 +295,8 @@ class _Level:
     the views below it by ``enter'``, depth, candidate and sets (``next``), and the verdicts
     by current shape and sets (``verdicts``)."""
 
-    __slots__ = ("after", "before", "next", "origins", "plain", "quiet", "reach", "verdicts")
+    __slots__ = ("after", "before", "next", "origins", "plain", "quiet", "reach", "still",
+                 "verdicts")
 
     def __init__(self, before: Family, after: Family, reach: frozenset[int],
                  origins: Origins) -> None:
@@ -307,6 +308,9 @@ class _Level:
         self.plain: dict[Any, _Level] = {}  # by enter' alone, for frames without candidates
         #: the shapes at which none of the origins is decided (the run skips the check there)
         self.quiet: set[Any] = set()
+        #: the shapes at which the check finds nothing whatever the current sets hold (the run
+        #: skips it there even while candidates are pending at this level; issue 33, item 4)
+        self.still: set[Any] = set()
         self.verdicts: dict[tuple[Any, tuple[bool, ...] | None], Verdict] = {}
 
 
@@ -498,6 +502,8 @@ class Detector:
                 pattern is not None and level.final(view.after, pattern),
                 tuple(o for o, _f, reach in view.origins if not level.alive(reach, None)),
                 pattern is not None and not level.alive(view.reach, pattern))
+            if _still(view, level, len(shape.entries)):
+                view.still.add(shape)
         origins, here, dead, here_dead = verdict
         if not origins and not here and not dead and not here_dead:
             if sets is None:
@@ -547,9 +553,24 @@ class Detector:
                 found.extend(group)
 
 
+def _still(view: _Level, level: LevelInfo, width: int) -> bool:
+    """Whether :meth:`Detector.check` finds nothing at ``level`` under ``view`` whatever the
+    current sets hold: no origin is decided or dead, and no pattern of entries holding
+    candidates is final or dead. Both tests grow with the pattern (more entries, more chances
+    to meet a frontier or to stay alive), so all ``width`` entries decide "final" and each
+    entry alone decides "dead"."""
+    if any(family is not DEAD and level.final(family, None) for _o, family, _r in view.origins):
+        return False
+    if any(not level.alive(reach, None) for _o, _f, reach in view.origins):
+        return False
+    if level.final(view.after, None):
+        return False
+    return all(level.alive(view.reach, frozenset((k,))) for k in range(width))
+
+
 def _holds(candidates: Iterable[Any]) -> bool:
     """Whether a set holds a candidate not yet reported: the run's sets keep reported ones
-    until it compacts them (:func:`._poa._gather`); this stops at the first one held (a
+    until it compacts them (:func:`._poa._routed`); this stops at the first one held (a
     loop: cheaper than ``any`` over a generator, on the path of every such event)."""
     for c in candidates:  # noqa: SIM110 - a loop, not any() over a generator: faster
         if not c.reported:
