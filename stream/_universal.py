@@ -328,6 +328,7 @@ class Universality:
         self._families: dict[Family, Family] = {}
         self.initial = _intern(self._families, [frozenset([grammar.start])])
         self._views: dict[tuple[Family, Family, frozenset[int], Origins], _Level] = {}
+        self._holding: dict[Any, frozenset[int]] = {}
         #: the view above the root element
         self.top = self.view(self.initial, self.initial, frozenset([grammar.start]), ())
 
@@ -339,6 +340,18 @@ class Universality:
         found = self._views.get(key)
         if found is None:
             found = self._views[key] = _Level(before, after, reach, origins)
+        return found
+
+    def holding(self, shape: Any) -> frozenset[int]:
+        """The entries of a state inside the root element that can hold pending candidates
+        after an event: not those whose ``b`` is true and variable universal, whose
+        candidates Theorem 1 reports at the transition that makes them (Listing 1 routes
+        none there)."""
+        found = self._holding.get(shape)
+        if found is None:
+            g = self.grammar
+            found = self._holding[shape] = frozenset(
+                k for k, (x, _f, b) in enumerate(shape.entries) if not (b and g.universal(x)))
         return found
 
     def frame_info(self, tr: Any) -> FrameInfo:
@@ -502,7 +515,7 @@ class Detector:
                 pattern is not None and level.final(view.after, pattern),
                 tuple(o for o, _f, reach in view.origins if not level.alive(reach, None)),
                 pattern is not None and not level.alive(view.reach, pattern))
-            if _still(view, level, len(shape.entries)):
+            if _still(view, level, self.u.holding(shape)):
                 view.still.add(shape)
         origins, here, dead, here_dead = verdict
         if not origins and not here and not dead and not here_dead:
@@ -553,19 +566,19 @@ class Detector:
                 found.extend(group)
 
 
-def _still(view: _Level, level: LevelInfo, width: int) -> bool:
+def _still(view: _Level, level: LevelInfo, holding: frozenset[int]) -> bool:
     """Whether :meth:`Detector.check` finds nothing at ``level`` under ``view`` whatever the
     current sets hold: no origin is decided or dead, and no pattern of entries holding
     candidates is final or dead. Both tests grow with the pattern (more entries, more chances
-    to meet a frontier or to stay alive), so all ``width`` entries decide "final" and each
-    entry alone decides "dead"."""
+    to meet a frontier or to stay alive), so the entries that can hold candidates at all
+    (``holding``) decide "final", and each of them alone decides "dead"."""
     if any(family is not DEAD and level.final(family, None) for _o, family, _r in view.origins):
         return False
     if any(not level.alive(reach, None) for _o, _f, reach in view.origins):
         return False
-    if level.final(view.after, None):
+    if holding and level.final(view.after, holding):
         return False
-    return all(level.alive(view.reach, frozenset((k,))) for k in range(width))
+    return all(level.alive(view.reach, frozenset((k,))) for k in holding)
 
 
 def _holds(candidates: Iterable[Any]) -> bool:
