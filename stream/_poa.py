@@ -45,7 +45,8 @@ from __future__ import annotations
 import sys
 import weakref
 from collections.abc import Callable, Iterator, Sequence
-from itertools import chain
+from itertools import chain, repeat
+from operator import is_not
 from typing import Any, NamedTuple
 
 from ._grammar import TEXT, Grammar
@@ -447,7 +448,7 @@ def _merge(parts: Sequence[Pending], cand: Candidate | None) -> Pending:
     smaller ones merged into a chunk until each is under half of the next larger one."""
     total = 0
     for p in parts:
-        total += p.size if p.__class__ is Bag else len(p)  # type: ignore[union-attr]
+        total += p.size if p.__class__ is Bag else len(p)
     if total <= SMALL:
         # small sets (most of them): one union made in C beats keeping chunks
         return _EMPTY.union(*parts) if cand is None else _EMPTY.union(*parts, (cand,))
@@ -456,7 +457,7 @@ def _merge(parts: Sequence[Pending], cand: Candidate | None) -> Pending:
         # the usual case, one candidate more: a binary counter's carry over the chunks
         # (largest first), merging only those smaller than twice what is added
         one = parts[0]
-        chunks = list(one.chunks) if one.__class__ is Bag else [one]  # type: ignore[union-attr,list-item]
+        chunks = list(one.chunks) if isinstance(one, Bag) else [one]
         acc = frozenset((cand,))
         while chunks and len(chunks[-1]) < 2 * len(acc):
             acc = chunks.pop() | acc
@@ -497,6 +498,8 @@ class Found(NamedTuple):
 # (event, node of the event, the matches it decided as (node, path, attributes) tuples)
 Report = tuple[str, int, list[tuple[int, str, dict[str, str]]]]
 _EMPTY: frozenset[Candidate] = frozenset()
+#: the second operand of ``map(is_not, sets, _NOT_EMPTY)``: which sets are not ``_EMPTY``
+_NOT_EMPTY = repeat(_EMPTY)
 
 
 def _routed(routes: Routes, csets: Sets | None, fsets: Sets | None, cand: Candidate | None,
@@ -535,6 +538,10 @@ def _routed(routes: Routes, csets: Sets | None, fsets: Sets | None, cand: Candid
             if not parts:
                 continue
             got = parts[0] if len(parts) == 1 else _merge(parts, None)
+        elif not parts:
+            got = frozenset((add,))
+        elif len(parts) == 1 and parts[0].__class__ is frozenset and len(parts[0]) < SMALL:
+            got = parts[0] | {add}  # one more in a small set (an element after its siblings)
         else:
             got = _merge(parts, add)
         if lists is None:
@@ -774,7 +781,10 @@ class Run:
             if tr.marks:
                 # the path is built for candidates only, from the names and positions on
                 # the stack
-                path = path_to(len(stack)) + f"/{label}[{pos}]"
+                if paths and len(paths) == len(stack) and paths[-1][0] == stack[-1][4]:
+                    path = f"{paths[-1][1]}/{label}[{pos}]"  # a sibling's prefix
+                else:
+                    path = path_to(len(stack)) + f"/{label}[{pos}]"
                 if tr.instant:
                     # Decided at its own start tag (//a/b): reported now, with no Candidate
                     # object to make and free; it counts as held for that moment (pot_max).
@@ -786,15 +796,27 @@ class Run:
             found: list[Candidate] = []
             if sets is not None:
                 for i, _marked in tr.report:
-                    found.extend(sets[i])
+                    if sets[i] is not _EMPTY:
+                        found.extend(sets[i])
             if found or now is not None:
                 report(found, "start", node, now)
             new: Sets | None = None
             if tr.push:
                 new = _routed(tr.push, None, sets, cand, len(tr.target.entries))
-            # before a first child the level has read nothing: its sets hold only copies
-            # pushed from above, no candidate of its own (no origin to make)
-            view = view_of(tr, None if first else sets, cand) if general else None
+            view = None
+            if general:
+                # before a first child the level has read nothing: its sets hold only copies
+                # pushed from above, no candidate of its own (no origin to make)
+                fsets = None if first else sets
+                above = stack[-1][8] if stack else top_view
+                if above is not None and stack and fsets is not None and not garbage:
+                    # the view memoised under the key Detector.below makes, read here: with
+                    # no reported candidate left in the sets (garbage 0), a set holds one iff
+                    # it is not _EMPTY, told in C (this is every such start tag)
+                    view = above.next.get((tr, len(stack), cand is not None,
+                                           tuple(map(is_not, fsets, _NOT_EMPTY))))
+                if view is None:
+                    view = view_of(tr, fsets, cand)
             push((tr, sets, cand, label, node, pos, counts, 0, view))
             shape = tr.target
             sets = new

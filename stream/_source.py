@@ -247,7 +247,11 @@ def document_attributes(attrs: Any) -> dict[str, str]:
     """
     if not attrs:
         return {}
-    return {k: v.replace("&#38;", "&") if "&" in v else v for k, v in attrs.items()}
+    for v in attrs.values():
+        if "&" in v:
+            return {k: v.replace("&#38;", "&") if "&" in v else v for k, v in attrs.items()}
+    # lxml gives a target a new dict per start tag: kept as it is, the usual case
+    return attrs  # type: ignore[no-any-return]
 
 
 def _too_deep(exc: TooDeep, reread: Callable[[], Iterable[bytes]] | None) -> DocumentError:
