@@ -56,8 +56,21 @@ Verdict = tuple[tuple[tuple[int, str], ...], bool, tuple[tuple[int, str], ...], 
 MAX_TYPES = 4096
 
 
+#: The most variables whose productions the general check's closures may expand for one
+#: query, and the most steps (a variable tried in combining two types or in the
+#: productivity fixpoint) its subset construction may take, before the check is given up
+#: for the query, as past :data:`MAX_TYPES` (issue 33, item 5). The closure of the
+#: variables asked about is in effect a determinisation of all of the grammar they reach,
+#: which the run's own automaton builds only as far as the input goes: a few random
+#: queries reach thousands of variables, each with productions to compute for every label
+#: class (over 10 s before the first event was decided, on a three-element document).
+MAX_CLOSURE = 1000
+MAX_WORK = 2_000_000
+
+
 class TooManyTypes(Exception):
-    """The subset construction of :class:`Types` went past :data:`MAX_TYPES`."""
+    """The subset construction of :class:`Types` went past :data:`MAX_TYPES` types,
+    :data:`MAX_CLOSURE` variables or :data:`MAX_WORK` steps."""
 
 
 def label_classes(grammar: Grammar) -> tuple[int, ...]:
@@ -106,6 +119,16 @@ class Types:
         self._by_closure: dict[frozenset[int], tuple[tuple[int, ...], list[int]]] = {}
         self._minimal: dict[frozenset[int], tuple[frozenset[int], ...]] = {}
         self._productive: dict[int, bool] = {}
+        #: the variables expanded in closures, and the steps taken so far (see
+        #: :data:`MAX_CLOSURE`, :data:`MAX_WORK`)
+        self.expanded: set[int] = set()
+        self.work = 0
+
+    def _spend(self, steps: int) -> None:
+        """Count ``steps`` more, past :data:`MAX_WORK` raise :class:`TooManyTypes`."""
+        self.work += steps
+        if self.work > MAX_WORK:
+            raise TooManyTypes(f"{self.work} steps")
 
     def closure(self, ys: Iterable[int]) -> frozenset[int]:
         """The non-universal variables reachable from ``ys`` through productions."""
@@ -117,6 +140,12 @@ class Types:
             if y in seen:
                 continue
             seen.add(y)
+            if y not in self.expanded:
+                # a variable's first expansion computes its productions (later ones are
+                # looked up): the costly part, counted once
+                if len(self.expanded) >= MAX_CLOSURE:
+                    raise TooManyTypes(f"over {MAX_CLOSURE} variables")
+                self.expanded.add(y)
             for c in self.classes:
                 for left, right, _m in g.productions(y, c):
                     for v in (left, right):
@@ -143,6 +172,7 @@ class Types:
                 lam |= bit[v]
 
         def combine(a: int, b: int, table: list[tuple[tuple[int, int], ...]]) -> int:
+            self._spend(len(table))
             m = 0
             for k, plist in enumerate(table):
                 for lm, rm in plist:
@@ -186,6 +216,7 @@ class Types:
             while changed:
                 changed = False
                 for v in closure - good:
+                    self._spend(len(self.classes))
                     if any((g.universal(a) or a in good) and (g.universal(b) or b in good)
                            for c in self.classes for a, b, _m in g.productions(v, c)):
                         good.add(v)

@@ -55,6 +55,8 @@ def figures(q: Query) -> dict[str, Any]:
     u = a._universality
     if u is not None:
         out["types"] = sum(len(m) for m in getattr(u.types, "_minimal", {}).values())
+        out["work"] = getattr(u.types, "work", None)
+    out["general_off"] = a.general_off
     return out
 
 
@@ -86,7 +88,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=float, default=5.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--top", type=int, default=15)
+    parser.add_argument("--max-work", type=int, default=0,
+                        help="the general check's budget (stream._universal.MAX_WORK) for "
+                             "this search, to calibrate it (0: as it is)")
     args = parser.parse_args(argv)
+    if args.max_work:
+        from xmlevents.stream import _universal
+        _universal.MAX_WORK = args.max_work
     signal.signal(signal.SIGALRM, _alarm)
     rows: list[tuple[float, float, str, dict[str, Any]]] = []
     seen: set[str] = set()
@@ -102,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
         seen.add(text)
         compile_s, first_s, fig = time_one(text, args.limit)
         rows.append((compile_s + first_s, compile_s, text, fig))
+        if compile_s + first_s > 1.0:
+            print(f"slow: {compile_s + first_s:.3f} s  {text}  {fig}", flush=True)
 
     search()
     rows.sort(key=lambda r: -r[0])
