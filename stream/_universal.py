@@ -64,7 +64,7 @@ MAX_TYPES = 4096
 #: which the run's own automaton builds only as far as the input goes: a few random
 #: queries reach thousands of variables, each with productions to compute for every label
 #: class (over 10 s before the first event was decided, on a three-element document).
-MAX_CLOSURE = 1000
+MAX_CLOSURE = 600
 MAX_WORK = 2_000_000
 
 
