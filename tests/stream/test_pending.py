@@ -188,7 +188,7 @@ def test_the_general_check_is_not_run_per_event_where_it_can_find_nothing(
     assert counts[1] == counts[0] < 40, counts
 
 
-@settings(max_examples=examples(60), deadline=None,
+@settings(max_examples=examples(40), deadline=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(trees(max_depth=3, alphabet=("a", "b", "c"), texts=True), queries(depth=2))
 def test_flagged_universal_entries_never_hold_candidates(tree: object, query: str) -> None:
