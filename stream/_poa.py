@@ -45,7 +45,8 @@ from __future__ import annotations
 import sys
 import weakref
 from collections.abc import Callable, Iterator, Sequence
-from itertools import chain
+from itertools import chain, repeat
+from operator import is_not
 from typing import Any, NamedTuple
 
 from ._grammar import TEXT, Grammar
@@ -409,10 +410,12 @@ class Bag:
     the frozensets are; a candidate may sit in two chunks (sets routed apart and merged
     again), which the readers tolerate: a candidate is reported once, by its flag."""
 
-    __slots__ = ("chunks",)
+    __slots__ = ("chunks", "size")
 
-    def __init__(self, chunks: tuple[frozenset[Candidate], ...]) -> None:
+    def __init__(self, chunks: tuple[frozenset[Candidate], ...], size: int) -> None:
         self.chunks = chunks
+        #: the chunks' sizes summed, kept rather than counted at every merge
+        self.size = size
 
     def __iter__(self) -> Iterator[Candidate]:
         return chain.from_iterable(self.chunks)
@@ -422,13 +425,14 @@ class Bag:
 
     def __len__(self) -> int:
         """At most this many candidates (a candidate in two chunks counts twice)."""
-        return sum(len(c) for c in self.chunks)
+        return self.size
 
     def __repr__(self) -> str:
         return f"Bag({[len(c) for c in self.chunks]})"
 
 
-#: the candidates of one entry of a state: a frozenset, or a :class:`Bag` once large
+#: the candidates of one entry of a state: a frozenset, or a :class:`Bag` once large; an
+#: empty one is always :data:`_EMPTY` (so that the hot path tests identity, not a length)
 Pending = frozenset[Candidate] | Bag
 Sets = tuple[Pending, ...]
 
@@ -442,7 +446,10 @@ SMALL = 64
 def _merge(parts: Sequence[Pending], cand: Candidate | None) -> Pending:
     """The union of ``parts`` and ``cand`` (unfiltered): their chunks, each once, the
     smaller ones merged into a chunk until each is under half of the next larger one."""
-    if sum(map(len, parts)) <= SMALL:
+    total = 0
+    for p in parts:
+        total += p.size if p.__class__ is Bag else len(p)
+    if total <= SMALL:
         # small sets (most of them): one union made in C beats keeping chunks
         return _EMPTY.union(*parts) if cand is None else _EMPTY.union(*parts, (cand,))
     chunks: list[frozenset[Candidate]]
@@ -455,7 +462,7 @@ def _merge(parts: Sequence[Pending], cand: Candidate | None) -> Pending:
         while chunks and len(chunks[-1]) < 2 * len(acc):
             acc = chunks.pop() | acc
         chunks.append(acc)
-        return chunks[0] if len(chunks) == 1 else Bag(tuple(chunks))
+        return chunks[0] if len(chunks) == 1 else Bag(tuple(chunks), total + 1)
     chunks = []
     seen: set[int] = set()
     for p in parts:
@@ -477,7 +484,7 @@ def _merge(parts: Sequence[Pending], cand: Candidate | None) -> Pending:
             out.append(acc)
             acc = ch
     out.append(acc)
-    return out[0] if len(out) == 1 else Bag(tuple(reversed(out)))
+    return out[0] if len(out) == 1 else Bag(tuple(reversed(out)), sum(map(len, out)))
 
 
 class Found(NamedTuple):
@@ -491,27 +498,16 @@ class Found(NamedTuple):
 # (event, node of the event, the matches it decided as (node, path, attributes) tuples)
 Report = tuple[str, int, list[tuple[int, str, dict[str, str]]]]
 _EMPTY: frozenset[Candidate] = frozenset()
+#: the second operand of ``map(is_not, sets, _NOT_EMPTY)``: which sets are not ``_EMPTY``
+_NOT_EMPTY = repeat(_EMPTY)
 
 
 def _routed(routes: Routes, csets: Sets | None, fsets: Sets | None, cand: Candidate | None,
             width: int) -> Sets | None:
     """The candidate sets of the shape entered (``width`` entries), each gathered along its
     routes from the content's sets ``csets`` and the enclosing ones ``fsets`` (at a start
-    tag: none and the current ones); None if they are all empty."""
-    lists: list[Pending] | None = None
-    for k, cs, fs, mark in routes:
-        got = _gather(csets, cs, fsets, fs, cand if mark else None)
-        if got is not None:
-            if lists is None:
-                lists = [_EMPTY] * width
-            lists[k] = got
-    return None if lists is None else tuple(lists)
-
-
-def _gather(csets: Sets | None, cs: tuple[int, ...], fsets: Sets | None, fs: tuple[int, ...],
-            cand: Candidate | None) -> Pending | None:
-    """The candidates of the sets named (``csets[k]`` for ``k`` in ``cs``, ``fsets[i]`` for
-    ``i`` in ``fs``) and ``cand`` unless it is reported; None if that is nothing.
+    tag: none and the current ones) and, where the route says so, ``cand`` unless it is
+    reported; None if they are all empty.
 
     One set passes through as it is, the usual case (candidates waiting while entry after
     entry hands them on): nothing is copied or scanned. Several are merged as a :class:`Bag`
@@ -520,22 +516,38 @@ def _gather(csets: Sets | None, cs: tuple[int, ...], fsets: Sets | None, fs: tup
     run compacts its sets (:meth:`Run._machine`'s ``compact``): filtering them here, at every
     event after a report, cost time linear in the candidates held per event (issue 33, item
     4: ``//*[not(following-sibling::q)]`` reports at every end tag while the root's
-    children wait)."""
-    parts: list[Pending] = []
-    if csets is not None:
-        for k in cs:
-            if csets[k]:
-                parts.append(csets[k])
-    if fsets is not None:
-        for i in fs:
-            if fsets[i]:
-                parts.append(fsets[i])
+    children wait). On the path of every event where candidates are pending: one function,
+    empty sets told by identity (:data:`_EMPTY`)."""
+    lists: list[Pending] | None = None
     live = None if cand is None or cand.reported else cand
-    if len(parts) == 1 and live is None:
-        return parts[0]
-    if not parts and live is None:
-        return None
-    return _merge(parts, live)
+    empty = _EMPTY
+    for k, cs, fs, mark in routes:
+        parts: list[Pending] = []
+        if csets is not None:
+            for j in cs:
+                p = csets[j]
+                if p is not empty:
+                    parts.append(p)
+        if fsets is not None:
+            for i in fs:
+                p = fsets[i]
+                if p is not empty:
+                    parts.append(p)
+        add = live if mark else None
+        if add is None:
+            if not parts:
+                continue
+            got = parts[0] if len(parts) == 1 else _merge(parts, None)
+        elif not parts:
+            got = frozenset((add,))
+        elif len(parts) == 1 and parts[0].__class__ is frozenset and len(parts[0]) < SMALL:
+            got = parts[0] | {add}  # one more in a small set (an element after its siblings)
+        else:
+            got = _merge(parts, add)
+        if lists is None:
+            lists = [empty] * width
+        lists[k] = got
+    return None if lists is None else tuple(lists)
 
 
 def _clean(p: Pending, memo: dict[int, frozenset[Candidate]]) -> Pending:
@@ -600,7 +612,7 @@ class Run:
         counter = self.counter
         emit = self.reports.append
         # candidates reported or rejected since the sets were last compacted: they stay in
-        # the sets (see _gather) until they outnumber those held, then compact() filters
+        # the sets (see _routed) until they outnumber those held, then compact() filters
         # every set of the stack once, so memory follows the candidates held (amortised)
         garbage = 0
         # per open element, a tuple: (the enter' transition that opened it, from the state
@@ -689,6 +701,25 @@ class Run:
                     counter.held -= 1
                     garbage += 1
 
+        # the paths of open elements as far as a candidate below asked for them: per depth,
+        # (pre-order index, path); an entry whose index is not the open element's at that
+        # depth any more is stale (the element ended), and so is every deeper one
+        paths: list[tuple[int, str]] = []
+
+        def path_to(depth: int) -> str:
+            """The path of the open element at ``depth`` (1-based; "" for 0), built from the
+            nearest one built before: the siblings of a candidate share their parent's
+            prefix, which is not rebuilt from the whole stack for each of them."""
+            j = min(len(paths), depth)
+            while j and paths[j - 1][0] != stack[j - 1][4]:
+                j -= 1
+            prefix = paths[j - 1][1] if j else ""
+            del paths[j:]
+            for f in stack[j:depth]:
+                prefix = f"{prefix}/{f[3]}[{f[5]}]"
+                paths.append((f[4], prefix))
+            return prefix
+
         def compact() -> None:
             """The sets of the stack and the current ones without the reported candidates
             (each shared chunk filtered once), once these outnumber the candidates held:
@@ -750,7 +781,10 @@ class Run:
             if tr.marks:
                 # the path is built for candidates only, from the names and positions on
                 # the stack
-                path = "".join([f"/{f[3]}[{f[5]}]" for f in stack]) + f"/{label}[{pos}]"
+                if paths and len(paths) == len(stack) and paths[-1][0] == stack[-1][4]:
+                    path = f"{paths[-1][1]}/{label}[{pos}]"  # a sibling's prefix
+                else:
+                    path = path_to(len(stack)) + f"/{label}[{pos}]"
                 if tr.instant:
                     # Decided at its own start tag (//a/b): reported now, with no Candidate
                     # object to make and free; it counts as held for that moment (pot_max).
@@ -762,15 +796,27 @@ class Run:
             found: list[Candidate] = []
             if sets is not None:
                 for i, _marked in tr.report:
-                    found.extend(sets[i])
+                    if sets[i] is not _EMPTY:
+                        found.extend(sets[i])
             if found or now is not None:
                 report(found, "start", node, now)
             new: Sets | None = None
             if tr.push:
                 new = _routed(tr.push, None, sets, cand, len(tr.target.entries))
-            # before a first child the level has read nothing: its sets hold only copies
-            # pushed from above, no candidate of its own (no origin to make)
-            view = view_of(tr, None if first else sets, cand) if general else None
+            view = None
+            if general:
+                # before a first child the level has read nothing: its sets hold only copies
+                # pushed from above, no candidate of its own (no origin to make)
+                fsets = None if first else sets
+                above = stack[-1][8] if stack else top_view
+                if above is not None and stack and fsets is not None and not garbage:
+                    # the view memoised under the key Detector.below makes, read here: with
+                    # no reported candidate left in the sets (garbage 0), a set holds one iff
+                    # it is not _EMPTY, told in C (this is every such start tag)
+                    view = above.next.get((tr, len(stack), cand is not None,
+                                           tuple(map(is_not, fsets, _NOT_EMPTY))))
+                if view is None:
+                    view = view_of(tr, fsets, cand)
             push((tr, sets, cand, label, node, pos, counts, 0, view))
             shape = tr.target
             sets = new
@@ -802,6 +848,15 @@ class Run:
                         if garbage > counter.held + SLACK:
                             compact()
                 return
+            leave(tr, csets, fsets, cand, "end", frame[4])
+
+        def leave(tr: _Leave, csets: Sets | None, fsets: Sets | None,
+                  cand: Candidate | None, event: str, at: int) -> None:
+            """Listing 1's ``leave`` where candidates may be pending, at an end tag or after a
+            text node: the candidates ``tr`` reports from the content's sets ``csets``, the
+            enclosing ones ``fsets`` and the element's own ``cand``, the sets routed on, then
+            the general check where it may find something, and a compaction when due."""
+            nonlocal shape, sets
             found: list[Candidate] = []
             if csets is not None:
                 for k in tr.report_child:
@@ -812,16 +867,18 @@ class Run:
             if tr.report_mark and cand is not None:
                 found.append(cand)
             if found:
-                report(found, "end", frame[4])
-            new: Sets | None = None
-            if tr.route:
-                new = _routed(tr.route, csets, fsets, cand, len(tr.target.entries))
+                report(found, event, at)
+            new = _routed(tr.route, csets, fsets, cand, len(tr.target.entries)) \
+                if tr.route else None
             shape = tr.target
             sets = new
             if general and counter.held and stack:
                 view = stack[-1][8]
-                if view is None or new is not None or (view.origins and shape not in view.quiet):
-                    examine("end", frame[4], view, new)
+                # the check where the state's candidates or the origins above may be decided
+                # (not at a shape where nothing can be, whatever the sets hold)
+                if view is None or (shape not in view.still and (
+                        new is not None or (view.origins and shape not in view.quiet))):
+                    examine(event, at, view, new)
             if garbage > counter.held + SLACK:
                 compact()
 
@@ -859,30 +916,7 @@ class Run:
             lv = tr.leaves.get(inner)
             if lv is None:
                 lv = leave_after(tr, inner)
-            if csets is None and fsets is None:
-                shape = lv.target
-            else:
-                found = []
-                if csets is not None:
-                    for k in lv.report_child:
-                        found.extend(csets[k])
-                if fsets is not None:
-                    for i in lv.report_father:
-                        found.extend(fsets[i])
-                if found:
-                    report(found, "text", texts)
-                new: Sets | None = None
-                if lv.route:
-                    new = _routed(lv.route, csets, fsets, None, len(lv.target.entries))
-                shape = lv.target
-                sets = new
-            if general and counter.held and stack:
-                view = stack[-1][8]
-                if view is None or sets is not None or (view.origins
-                                                        and shape not in view.quiet):
-                    examine("text", texts, view, sets)
-            if garbage > counter.held + SLACK:
-                compact()
+            leave(lv, csets, fsets, None, "text", texts)
 
         def finish() -> None:
             """The end of the input (the paper's ``endDocHandler``): where a text node could

@@ -8,6 +8,7 @@ what the run read and held.
 
 from __future__ import annotations
 
+import gc
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -124,34 +125,60 @@ class Evaluation(Iterator[Match]):
     @staticmethod
     def _out(reports: list[Report]) -> list[Match]:
         """The matches of the reports so far, in detection order (and by node within one
-        event), and the reports emptied."""
-        out = []
-        for event, at, found in reports:
-            where = new_detection(event, at)
-            if len(found) > 1:
-                found.sort(key=_node)
-            for node, path, attributes in found:
-                out.append(new_match(node, path, attributes, where))
-        reports.clear()
+        event), and the reports emptied. The cyclic garbage collector is paused meanwhile, as
+        while a chunk is parsed (:func:`._source.feed_document`): a batch can be every match
+        of the document at once (``/*[not(d)]//l`` decides them all at the root's end), and
+        its objects, which make no cycles, would otherwise start a collection every 700,
+        some of them over every candidate still held (issue 33, item 4: 7% of the time)."""
+        paused = gc.isenabled()
+        if paused:
+            gc.disable()
+        try:
+            out = []
+            for event, at, found in reports:
+                where = new_detection(event, at)
+                if len(found) > 1:
+                    found.sort(key=_node)
+                for node, path, attributes in found:
+                    out.append(new_match(node, path, attributes, where))
+            reports.clear()
+        finally:
+            if paused:
+                gc.enable()
         return out
 
     def _document(self, chunks: Iterator[bytes],
                   reread: Callable[[], Iterator[bytes]] | None) -> Iterator[list[Match]]:
+        """The batches of matches, each handed out after the chunk that decided it. The
+        cyclic garbage collector is paused from one batch to the next, not only while a
+        chunk is parsed (:func:`._source.feed_document`): between batches only the run and
+        the reading of the input execute, and the run makes no cycles; re-enabled after
+        every chunk, the collector ran at each, and every tenth over every candidate held
+        (a sixth of the time where all of a large file's lines wait for the root's end,
+        issue 33, item 4). It is on again whenever a batch is handed out or an error
+        raised."""
         run = self._run
         reports = run.reports
-        try:
-            texts = run.text_event if self.query.grammar.texts else None
-            for _ in feed_document(chunks, run.start_event, run.end_event, None, reread,
-                                   texts):
-                if reports:
-                    yield self._out(reports)
-            run.finish_event()
-            if reports:
+        texts = run.text_event if self.query.grammar.texts else None
+        fed = feed_document(chunks, run.start_event, run.end_event, reread, texts)
+        more = True
+        while more:
+            error: DocumentError | None = None
+            on = gc.isenabled()
+            gc.disable()
+            try:
+                more = _until_reports(fed, reports)
+                if not more:
+                    run.finish_event()
+            except DocumentError as exc:
+                error, more = exc, False
+            finally:
+                if on:
+                    gc.enable()
+            if reports:  # the matches decided before an error come first
                 yield self._out(reports)
-        except DocumentError:
-            if reports:  # the matches decided before the error come first
-                yield self._out(reports)
-            raise
+            if error is not None:
+                raise error
 
     def _events(self, events: Any) -> Iterator[list[Match]]:
         run = self._run
@@ -173,6 +200,11 @@ class Evaluation(Iterator[Match]):
 
 
 _node = itemgetter(0)
+
+
+def _until_reports(fed: Iterator[None], reports: list[Report]) -> bool:
+    """Feed chunks until one decides a match (True) or the input ends (False)."""
+    return any(reports for _ in fed)
 
 
 def _rereader(source: object) -> Callable[[], Iterator[bytes]] | None:

@@ -166,19 +166,16 @@ class _TextTarget(_Target):
 
 
 def feed_document(chunks: Iterable[bytes], start: Callable[..., None],
-                  end: Callable[..., None], rooted: Callable[[], bool] | None = None,
+                  end: Callable[..., None],
                   reread: Callable[[], Iterable[bytes]] | None = None,
                   text: Callable[..., None] | None = None) -> Iterator[None]:
     """Parse the chunks with lxml's ``XMLParser`` and a target that calls ``start(name,
     attributes)`` and ``end(name)`` for each element: the fast driver (a Python call per event
     from libxml2's SAX callbacks, where ``iterparse`` makes an element proxy and an event
     tuple and builds a tree that has to be freed again). Yields after each chunk, so that the
-    caller can hand out what the events decided. ``rooted`` is not used any more (it told
-    where the search for declarations could stop, which the prolog reader now knows; still
-    accepted, as ``bench/bench_stream.py``'s driver probe passes it). With ``text``,
-    character data, comments and processing instructions are passed to it too
-    (``text(*pieces)``). Each chunk is read by :class:`._prolog.Prolog` before libxml2 reads
-    it, until the root element's start tag.
+    caller can hand out what the events decided. With ``text``, character data, comments and
+    processing instructions are passed to it too (``text(*pieces)``). Each chunk is read by
+    :class:`._prolog.Prolog` before libxml2 reads it, until the root element's start tag.
 
     Hardening as :func:`xml_events`; the two limits of libxml2's tree builder are kept here
     as they were: nesting deeper than :data:`MAX_DEPTH` is refused (``start`` raises
@@ -250,7 +247,11 @@ def document_attributes(attrs: Any) -> dict[str, str]:
     """
     if not attrs:
         return {}
-    return {k: v.replace("&#38;", "&") if "&" in v else v for k, v in attrs.items()}
+    for v in attrs.values():
+        if "&" in v:
+            return {k: v.replace("&#38;", "&") if "&" in v else v for k, v in attrs.items()}
+    # lxml gives a target a new dict per start tag: kept as it is, the usual case
+    return attrs  # type: ignore[no-any-return]
 
 
 def _too_deep(exc: TooDeep, reread: Callable[[], Iterable[bytes]] | None) -> DocumentError:

@@ -56,8 +56,21 @@ Verdict = tuple[tuple[tuple[int, str], ...], bool, tuple[tuple[int, str], ...], 
 MAX_TYPES = 4096
 
 
+#: The most variables whose productions the general check's closures may expand for one
+#: query, and the most steps (a variable tried in combining two types or in the
+#: productivity fixpoint) its subset construction may take, before the check is given up
+#: for the query, as past :data:`MAX_TYPES` (issue 33, item 5). The closure of the
+#: variables asked about is in effect a determinisation of all of the grammar they reach,
+#: which the run's own automaton builds only as far as the input goes: a few random
+#: queries reach thousands of variables, each with productions to compute for every label
+#: class (over 10 s before the first event was decided, on a three-element document).
+MAX_CLOSURE = 600
+MAX_WORK = 2_000_000
+
+
 class TooManyTypes(Exception):
-    """The subset construction of :class:`Types` went past :data:`MAX_TYPES`."""
+    """The subset construction of :class:`Types` went past :data:`MAX_TYPES` types,
+    :data:`MAX_CLOSURE` variables or :data:`MAX_WORK` steps."""
 
 
 def label_classes(grammar: Grammar) -> tuple[int, ...]:
@@ -106,6 +119,16 @@ class Types:
         self._by_closure: dict[frozenset[int], tuple[tuple[int, ...], list[int]]] = {}
         self._minimal: dict[frozenset[int], tuple[frozenset[int], ...]] = {}
         self._productive: dict[int, bool] = {}
+        #: the variables expanded in closures, and the steps taken so far (see
+        #: :data:`MAX_CLOSURE`, :data:`MAX_WORK`)
+        self.expanded: set[int] = set()
+        self.work = 0
+
+    def _spend(self, steps: int) -> None:
+        """Count ``steps`` more, past :data:`MAX_WORK` raise :class:`TooManyTypes`."""
+        self.work += steps
+        if self.work > MAX_WORK:
+            raise TooManyTypes(f"{self.work} steps")
 
     def closure(self, ys: Iterable[int]) -> frozenset[int]:
         """The non-universal variables reachable from ``ys`` through productions."""
@@ -117,6 +140,12 @@ class Types:
             if y in seen:
                 continue
             seen.add(y)
+            if y not in self.expanded:
+                # a variable's first expansion computes its productions (later ones are
+                # looked up): the costly part, counted once
+                if len(self.expanded) >= MAX_CLOSURE:
+                    raise TooManyTypes(f"over {MAX_CLOSURE} variables")
+                self.expanded.add(y)
             for c in self.classes:
                 for left, right, _m in g.productions(y, c):
                     for v in (left, right):
@@ -143,6 +172,7 @@ class Types:
                 lam |= bit[v]
 
         def combine(a: int, b: int, table: list[tuple[tuple[int, int], ...]]) -> int:
+            self._spend(len(table))
             m = 0
             for k, plist in enumerate(table):
                 for lm, rm in plist:
@@ -186,6 +216,7 @@ class Types:
             while changed:
                 changed = False
                 for v in closure - good:
+                    self._spend(len(self.classes))
                     if any((g.universal(a) or a in good) and (g.universal(b) or b in good)
                            for c in self.classes for a, b, _m in g.productions(v, c)):
                         good.add(v)
@@ -295,7 +326,8 @@ class _Level:
     the views below it by ``enter'``, depth, candidate and sets (``next``), and the verdicts
     by current shape and sets (``verdicts``)."""
 
-    __slots__ = ("after", "before", "next", "origins", "plain", "quiet", "reach", "verdicts")
+    __slots__ = ("after", "before", "next", "origins", "plain", "quiet", "reach", "still",
+                 "verdicts")
 
     def __init__(self, before: Family, after: Family, reach: frozenset[int],
                  origins: Origins) -> None:
@@ -307,6 +339,9 @@ class _Level:
         self.plain: dict[Any, _Level] = {}  # by enter' alone, for frames without candidates
         #: the shapes at which none of the origins is decided (the run skips the check there)
         self.quiet: set[Any] = set()
+        #: the shapes at which the check finds nothing whatever the current sets hold (the run
+        #: skips it there even while candidates are pending at this level; issue 33, item 4)
+        self.still: set[Any] = set()
         self.verdicts: dict[tuple[Any, tuple[bool, ...] | None], Verdict] = {}
 
 
@@ -324,6 +359,7 @@ class Universality:
         self._families: dict[Family, Family] = {}
         self.initial = _intern(self._families, [frozenset([grammar.start])])
         self._views: dict[tuple[Family, Family, frozenset[int], Origins], _Level] = {}
+        self._holding: dict[Any, frozenset[int]] = {}
         #: the view above the root element
         self.top = self.view(self.initial, self.initial, frozenset([grammar.start]), ())
 
@@ -335,6 +371,18 @@ class Universality:
         found = self._views.get(key)
         if found is None:
             found = self._views[key] = _Level(before, after, reach, origins)
+        return found
+
+    def holding(self, shape: Any) -> frozenset[int]:
+        """The entries of a state inside the root element that can hold pending candidates
+        after an event: not those whose ``b`` is true and variable universal, whose
+        candidates Theorem 1 reports at the transition that makes them (Listing 1 routes
+        none there)."""
+        found = self._holding.get(shape)
+        if found is None:
+            g = self.grammar
+            found = self._holding[shape] = frozenset(
+                k for k, (x, _f, b) in enumerate(shape.entries) if not (b and g.universal(x)))
         return found
 
     def frame_info(self, tr: Any) -> FrameInfo:
@@ -498,6 +546,8 @@ class Detector:
                 pattern is not None and level.final(view.after, pattern),
                 tuple(o for o, _f, reach in view.origins if not level.alive(reach, None)),
                 pattern is not None and not level.alive(view.reach, pattern))
+            if _still(view, level, self.u.holding(shape)):
+                view.still.add(shape)
         origins, here, dead, here_dead = verdict
         if not origins and not here and not dead and not here_dead:
             if sets is None:
@@ -547,9 +597,24 @@ class Detector:
                 found.extend(group)
 
 
+def _still(view: _Level, level: LevelInfo, holding: frozenset[int]) -> bool:
+    """Whether :meth:`Detector.check` finds nothing at ``level`` under ``view`` whatever the
+    current sets hold: no origin is decided or dead, and no pattern of entries holding
+    candidates is final or dead. Both tests grow with the pattern (more entries, more chances
+    to meet a frontier or to stay alive), so the entries that can hold candidates at all
+    (``holding``) decide "final", and each of them alone decides "dead"."""
+    if any(family is not DEAD and level.final(family, None) for _o, family, _r in view.origins):
+        return False
+    if any(not level.alive(reach, None) for _o, _f, reach in view.origins):
+        return False
+    if holding and level.final(view.after, holding):
+        return False
+    return all(level.alive(view.reach, frozenset((k,))) for k in holding)
+
+
 def _holds(candidates: Iterable[Any]) -> bool:
     """Whether a set holds a candidate not yet reported: the run's sets keep reported ones
-    until it compacts them (:func:`._poa._gather`); this stops at the first one held (a
+    until it compacts them (:func:`._poa._routed`); this stops at the first one held (a
     loop: cheaper than ``any`` over a generator, on the path of every such event)."""
     for c in candidates:  # noqa: SIM110 - a loop, not any() over a generator: faster
         if not c.reported:

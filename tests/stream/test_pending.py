@@ -17,6 +17,7 @@ from tests.stream.reference import (
     check_earliest,
     compiles,
     detections,
+    events,
     oracle,
     queries,
     to_xml,
@@ -149,3 +150,68 @@ def test_compacting_on_the_corpus_changes_nothing(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(_poa, "SLACK", -1)
     found = sorted(m.node for m in Query(query, namespaces=ns).evaluate(data))
     assert found == sorted(oracle(query, data, ns))
+
+
+def _poem(n: int) -> bytes:
+    """A TEI-like document in small: ``n`` poems of two line groups of lines, a note."""
+    line = b'<l n="1">arma <persName>Aeneas</persName>,</l>'
+    poem = b"<div><head>h</head><lg>" + line * 3 + b"</lg><lg>" + line * 3 + \
+        b"</lg><note>cf. <ref/></note></div>"
+    return b"<TEI><text><body>" + poem * n + b"</body></text></TEI>"
+
+
+@pytest.mark.parametrize("query", ["/*[not(nosuch)]//l", "/*[not(nosuch)]//*"])
+def test_the_general_check_is_not_run_per_event_where_it_can_find_nothing(
+        monkeypatch: pytest.MonkeyPatch, query: str) -> None:
+    """Where every line waits for the root's end (the TEI-like probe of the benchmark), the
+    general check could decide nothing at any shape, whatever the sets hold: it runs a
+    bounded number of times (as the shapes and views are first met), not at every event
+    while candidates are pending (issue 33, item 4: a fifth of that file's time)."""
+    from xmlevents.stream._universal import Detector
+
+    calls = 0
+    check = Detector.check
+
+    def counted(self: Detector, *args: object) -> object:
+        nonlocal calls
+        calls += 1
+        return check(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Detector, "check", counted)
+    counts = []
+    for n in (10, 40):
+        calls = 0
+        data = _poem(n)
+        found = [m.node for m in Query(query).evaluate(data)]
+        assert sorted(found) == sorted(oracle(query, data))
+        counts.append(calls)
+    assert counts[1] == counts[0] < 40, counts
+
+
+@settings(max_examples=examples(40), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(trees(max_depth=3, alphabet=("a", "b", "c"), texts=True), queries(depth=2))
+def test_flagged_universal_entries_never_hold_candidates(tree: object, query: str) -> None:
+    """What the general check's skip rests on (``Universality.holding``): after every event,
+    an entry whose ``b`` is true and variable universal holds no pending candidate (Theorem 1
+    reports them at the transition that makes them)."""
+    from xmlevents.stream import Automaton, Run
+    from xmlevents.stream._source import plain_events
+
+    assume(compiles(query))
+    q = Query(query)
+    run = Run(Automaton(q.grammar))
+    u = run.automaton.universality()
+    for event, name, _attrs in plain_events(events(tree)):  # type: ignore[arg-type]
+        if event == "start":
+            run.start(name)
+        elif event == "end":
+            run.end()
+        elif q.grammar.texts:
+            run.text()
+        shape, sets, stack = run._view()
+        if sets is None or not stack:
+            continue
+        for k, s in enumerate(sets):
+            if k not in u.holding(shape):
+                assert not any(not c.reported for c in s), (query, k, shape.entries)

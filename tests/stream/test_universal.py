@@ -219,3 +219,57 @@ def test_a_candidate_is_dropped_when_no_continuation_can_select_it() -> None:
         found += [f.node for f in got]
     assert held == [0, 1, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0]
     assert found == [5]
+
+
+# The slowest first evaluations found among 15,000 random queries of the suite's generator
+# (tools/stream_slow_queries.py --seed 1): 7 s and over 20 s (the first), 1.4 s and 1.1 s,
+# each on three-element documents, before the general check's closures were bounded
+# (issue 33, item 5). The first reaches 3,659 variables of its grammar, all expanded.
+SLOWEST_FIRST_EVALUATIONS = [
+    "//b[b/ancestor-or-self::a[..][. and ../following-sibling::c]][last()]/b[c[descendant-or-"
+    "self::*[parent::b]/ancestor-or-self::c[b][a]]]/..",
+    "a[ancestor::b[c/ancestor-or-self::b[self::c/preceding-sibling::b][descendant-or-self::*/"
+    "descendant::*]][ancestor::*/b and b/b]//descendant::b[not(preceding-sibling::*/following"
+    "-sibling::a)][../c and self::a/b]][c[descendant::a[preceding-sibling::b/.][c/self::*]]/*"
+    "[ancestor::a/. and parent::a/.]]",
+    "ancestor::*[(ancestor-or-self::*/ancestor::a or descendant-or-self::*/ancestor::b) and b]"
+    "[not(not(b))]/descendant-or-self::b[following-sibling::a[ancestor::*][a and c/parent::b]]"
+    "[not(descendant-or-self::a) and //ancestor::c[c]]",
+]
+
+
+@pytest.mark.parametrize("query", SLOWEST_FIRST_EVALUATIONS)
+def test_the_general_check_expands_a_bounded_part_of_the_grammar(
+        monkeypatch: pytest.MonkeyPatch, query: str) -> None:
+    """The general check's subset construction expands at most MAX_CLOSURE variables of a
+    query's grammar (each first expansion computes their productions for every label class);
+    past that it is given up for the query, which is then detected as Theorem 1 allows
+    (never early). So the productions the grammar computes stay bounded, whatever the query
+    (here with a bound of 100, to keep the test cheap; the first query computed 14,373
+    before, its whole closure). The matches are lxml's either way."""
+    from tests.stream.reference import oracle
+
+    monkeypatch.setattr(_universal, "MAX_CLOSURE", 100)
+    q = Query(query)
+    for doc in (b"<a><b/><c/></a>", b"<b><b><a><b/></a><c><b/></c></b></b>"):
+        assert sorted(m.node for m in q.evaluate(doc)) == sorted(oracle(query, doc))
+    types = q.automaton.universality().types
+    assert q.automaton.general_off
+    assert len(types.expanded) == 100
+    computed = len(q.grammar._memo)  # type: ignore[attr-defined]
+    assert computed <= len(types.classes) * (100 + 60), computed
+    tree = ("b", (("b", (("a", ()), ("c", ()))), ("b", ())))
+    check_earliest(query, tree, detections(q, tree), optimal=False)  # type: ignore[arg-type]
+
+
+def test_the_slowest_query_stops_expanding_at_the_bound() -> None:
+    """With the bound as it is, the slowest query (7-20 s before, on this document) expands
+    MAX_CLOSURE variables, then gives the check up: its grammar computed productions for
+    those and for the few states the input reached, not for the 3,659 variables it reaches."""
+    query = SLOWEST_FIRST_EVALUATIONS[0]
+    q = Query(query)
+    assert [m.node for m in q.evaluate(b"<a><b/><c/></a>")] == []
+    types = q.automaton.universality().types
+    assert q.automaton.general_off and len(types.expanded) == _universal.MAX_CLOSURE
+    computed = len(q.grammar._memo)  # type: ignore[attr-defined]
+    assert computed <= len(types.classes) * (_universal.MAX_CLOSURE + 60), computed
