@@ -34,7 +34,7 @@ __all__ = [
     "WEB_STACK",
     # errors
     "ExpressionTextError", "MarkupError", "RegistrationError", "SignalError",
-    "UnknownExpressionError",
+    "UnknownExpressionError", "DamagedLogError",
 ]
 
 #: Where each public name is defined: module -> names (every name of ``__all__`` but the two
@@ -49,6 +49,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
                  "Leaf", "OperatorNode", "Use", "Join", "valid_bindings", "check_signal"),
     "._app": ("create_app", "Service", "MAX_BODY", "ANONYMOUS"),
     "._server": ("serve",),
+    "._replay": ("DamagedLogError",),
     "._errors": ("ExpressionTextError", "MarkupError", "RegistrationError", "SignalError",
                  "UnknownExpressionError"),
 }
@@ -107,6 +108,7 @@ if TYPE_CHECKING:
         UnknownExpressionError,
     )
     from ._markup import SNOOP_R, detection_to_xml, parse_detection_xml, parse_markup, to_markup
+    from ._replay import DamagedLogError
     from ._server import serve
     from ._text import parse_expression, to_text
     from .ast import (

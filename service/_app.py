@@ -49,12 +49,10 @@ import logging
 import math
 import secrets
 import sqlite3
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-import httpx
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -65,18 +63,17 @@ from xmlevents._foundation.jsonlines import JsonLineError, load_line
 from xmlevents.algebra import PositionedError, XmlEventsError
 
 from ._db import Journal, dumps
-from ._engine import Detection, Engine, Join, Provider, check_signal
+from ._engine import Detection, Join, Provider, check_signal
 from ._errors import (
     ExpressionTextError,
     MarkupError,
-    RegistrationError,
     SignalError,
     UnknownExpressionError,
 )
 from ._lock import DatabaseLock
-from ._markup import parse_markup
-from ._text import parse_expression
-from .ast import Registration, check_value
+from ._replay import compact, replay
+from ._replay import registration as _registration
+from ._webhooks import Webhooks, refusal
 
 __all__ = ["Service", "create_app", "MAX_BODY", "ANONYMOUS"]
 
@@ -84,9 +81,6 @@ __all__ = ["Service", "create_app", "MAX_BODY", "ANONYMOUS"]
 MAX_BODY = 1024 * 1024
 #: The one client of a service started without tokens.
 ANONYMOUS = "anonymous"
-#: Webhook deliveries: attempts before giving up, and the longest wait between two.
-MAX_ATTEMPTS = 8
-MAX_BACKOFF = 60.0
 #: The largest cursor (SQLite's INTEGER): a query past it is refused, not a 500.
 MAX_CURSOR = 2 ** 63 - 1
 #: Seconds of silence after which a stream sends a comment, so that proxies keep it open
@@ -159,12 +153,17 @@ class Service:
 
     def __init__(self, db: str, tokens: Mapping[str, str] | None = None, *,
                  join: Join = "correlate", providers: Mapping[str, Provider] | None = None,
-                 lock: DatabaseLock | None = None) -> None:
-        """Open ``db`` (taking its lock, or using ``lock``, one already held on it) and
-        rebuild the engine from its log.
+                 lock: DatabaseLock | None = None, allow_private_webhooks: bool = False,
+                 skip_bad_rows: bool = False) -> None:
+        """Open ``db`` (taking its lock, or using ``lock``, one already held on it), rebuild
+        the engine from its log and compact the log if it is much longer than the live
+        state (:mod:`._replay`). ``allow_private_webhooks``: accept callbacks to this machine
+        and private networks (:mod:`._webhooks`). ``skip_bad_rows``: leave out the log rows
+        that cannot be replayed (listed in :attr:`skipped`) instead of raising.
 
         Raises:
             DatabaseInUse: another process serves ``db``.
+            DamagedLogError: a log row cannot be replayed (naming it), or read.
             sqlite3.Error: ``db`` is not the service's database.
         """
         #: secret -> client name; empty: an open service with one anonymous client.
@@ -177,7 +176,14 @@ class Service:
         try:
             #: The writing connection and the engine: used by the writer thread only.
             self.journal = Journal(db)
-            self.engine, self.owner, self.callbacks, self.replayed = self._replay()
+            state = replay(self.journal, join=join, providers=self.providers,
+                           skip_bad_rows=skip_bad_rows)
+            self.engine, self.owner, self.callbacks = state.engine, state.owner, state.callbacks
+            #: The log rows replayed at start, and those left out (``skip_bad_rows``).
+            self.replayed, self.skipped = state.rows, tuple(state.skipped)
+            #: Whether the start compacted the log.
+            self.compacted = compact(self.journal, state)
+            del state
             #: The reading connection: used by the reader thread only.
             self.reader = Journal.reader(db)
         except BaseException:
@@ -195,36 +201,8 @@ class Service:
         self._streams: dict[str, set[asyncio.Event]] = {}
         #: Set when the server stops: streams send their last event and end.
         self.closing = False
-        self._wake = asyncio.Event()
-        self._worker: asyncio.Task[None] | None = None
-        self._http: httpx.AsyncClient | None = None
-
-    def _replay(self) -> tuple[Engine, dict[str, str], dict[str, str], int]:
-        """A new engine rebuilt from the log (the notifications are stored already), the
-        owner and callback of each expression, and the number of entries replayed."""
-        engine = Engine(join=self.join, providers=self.providers)
-        owner: dict[str, str] = {}
-        callbacks: dict[str, str] = {}
-        count = 0
-        for entry in self.journal.log():
-            body = entry.body
-            if entry.kind == "register":
-                engine.register(_registration(body["format"], body["source"],
-                                              body.get("variables") or {}), ident=body["id"])
-                engine.dead()  # its empty result, if any, is stored already
-                owner[body["id"]] = entry.client
-                if body.get("callback"):
-                    callbacks[body["id"]] = body["callback"]
-            elif entry.kind == "unregister":
-                engine.unregister(body["id"])
-                owner.pop(body["id"], None)
-                callbacks.pop(body["id"], None)
-            else:
-                at = body.get("time")
-                engine.signal(body["type"], body["params"],
-                              time=None if at is None else float(at))
-            count += 1
-        return engine, owner, callbacks, count
+        #: The webhook deliveries: a queue per client (issue 31, item 4).
+        self.webhooks = Webhooks(self, allow_private=allow_private_webhooks)
 
     # --- threads --------------------------------------------------------------------------
 
@@ -244,7 +222,8 @@ class Service:
         """In the writer thread, before a change: rebuild the engine from the log if a
         failed change left it ahead of the log."""
         if self._stale:
-            self.engine, owner, callbacks, _ = self._replay()
+            state = replay(self.journal, join=self.join, providers=self.providers)
+            self.engine, owner, callbacks = state.engine, state.owner, state.callbacks
             self.owner.clear()  # the same dicts: the event loop reads them
             self.owner.update(owner)
             self.callbacks.clear()
@@ -260,7 +239,7 @@ class Service:
         if owners and self._loop is not None:
             self._loop.call_soon_threadsafe(self._notify, owners)
             if hooks:
-                self._loop.call_soon_threadsafe(self._wake.set)
+                self._loop.call_soon_threadsafe(self.webhooks.wake)
 
     def _failed(self) -> None:
         """In the writer thread, after a change failed once it had reached the engine: the
@@ -416,78 +395,25 @@ class Service:
     # --- webhooks -------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Start the webhook worker (in the event loop that serves)."""
+        """Start the webhook deliveries (in the event loop that serves)."""
         self._loop = asyncio.get_running_loop()
-        self._http = httpx.AsyncClient(timeout=5.0)
-        self._worker = self._loop.create_task(self._deliver())
+        self.webhooks.start()
 
     async def stop(self) -> None:
-        """Close the streams, stop the webhook worker, let the changes submitted finish,
+        """Close the streams, stop the webhook deliveries, let the changes submitted finish,
         close the database and release its lock."""
         self.close_streams()
-        if self._worker is not None:
-            self._worker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._worker
-        if self._http is not None:
-            await self._http.aclose()
-        loop = asyncio.get_running_loop()
+        await self.webhooks.stop()
+        await asyncio.get_running_loop().run_in_executor(None, self.close)
+
+    def close(self) -> None:
+        """Let the changes submitted finish, close the database and release its lock (what
+        :meth:`stop` ends with; alone, for a service that was never started)."""
         for pool in (self._writer, self._reading):
-            await loop.run_in_executor(None, pool.shutdown)
+            pool.shutdown()
         self.reader.close()
         self.journal.close()
         self.db_lock.release()
-
-    async def _deliver(self) -> None:
-        """POST each pending notification to its callback; retry with exponential backoff
-        (at most :data:`MAX_ATTEMPTS`); pending deliveries are in the database, so they
-        survive a restart (at-least-once). A database that cannot be read or written for a
-        moment (busy) is tried again a second later: the worker never stops."""
-        assert self._http is not None
-        while True:
-            self._wake.clear()  # before the read: a commit after it sets it again
-            try:
-                due = await self._deliver_due()
-            except sqlite3.Error:
-                due = time.time() + 1.0
-            timeout = None if due is None else max(0.0, due - time.time())
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout)
-
-    async def _deliver_due(self) -> float | None:
-        """Deliver what is due now; when the next delivery is due (None: nothing pending)."""
-        assert self._http is not None
-        now = time.time()
-        for cursor, url, attempts, body in await self.read(
-                lambda j: j.due_deliveries(now)):
-            note = {"cursor": cursor, **json.loads(body)}
-            try:
-                response = await self._http.post(url, json=note)
-                ok = response.status_code < 300
-            except httpx.InvalidURL:  # cannot succeed later (checked at registration)
-                ok, attempts = False, MAX_ATTEMPTS
-            except Exception:  # any failure is the receiver's: retry, never stop here
-                ok = False
-            if ok or attempts + 1 >= MAX_ATTEMPTS:
-                await self.write(functools.partial(self.journal.delivered, cursor))
-            else:
-                wait = min(MAX_BACKOFF, 0.5 * 2 ** attempts)
-                await self.write(functools.partial(self.journal.retry, cursor, attempts + 1,
-                                                   time.time() + wait))
-        return await self.read(Journal.next_due)
-
-
-def _registration(fmt: str, source: str, variables: Mapping[str, Any]) -> Registration:
-    if fmt == "xml":
-        return parse_markup(source)
-    expression = parse_expression(source)
-    inputs = {}
-    for name, value in variables.items():
-        try:
-            inputs[name] = check_value(value, f"variable {name}")
-        except XmlEventsError as exc:
-            raise RegistrationError(str(exc)) from None
-    return Registration(expression, inputs)
 
 
 def _notification(d: Detection) -> dict[str, Any]:
@@ -614,7 +540,9 @@ async def post_expressions(service: Service, request: Request, client: str) -> R
                       {"expression"}, "the registration")
         callback = obj.get("callback")
         if callback is not None:
-            _check_callback(callback)
+            why = refusal(callback, allow_private=service.webhooks.allow_private)
+            if why is not None:
+                raise Problem(422, "Bad request body", why)
         ident = await service.register(client, "text", obj["expression"],
                                        obj.get("variables") or {}, callback)
     else:
@@ -622,18 +550,6 @@ async def post_expressions(service: Service, request: Request, client: str) -> R
                       "send the expression as application/json or application/xml")
     return JSONResponse({"id": ident}, status_code=201,
                         headers={"Location": f"/expressions/{ident}"})
-
-
-def _check_callback(url: str) -> None:
-    """A webhook URL httpx can POST to: http(s) with a host (422 otherwise, at registration
-    rather than at each delivery)."""
-    try:
-        parsed = httpx.URL(url)
-    except (httpx.InvalidURL, ValueError, TypeError):
-        parsed = None
-    if (parsed is None or parsed.scheme not in ("http", "https") or not parsed.host
-            or any(c.isspace() for c in url)):
-        raise Problem(422, "Bad request body", f"callback must be an http(s) URL, got {url!r}")
 
 
 def _described(ident: str, body: Mapping[str, Any]) -> dict[str, Any]:
@@ -768,22 +684,28 @@ async def _error(request: Request, exc: Exception) -> Response:
 
 def create_app(db: str, tokens: Mapping[str, str] | None = None, *,
                join: Join = "correlate", providers: Mapping[str, Provider] | None = None,
-               lock: DatabaseLock | None = None) -> Starlette:
+               lock: DatabaseLock | None = None, allow_private_webhooks: bool = False,
+               service: Service | None = None) -> Starlette:
     """The ASGI application of a service whose state lives in the SQLite file ``db``;
     ``tokens`` maps each client's secret to its name (none: open, one anonymous client);
     ``providers`` evaluate opaque expressions by language URI (none: they are refused).
     The service takes ``db``'s lock when it starts (:class:`DatabaseLock`; ``lock``: one
-    the caller took already) and releases it when it stops."""
+    the caller took already) and releases it when it stops. ``allow_private_webhooks``:
+    callbacks to this machine and private networks accepted. ``service``: one opened on
+    ``db`` already (its log replayed before the server starts, :func:`~._server.serve`),
+    which the application serves and closes instead of opening its own."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        service = Service(db, tokens, join=join, providers=providers, lock=lock)
-        app.state.service = service
-        service.start()
+        running = service if service is not None else Service(
+            db, tokens, join=join, providers=providers, lock=lock,
+            allow_private_webhooks=allow_private_webhooks)
+        app.state.service = running
+        running.start()
         try:
             yield
         finally:
-            await service.stop()
+            await running.stop()
 
     routes = [
         Route("/expressions", _route(post_expressions), methods=["POST"]),

@@ -24,7 +24,7 @@ import contextlib
 import json
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,7 +62,16 @@ CREATE TABLE IF NOT EXISTS deliveries (
     cursor INTEGER PRIMARY KEY,  -- the notification
     url TEXT NOT NULL,
     attempts INTEGER NOT NULL DEFAULT 0,
-    due REAL NOT NULL
+    due REAL NOT NULL,
+    client TEXT                  -- the notification's (a queue per client: issue 31, item 4)
+);
+CREATE TABLE IF NOT EXISTS skipped (
+    seq INTEGER PRIMARY KEY,     -- the log row left out by serve --skip-bad-rows, as it was
+    kind TEXT,
+    client TEXT,
+    body TEXT,
+    reason TEXT NOT NULL,
+    at REAL NOT NULL
 );
 """
 
@@ -113,6 +122,19 @@ class Journal:
                 raise sqlite3.DatabaseError(
                     f"not the service's database: its table {table!r} lacks the columns "
                     f"{', '.join(sorted(columns - found))}")
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Bring a database of an older version up to this one: deliveries name their
+        client (filled in from their notifications), indexed by client and due time."""
+        found = {row[1] for row in self._db.execute("PRAGMA table_info(deliveries)")}
+        if "client" not in found:
+            self._db.execute("ALTER TABLE deliveries ADD COLUMN client TEXT")
+        self._db.execute(
+            "UPDATE deliveries SET client = (SELECT n.client FROM notifications n "
+            "WHERE n.cursor = deliveries.cursor) WHERE client IS NULL")
+        self._db.execute("CREATE INDEX IF NOT EXISTS deliveries_client "
+                         "ON deliveries (client, due)")
 
     @classmethod
     def reader(cls, path: str, *, busy_timeout: float = BUSY_TIMEOUT) -> Journal:
@@ -152,6 +174,29 @@ class Journal:
                 (client,))
         return [(i, c, json.loads(b)) for i, c, b in rows]
 
+    def expression(self, client: str, ident: str) -> dict[str, Any] | None:
+        """The body of ``client``'s expression ``ident`` (None if it has none of that id):
+        one lookup by primary key (issue 31, item 7: the listing was parsed whole)."""
+        row = self._db.execute("SELECT body FROM expressions WHERE id = ? AND client = ?",
+                               (ident, client)).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
+    def expressions_page(self, client: str, after: int, limit: int
+                         ) -> list[tuple[int, str, dict[str, Any]]]:
+        """(position, id, body) of at most ``limit`` of ``client``'s expressions registered
+        after the one at ``after`` (0: from the first), oldest first. The position is the
+        row's rowid: it only grows while the service runs, so a page's last one is the cursor
+        of the next page, stable under registrations and deletions."""
+        rows = self._db.execute(
+            "SELECT rowid, id, body FROM expressions WHERE client = ? AND rowid > ? "
+            "ORDER BY rowid LIMIT ?", (client, after, limit))
+        return [(r, i, json.loads(b)) for r, i, b in rows]
+
+    def rows(self) -> Iterator[tuple[int, str, str, str]]:
+        """The log's rows as stored, (seq, kind, client, body text), in order: what a replay
+        that reports bad rows reads (:mod:`._replay`)."""
+        yield from self._db.execute("SELECT seq, kind, client, body FROM log ORDER BY seq")
+
     def notifications(self, client: str, after: int | None, limit: int) -> list[Stored]:
         """The client's notifications after ``after`` (all not deleted without it)."""
         rows = self._db.execute(
@@ -164,13 +209,24 @@ class Journal:
         row = self._db.execute("SELECT MAX(cursor) FROM notifications").fetchone()
         return int(row[0] or 0)
 
-    def due_deliveries(self, now: float, limit: int = 100) -> list[tuple[int, str, int, str]]:
-        """(cursor, url, attempts, notification JSON) of the webhook deliveries due."""
+    def due_deliveries(self, now: float, limit: int = 100, *, client: str | None = None
+                       ) -> list[tuple[int, str, int, str]]:
+        """(cursor, url, attempts, notification JSON) of the webhook deliveries due (of one
+        client's queue with ``client``), oldest notification first."""
         rows = self._db.execute(
             "SELECT d.cursor, d.url, d.attempts, n.body FROM deliveries d "
             "JOIN notifications n ON n.cursor = d.cursor WHERE d.due <= ? "
-            "ORDER BY d.due LIMIT ?", (now, limit))
+            + ("" if client is None else "AND d.client = ? ")
+            + "ORDER BY d.cursor LIMIT ?",
+            (now, limit) if client is None else (now, client, limit))
         return [(c, u, a, b) for c, u, a, b in rows]
+
+    def delivery_queues(self) -> list[tuple[str, float]]:
+        """(client, when its next delivery is due) of every client with deliveries
+        pending: the per-client queues of :mod:`._webhooks`."""
+        rows = self._db.execute(
+            "SELECT client, MIN(due) FROM deliveries GROUP BY client")
+        return [(c or "", float(d)) for c, d in rows]
 
     def next_due(self) -> float | None:
         row = self._db.execute("SELECT MIN(due) FROM deliveries").fetchone()
@@ -230,11 +286,11 @@ class Journal:
                       body if isinstance(body, str) else _dumps(body)) for cursor,
                      (client, expression, body, _) in zip(cursors, notifications, strict=True)])
                 now = time.time()
-                hooks = [(cursor, url, now) for cursor, (*_, url)
+                hooks = [(cursor, url, now, client) for cursor, (client, *_, url)
                          in zip(cursors, notifications, strict=True) if url is not None]
                 if hooks:
-                    db.executemany("INSERT INTO deliveries (cursor, url, due) VALUES (?, ?, ?)",
-                                   hooks)
+                    db.executemany("INSERT INTO deliveries (cursor, url, due, client) "
+                                   "VALUES (?, ?, ?, ?)", hooks)
             db.execute("COMMIT")
         except BaseException:
             self.abort()
@@ -245,6 +301,59 @@ class Journal:
         cur = self._db.execute(
             "UPDATE notifications SET deleted = 1 WHERE client = ? AND cursor <= ? "
             "AND deleted = 0", (client, through))
+        return cur.rowcount
+
+    def skip(self, rows: Iterable[Any]) -> None:
+        """Move the log rows ``rows`` (each with ``seq`` and ``reason``) to the table
+        ``skipped``, as they were, and a skipped registration's expression out of
+        ``expressions``: one transaction (``serve --skip-bad-rows``)."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            now = time.time()
+            for row in rows:
+                found = db.execute("SELECT kind, client, body FROM log WHERE seq = ?",
+                                   (row.seq,)).fetchone()
+                if found is None:
+                    continue
+                kind, client, body = found
+                db.execute("INSERT OR REPLACE INTO skipped (seq, kind, client, body, reason, "
+                           "at) VALUES (?, ?, ?, ?, ?, ?)",
+                           (row.seq, kind, client, body, row.reason, now))
+                db.execute("DELETE FROM log WHERE seq = ?", (row.seq,))
+                if kind == "register":
+                    with contextlib.suppress(ValueError, TypeError, AttributeError):
+                        ident = json.loads(body)["id"]
+                        db.execute("DELETE FROM expressions WHERE id = ?", (ident,))
+            db.execute("COMMIT")
+        except BaseException:
+            self.abort()
+            raise
+
+    def replace_log(self, rows: Sequence[tuple[str, str, dict[str, Any]]]) -> None:
+        """Replace the whole log with ``rows`` (kind, client, body), numbered after the last
+        row it had, in one transaction (the compaction of :mod:`._replay`)."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            last = int(db.execute("SELECT MAX(seq) FROM log").fetchone()[0] or 0)
+            db.execute("DELETE FROM log")
+            db.executemany("INSERT INTO log (seq, kind, client, body) VALUES (?, ?, ?, ?)",
+                           [(last + i, k, c, _dumps(b)) for i, (k, c, b)
+                            in enumerate(rows, 1)])
+            db.execute("COMMIT")
+        except BaseException:
+            self.abort()
+            raise
+
+    def purge_acknowledged(self) -> int:
+        """Remove the acknowledged notifications (``DELETE /notifications?through=``) from
+        the database, but the newest notification (cursors are numbered after it, and must
+        never be given twice) and those whose webhook delivery is pending. How many."""
+        cur = self._db.execute(
+            "DELETE FROM notifications WHERE deleted = 1 "
+            "AND cursor < (SELECT MAX(cursor) FROM notifications) "
+            "AND cursor NOT IN (SELECT cursor FROM deliveries)")
         return cur.rowcount
 
     def delivered(self, cursor: int) -> None:

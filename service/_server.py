@@ -26,7 +26,6 @@ import uvicorn
 from starlette.applications import Starlette
 
 from ._app import Service, create_app
-from ._db import Journal
 from ._engine import Join
 from ._lock import DatabaseLock
 
@@ -85,31 +84,52 @@ class Server(uvicorn.Server):
 
 def serve(db: str, tokens: Mapping[str, str] | None = None, *, host: str = "127.0.0.1",
           port: int = 8765, join: Join = "correlate",
-          ready: Callable[[], None] | None = None) -> None:
+          ready: Callable[[], None] | None = None, allow_private_webhooks: bool = False,
+          skip_bad_rows: bool = False, report: Callable[[str], None] | None = None) -> None:
     """Serve the detection service until stopped by SIGTERM (returns) or SIGINT (raises
     :class:`KeyboardInterrupt` once the server has stopped). One worker: the engine lives in
     the process, and signals must be processed in the order accepted.
 
-    The database's lock is taken, the database opened and the address bound before the
-    server starts, so that what makes the service unable to run raises here (issue 28:
-    uvicorn logged a traceback, or an error line, and exited with status 3); ``ready`` is
-    called once all are done. The lock is held until the function returns.
+    The database's lock is taken, the database opened, its log replayed and the address
+    bound before the server starts, so that what makes the service unable to run raises
+    here (issue 28: uvicorn logged a traceback, or an error line, and exited with status 3;
+    issue 31, item 8: a damaged log row did too); ``ready`` is called once all are done. The
+    lock is held until the function returns. ``skip_bad_rows``: log rows that cannot be
+    replayed are left out (:mod:`._replay`), each reported as one line to ``report``, as is
+    a compaction of the log.
 
     Raises:
         DatabaseInUse: another process serves ``db`` (an :class:`sqlite3.OperationalError`
             naming its pid).
+        DamagedLogError: a row of the log cannot be replayed (naming it), or read.
         sqlite3.Error: ``db`` is not an SQLite database, not the service's, or is locked.
         OSError: the address cannot be bound (a port in use, an address not this machine's).
         KeyboardInterrupt: the server was stopped by SIGINT (Ctrl-C).
     """
     lock = DatabaseLock(db)
+    service: Service | None = None
     try:
-        Journal(db).close()
+        service = Service(db, tokens, join=join, lock=lock,
+                          allow_private_webhooks=allow_private_webhooks,
+                          skip_bad_rows=skip_bad_rows)
+        if report is not None:
+            for row in service.skipped:
+                report(f"skipped log row {row.seq} ({row.kind}): {row.reason}; kept in the "
+                       f"table skipped")
+            if service.skipped:
+                report(f"{len(service.skipped)} log rows skipped, {service.replayed} "
+                       f"replayed")
+            if service.compacted:
+                report(f"log compacted to the live state ({len(service.owner)} expressions)")
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        sock = socket.create_server((host, port), family=family)
+        try:
+            sock = socket.create_server((host, port), family=family)
+        except BaseException:
+            service.close()
+            raise
         if ready is not None:
             ready()
-        app = create_app(db, tokens, join=join, lock=lock)
+        app = create_app(db, tokens, join=join, lock=lock, service=service)
         config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=GRACE)
         server = Server(config, app)
         server.run(sockets=[sock])

@@ -40,10 +40,14 @@ def wait_up(base: str, timeout: float = 20.0) -> None:
 
 @contextmanager
 def thread_server(db: str, tokens: dict[str, str] | None = None,
-                  join: str = "correlate") -> Iterator[str]:
-    """A server on 127.0.0.1 in a thread; yields its base URL."""
+                  join: str = "correlate", *, allow_private_webhooks: bool = True
+                  ) -> Iterator[str]:
+    """A server on 127.0.0.1 in a thread; yields its base URL. Callbacks to this machine
+    are allowed unless ``allow_private_webhooks`` is False (the tests' receivers are
+    local)."""
     port = free_port()
-    app = create_app(db, tokens, join=join)  # type: ignore[arg-type]
+    app = create_app(db, tokens, join=join,  # type: ignore[arg-type]
+                     allow_private_webhooks=allow_private_webhooks)
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
     server = Server(config, app)  # the service's: it ends open streams when it stops
     thread = threading.Thread(target=server.run, daemon=True)

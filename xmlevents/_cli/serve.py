@@ -42,6 +42,15 @@ def add_parser(sub: Any) -> None:
     serve.add_argument("--join", choices=["correlate", "paper"], default="correlate",
                        help="how variables shared by operands join: correlate by value "
                             "(default) or the paper's discard on mismatch")
+    serve.add_argument("--allow-private-webhooks", action="store_true",
+                       help="accept callback URLs to this machine (localhost, loopback) and "
+                            "to private, link-local and unspecified addresses (refused by "
+                            "default: a client could make the service POST inside the "
+                            "network)")
+    serve.add_argument("--skip-bad-rows", action="store_true",
+                       help="start even if rows of the database's log cannot be replayed: "
+                            "leave each out (moved to the table skipped, reported on "
+                            "stderr) and keep every good row")
 
 
 def _tokens(pairs: list[str]) -> dict[str, str]:
@@ -65,7 +74,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     missing = web_stack_missing()
     if missing is not None:  # the `service` extra is not installed (issue 28): one line, 1
         raise Failure(missing)
-    from xmlevents.service import serve
+    from xmlevents.service import DamagedLogError, serve
 
     tokens = _tokens(args.token)
     folder = os.path.dirname(os.path.abspath(args.db))
@@ -76,13 +85,24 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     who = (", ".join(sorted(tokens.values())) if tokens
            else "anyone (open: no --token given, one anonymous client)")
 
+    def report(line: str) -> None:
+        streams.err.write(f"xmlevents serve: {line}\n")
+        streams.err.flush()
+
     def ready() -> None:  # the database opened and the address bound
         streams.err.write(f"xmlevents serve: http://{args.host}:{args.port} — database "
                           f"{args.db}; clients: {who}\n")
         streams.err.flush()
 
     try:
-        serve(args.db, tokens, host=args.host, port=args.port, join=args.join, ready=ready)
+        serve(args.db, tokens, host=args.host, port=args.port, join=args.join, ready=ready,
+              allow_private_webhooks=args.allow_private_webhooks,
+              skip_bad_rows=args.skip_bad_rows, report=report)
+    except DamagedLogError as exc:  # a row of the log: named; --skip-bad-rows leaves it out
+        hint = ("" if exc.seq is None or args.skip_bad_rows
+                else "; start with --skip-bad-rows to leave such rows out (kept in the "
+                     "table skipped) and keep every good row")
+        raise Failure(f"--db {args.db}: {exc}{hint}", ENVIRONMENT) from None
     except sqlite3.Error as exc:  # not an SQLite file, not the service's, locked, read-only
         raise Failure(f"--db {args.db}: cannot use it as the service's database: {exc}",
                       ENVIRONMENT) from None

@@ -1,0 +1,251 @@
+"""The engine rebuilt from the log at start (issue 31, items 7 and 8): each row replayed in
+order, a damaged one named, and the log compacted to the live state.
+
+**Damaged rows.** A row that cannot be replayed — not JSON, an unknown kind, a registration
+that no longer parses, a signal with a bad parameter, the unregistration of an unknown id —
+stops the start with :class:`DamagedLogError`, one line naming the row (``xmlevents serve``
+prints it and exits with status 3). With ``skip_bad_rows`` (``serve --skip-bad-rows``) each
+such row is left out instead: moved whole, with the reason, to the table ``skipped`` (so
+nothing is thrown away; a registration's expression leaves the ``expressions`` table with
+it), reported, and every good row is replayed. A file SQLite cannot read (not a database,
+a damaged page) is no row to skip: :class:`DamagedLogError` names the last row read.
+
+**Compaction.** The engine's state is its live registrations and the instances its operator
+nodes store (recent context: each node keeps the most recent instance of each child by
+grouping key, never consumes one). An instance is made of signals, so the state depends only
+on the registrations still live and the signals some stored instance holds: replaying those,
+in their order and with their ticks, builds the same state (``tests/service/test_compaction``
+checks it on random programs against an engine fed the whole history). :func:`live_log` writes
+that log — each live registration where it came, each kept signal as a ``signal`` row with
+its tick, and a ``clock`` row with the engine's last tick so ids go on from there — and the
+service replaces its log with it when the log is much longer (:data:`COMPACT_FACTOR`), so a
+restart takes time in proportion to the live state, not to the history.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from xmlevents.algebra import XmlEventsError
+
+from ._db import Journal
+from ._engine import Engine, Join, Provider, Signal, check_signal
+from ._errors import RegistrationError
+from ._markup import parse_markup
+from ._text import parse_expression
+from .ast import Registration, check_value
+
+__all__ = ["DamagedLogError", "Replayed", "Skipped", "replay", "live_log", "registration",
+           "COMPACT_FACTOR"]
+
+#: The log is compacted at start when it holds more than this many times the rows of the
+#: live state (and at least :data:`COMPACT_MIN` more).
+COMPACT_FACTOR = 2
+COMPACT_MIN = 100
+
+
+class DamagedLogError(sqlite3.DatabaseError):
+    """A row of the service's log cannot be replayed, or the log cannot be read past a row
+    (an :class:`sqlite3.DatabaseError`, so that ``xmlevents serve`` reports it as every
+    database it cannot use: one line, status 3)."""
+
+    def __init__(self, seq: int | None, kind: str | None, reason: str) -> None:
+        where = (f"log row {seq} ({kind})" if seq is not None and kind is not None
+                 else "the log")
+        super().__init__(f"{where} cannot be replayed: {reason}")
+        self.seq = seq
+        self.kind = kind
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A log row left out by a replay with ``skip_bad_rows``, and why."""
+
+    seq: int
+    kind: str
+    reason: str
+
+
+@dataclass(slots=True)
+class Replayed:
+    """A rebuilt engine and what the service keeps beside it."""
+
+    engine: Engine
+    #: expression id -> its client, and -> its callback URL.
+    owner: dict[str, str] = field(default_factory=dict)
+    callbacks: dict[str, str] = field(default_factory=dict)
+    #: expression id -> (the engine's tick when it was registered, client, logged body),
+    #: in registration order: what :func:`live_log` needs.
+    registered: dict[str, tuple[int, str, dict[str, Any]]] = field(default_factory=dict)
+    #: Log rows replayed, and those left out.
+    rows: int = 0
+    skipped: list[Skipped] = field(default_factory=list)
+
+
+def registration(fmt: str, source: str, variables: Mapping[str, Any]) -> Registration:
+    """A registration from its logged form: markup, or text with its input variables."""
+    if fmt == "xml":
+        return parse_markup(source)
+    expression = parse_expression(source)
+    inputs = {}
+    for name, value in variables.items():
+        try:
+            inputs[name] = check_value(value, f"variable {name}")
+        except XmlEventsError as exc:
+            raise RegistrationError(str(exc)) from None
+    return Registration(expression, inputs)
+
+
+def _signals(data: Any) -> list[tuple[str, dict[str, Any], float | None]]:
+    """A signals row's events, every one checked before any is applied."""
+    out = []
+    for i, event in enumerate(data if isinstance(data, list) else [data]):
+        if not isinstance(event, dict):
+            raise ValueError(f"event {i} is not an object")
+        at = event.get("time")
+        out.append((event["type"], check_signal(event["type"], event["params"], at),
+                    None if at is None else float(at)))
+    return out
+
+
+def _apply(state: Replayed, kind: str, client: str, data: object) -> None:
+    """Replay one row (raises on a row that cannot be: see :func:`replay`)."""
+    engine = state.engine
+    if kind == "signals" and isinstance(data, list):
+        for etype, params, at in _signals(data):
+            engine.signal(etype, params, time=at)
+        return
+    if not isinstance(data, dict):
+        raise ValueError("its body is not a JSON object")
+    body: dict[str, Any] = data
+    if kind == "register":
+        ident = body["id"]
+        tick = engine.tick
+        engine.register(registration(body["format"], body["source"],
+                                     body.get("variables") or {}), ident=ident)
+        engine.dead()  # its empty result, if any, is stored already
+        state.owner[ident] = client
+        if body.get("callback"):
+            state.callbacks[ident] = body["callback"]
+        state.registered[ident] = (tick, client, body)
+    elif kind == "unregister":
+        engine.unregister(body["id"])
+        state.owner.pop(body["id"], None)
+        state.callbacks.pop(body["id"], None)
+        state.registered.pop(body["id"], None)
+    elif kind in ("signals", "signal"):
+        events = _signals(body)
+        if kind == "signal" and "tick" in body:
+            # a kept signal of a compacted log: its own tick, so ids and order are as they were
+            tick = int(body["tick"])
+            if tick <= engine.tick:
+                raise ValueError(f"its tick {tick} is not after the last, {engine.tick}")
+            engine.tick = tick - 1
+        for etype, params, at in events:
+            engine.signal(etype, params, time=at)
+    elif kind == "clock":
+        engine.tick = max(engine.tick, int(body["tick"]))
+    else:
+        raise ValueError(f"unknown kind {kind!r}")
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, KeyError):
+        return f"field {exc.args[0]!r} missing"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"its body is not JSON ({exc.msg} at character {exc.pos})"
+    return str(exc) or type(exc).__name__
+
+
+def replay(journal: Journal, *, join: Join = "correlate",
+           providers: Mapping[str, Provider] | None = None, skip_bad_rows: bool = False,
+           ) -> Replayed:
+    """A new engine rebuilt from ``journal``'s log (the notifications are stored already).
+    With ``skip_bad_rows`` the rows that cannot be replayed are left out, moved to the table
+    ``skipped`` and listed in :attr:`Replayed.skipped`; without, the first one raises.
+
+    Raises:
+        DamagedLogError: a row cannot be replayed (without ``skip_bad_rows``), or the log
+            cannot be read past a row (SQLite: "database disk image is malformed").
+    """
+    state = Replayed(Engine(join=join, providers=providers))
+    last: int | None = None
+    rows = journal.rows()
+    while True:
+        try:
+            row = next(rows, None)
+        except sqlite3.DatabaseError as exc:
+            after = "the first row" if last is None else f"row {last}"
+            raise DamagedLogError(None, None, f"SQLite cannot read it past {after}: {exc}"
+                                  ) from None
+        if row is None:
+            break
+        seq, kind, client, text = row
+        last = seq
+        try:
+            _apply(state, str(kind), str(client), json.loads(text))
+        except (XmlEventsError, ValueError, KeyError, TypeError) as exc:
+            if not skip_bad_rows:
+                raise DamagedLogError(seq, str(kind), _reason(exc)) from None
+            state.skipped.append(Skipped(seq, str(kind), _reason(exc)))
+            continue
+        state.rows += 1
+    if state.skipped:
+        journal.skip(state.skipped)
+    return state
+
+
+def kept_signals(engine: Engine) -> list[Signal]:
+    """The signals the engine's stored instances hold, oldest first: with the live
+    registrations, all its state depends on."""
+    kept: dict[int, Signal] = {}
+    for node in engine.operators:
+        for groups in node.storage.values():
+            for group in groups.values():
+                for instance in group.events():
+                    for s in instance.events:
+                        kept[s.ts] = s
+    return [kept[t] for t in sorted(kept)]
+
+
+def live_log(state: Replayed) -> list[tuple[str, str, dict[str, Any]]]:
+    """The log of the live state (see the module): (kind, client, body) rows."""
+    signals = kept_signals(state.engine)
+    out: list[tuple[str, str, dict[str, Any]]] = []
+    i = 0
+    for tick, client, body in state.registered.values():
+        while i < len(signals) and signals[i].ts <= tick:
+            out.append(_signal_row(signals[i]))
+            i += 1
+        out.append(("register", client, body))
+    out.extend(_signal_row(s) for s in signals[i:])
+    out.append(("clock", "", {"tick": state.engine.tick}))
+    return out
+
+
+def _signal_row(s: Signal) -> tuple[str, str, dict[str, Any]]:
+    body: dict[str, Any] = {"type": s.type, "params": dict(s.params), "tick": s.ts}
+    if s.time is not None:
+        body["time"] = s.time
+    return ("signal", "", body)
+
+
+def compact(journal: Journal, state: Replayed,
+            report: Callable[[str], object] | None = None) -> bool:
+    """Replace the log with :func:`live_log` when it is :data:`COMPACT_FACTOR` times
+    longer; whether it was. Also removes acknowledged notifications (see
+    :meth:`Journal.purge_acknowledged`)."""
+    journal.purge_acknowledged()
+    live = live_log(state)
+    if state.rows <= max(COMPACT_FACTOR * len(live), len(live) + COMPACT_MIN):
+        return False
+    journal.replace_log(live)
+    if report is not None:
+        report(f"log compacted: {state.rows} rows replayed, {len(live)} kept "
+               f"({len(state.registered)} live expressions)")
+    return True
