@@ -71,6 +71,7 @@ from ._errors import (
     UnknownExpressionError,
 )
 from ._lock import DatabaseLock
+from ._paging import Page, limit_of
 from ._replay import compact, replay
 from ._replay import registration as _registration
 from ._webhooks import Webhooks, refusal
@@ -561,17 +562,26 @@ def _described(ident: str, body: Mapping[str, Any]) -> dict[str, Any]:
 
 
 async def get_expressions(service: Service, request: Request, client: str) -> Response:
-    rows = await service.read(lambda j: j.expressions(client))
-    return JSONResponse({"expressions": [_described(i, b) for i, _, b in rows]})
+    """A page of the client's expressions, oldest first (:mod:`._paging`)."""
+    try:
+        limit = limit_of(request.query_params.get("limit"))
+    except ValueError as exc:
+        raise Problem(400, "Bad query", str(exc)) from None
+    after = _cursor(request, "after") or 0
+    rows = await service.read(lambda j: j.expressions_page(client, after, limit + 1))
+    page = Page([(r, _described(i, b)) for r, i, b in rows], limit, request.url.path)
+    return JSONResponse({"expressions": page.items, "next": page.next},
+                        headers=page.headers())
 
 
 async def get_expression(service: Service, request: Request, client: str) -> Response:
+    """One expression by id: a lookup by primary key (issue 31, item 7)."""
     ident = request.path_params["id"]
     service.own(client, ident)
-    for i, _, body in await service.read(lambda j: j.expressions(client)):
-        if i == ident:
-            return JSONResponse(_described(i, body))
-    raise Problem(404, "Not Found", f"no registered expression has the id {ident!r}")
+    body = await service.read(lambda j: j.expression(client, ident))
+    if body is None:
+        raise Problem(404, "Not Found", f"no registered expression has the id {ident!r}")
+    return JSONResponse(_described(ident, body))
 
 
 async def delete_expression(service: Service, request: Request, client: str) -> Response:

@@ -110,6 +110,18 @@ class Journal:
         self.path = path
         self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
                                    timeout=busy_timeout)
+        try:
+            # Another program's SQLite file is left as it is, not given our tables (issue
+            # 31, item 8); a file that is no database fails here ("file is not a database").
+            tables = sorted(row[0] for row in self._db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'"))
+            if tables and "log" not in tables:
+                raise sqlite3.DatabaseError(
+                    f"not the service's database: it has no table log, and other tables "
+                    f"({', '.join(tables[:5])}{', ...' if len(tables) > 5 else ''})")
+        except BaseException:
+            self._db.close()
+            raise
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
