@@ -182,6 +182,8 @@ class Service:
             self.engine, self.owner, self.callbacks = state.engine, state.owner, state.callbacks
             #: The log rows replayed at start, and those left out (``skip_bad_rows``).
             self.replayed, self.skipped = state.rows, tuple(state.skipped)
+            #: The expressions left out with a skipped registration row.
+            self.dropped = tuple(state.dropped)
             #: Whether the start compacted the log.
             self.compacted = compact(self.journal, state)
             del state

@@ -315,10 +315,11 @@ class Journal:
             "AND deleted = 0", (client, through))
         return cur.rowcount
 
-    def skip(self, rows: Iterable[Any]) -> None:
+    def skip(self, rows: Iterable[Any], live: Iterable[str]) -> list[str]:
         """Move the log rows ``rows`` (each with ``seq`` and ``reason``) to the table
-        ``skipped``, as they were, and a skipped registration's expression out of
-        ``expressions``: one transaction (``serve --skip-bad-rows``)."""
+        ``skipped``, as they were, and take out of ``expressions`` those not ``live`` (a
+        skipped registration's, whose id a damaged row may not even say), in one transaction
+        (``serve --skip-bad-rows``). Returns the ids taken out."""
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -333,14 +334,14 @@ class Journal:
                            "at) VALUES (?, ?, ?, ?, ?, ?)",
                            (row.seq, kind, client, body, row.reason, now))
                 db.execute("DELETE FROM log WHERE seq = ?", (row.seq,))
-                if kind == "register":
-                    with contextlib.suppress(ValueError, TypeError, AttributeError):
-                        ident = json.loads(body)["id"]
-                        db.execute("DELETE FROM expressions WHERE id = ?", (ident,))
+            keep = set(live)
+            gone = [i for (i,) in db.execute("SELECT id FROM expressions") if i not in keep]
+            db.executemany("DELETE FROM expressions WHERE id = ?", [(i,) for i in gone])
             db.execute("COMMIT")
         except BaseException:
             self.abort()
             raise
+        return gone
 
     def replace_log(self, rows: Sequence[tuple[str, str, dict[str, Any]]]) -> None:
         """Replace the whole log with ``rows`` (kind, client, body), numbered after the last

@@ -24,9 +24,10 @@ restart takes time in proportion to the live state, not to the history.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,6 +86,8 @@ class Replayed:
     #: Log rows replayed, and those left out.
     rows: int = 0
     skipped: list[Skipped] = field(default_factory=list)
+    #: The expressions taken out of the ``expressions`` table with a skipped registration.
+    dropped: list[str] = field(default_factory=list)
 
 
 def registration(fmt: str, source: str, variables: Mapping[str, Any]) -> Registration:
@@ -174,8 +177,16 @@ def replay(journal: Journal, *, join: Join = "correlate",
             cannot be read past a row (SQLite: "database disk image is malformed").
     """
     state = Replayed(Engine(join=join, providers=providers))
+    with contextlib.closing(journal.rows()) as rows:
+        _replay_rows(state, rows, skip_bad_rows)
+    if state.skipped:
+        state.dropped = journal.skip(state.skipped, state.owner)
+    return state
+
+
+def _replay_rows(state: Replayed, rows: Iterator[tuple[int, str, str, str]],
+                 skip_bad_rows: bool) -> None:
     last: int | None = None
-    rows = journal.rows()
     while True:
         try:
             row = next(rows, None)
@@ -195,9 +206,6 @@ def replay(journal: Journal, *, join: Join = "correlate",
             state.skipped.append(Skipped(seq, str(kind), _reason(exc)))
             continue
         state.rows += 1
-    if state.skipped:
-        journal.skip(state.skipped)
-    return state
 
 
 def kept_signals(engine: Engine) -> list[Signal]:

@@ -116,6 +116,9 @@ def serve(db: str, tokens: Mapping[str, str] | None = None, *, host: str = "127.
             for row in service.skipped:
                 report(f"skipped log row {row.seq} ({row.kind}): {row.reason}; kept in the "
                        f"table skipped")
+            if service.dropped:
+                report(f"expressions left out with their registration: "
+                       f"{', '.join(service.dropped)}")
             if service.skipped:
                 report(f"{len(service.skipped)} log rows skipped, {service.replayed} "
                        f"replayed")
