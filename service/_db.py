@@ -343,7 +343,7 @@ class Journal:
             raise
         return gone
 
-    def replace_log(self, rows: Sequence[tuple[str, str, dict[str, Any]]]) -> None:
+    def replace_log(self, rows: Sequence[tuple[str, str, Any]]) -> None:
         """Replace the whole log with ``rows`` (kind, client, body), numbered after the last
         row it had, in one transaction (the compaction of :mod:`._replay`)."""
         db = self._db

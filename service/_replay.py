@@ -14,12 +14,14 @@ a damaged page) is no row to skip: :class:`DamagedLogError` names the last row r
 nodes store (recent context: each node keeps the most recent instance of each child by
 grouping key, never consumes one). An instance is made of signals, so the state depends only
 on the registrations still live and the signals some stored instance holds: replaying those,
-in their order and with their ticks, builds the same state (``tests/service/test_compaction``
-checks it on random programs against an engine fed the whole history). :func:`live_log` writes
-that log — each live registration where it came, each kept signal as a ``signal`` row with
-its tick, and a ``clock`` row with the engine's last tick so ids go on from there — and the
-service replaces its log with it when the log is much longer (:data:`COMPACT_FACTOR`), so a
-restart takes time in proportion to the live state, not to the history.
+in their order and with their ticks, builds the same state (``tests/service/test_listing.py``
+checks it on random programs, both joins, against the engine of the whole history).
+:func:`live_log` writes that log — each live registration where it came, the kept signals
+between them in ``kept`` rows with their ticks, and a ``clock`` row with the engine's last
+tick so that ids go on from there — and a start replaces the log with it when the log holds
+:data:`COMPACT_FACTOR` times its entries, so a restart takes time in proportion to the live
+state, not to the history. What the log no longer holds is the history itself: the
+notifications it produced are stored apart, and stay.
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ __all__ = ["DamagedLogError", "Replayed", "Skipped", "replay", "live_log", "regi
 #: live state (and at least :data:`COMPACT_MIN` more).
 COMPACT_FACTOR = 2
 COMPACT_MIN = 100
+#: Kept signals in one row of a compacted log.
+KEPT_ROW = 1000
 
 
 class DamagedLogError(sqlite3.DatabaseError):
@@ -83,8 +87,9 @@ class Replayed:
     #: expression id -> (the engine's tick when it was registered, client, logged body),
     #: in registration order: what :func:`live_log` needs.
     registered: dict[str, tuple[int, str, dict[str, Any]]] = field(default_factory=dict)
-    #: Log rows replayed, and those left out.
+    #: Log rows replayed, and those left out; entries replayed (each signal one).
     rows: int = 0
+    entries: int = 0
     skipped: list[Skipped] = field(default_factory=list)
     #: The expressions taken out of the ``expressions`` table with a skipped registration.
     dropped: list[str] = field(default_factory=list)
@@ -122,7 +127,20 @@ def _apply(state: Replayed, kind: str, client: str, data: object) -> None:
     if kind == "signals" and isinstance(data, list):
         for etype, params, at in _signals(data):
             engine.signal(etype, params, time=at)
+        state.entries += len(data)
         return
+    if kind == "kept" and isinstance(data, list):
+        # kept signals of a compacted log, each with its own tick: ids and order as they were
+        events = _signals(data)
+        ticks = [int(event["tick"]) for event in data]
+        if any(t <= before for t, before in zip(ticks, [engine.tick, *ticks], strict=False)):
+            raise ValueError(f"its ticks do not follow the last, {engine.tick}, in order")
+        for (etype, params, at), tick in zip(events, ticks, strict=True):
+            engine.tick = tick - 1
+            engine.signal(etype, params, time=at)
+        state.entries += len(data)
+        return
+    state.entries += 1
     if not isinstance(data, dict):
         raise ValueError("its body is not a JSON object")
     body: dict[str, Any] = data
@@ -141,15 +159,8 @@ def _apply(state: Replayed, kind: str, client: str, data: object) -> None:
         state.owner.pop(body["id"], None)
         state.callbacks.pop(body["id"], None)
         state.registered.pop(body["id"], None)
-    elif kind in ("signals", "signal"):
-        events = _signals(body)
-        if kind == "signal" and "tick" in body:
-            # a kept signal of a compacted log: its own tick, so ids and order are as they were
-            tick = int(body["tick"])
-            if tick <= engine.tick:
-                raise ValueError(f"its tick {tick} is not after the last, {engine.tick}")
-            engine.tick = tick - 1
-        for etype, params, at in events:
+    elif kind in ("signals", "signal"):  # a request's one event, or one of an older log
+        for etype, params, at in _signals(body):
             engine.signal(etype, params, time=at)
     elif kind == "clock":
         engine.tick = max(engine.tick, int(body["tick"]))
@@ -221,39 +232,52 @@ def kept_signals(engine: Engine) -> list[Signal]:
     return [kept[t] for t in sorted(kept)]
 
 
-def live_log(state: Replayed) -> list[tuple[str, str, dict[str, Any]]]:
-    """The log of the live state (see the module): (kind, client, body) rows."""
+def live_log(state: Replayed) -> tuple[list[tuple[str, str, Any]], int]:
+    """The log of the live state (see the module): (kind, client, body) rows, the kept
+    signals between two registrations in ``kept`` rows of at most :data:`KEPT_ROW`; and the
+    entries it holds (each signal one)."""
     signals = kept_signals(state.engine)
-    out: list[tuple[str, str, dict[str, Any]]] = []
+    out: list[tuple[str, str, Any]] = []
     i = 0
-    for tick, client, body in state.registered.values():
-        while i < len(signals) and signals[i].ts <= tick:
-            out.append(_signal_row(signals[i]))
+
+    def kept(upto: float) -> None:
+        nonlocal i
+        run: list[dict[str, Any]] = []
+        while i < len(signals) and signals[i].ts <= upto:
+            run.append(_signal_json(signals[i]))
             i += 1
+            if len(run) == KEPT_ROW:
+                out.append(("kept", "", run))
+                run = []
+        if run:
+            out.append(("kept", "", run))
+
+    for tick, client, body in state.registered.values():
+        kept(tick)
         out.append(("register", client, body))
-    out.extend(_signal_row(s) for s in signals[i:])
+    kept(float("inf"))
     out.append(("clock", "", {"tick": state.engine.tick}))
-    return out
+    return out, len(state.registered) + len(signals)
 
 
-def _signal_row(s: Signal) -> tuple[str, str, dict[str, Any]]:
+def _signal_json(s: Signal) -> dict[str, Any]:
     body: dict[str, Any] = {"type": s.type, "params": dict(s.params), "tick": s.ts}
     if s.time is not None:
         body["time"] = s.time
-    return ("signal", "", body)
+    return body
 
 
 def compact(journal: Journal, state: Replayed,
             report: Callable[[str], object] | None = None) -> bool:
-    """Replace the log with :func:`live_log` when it is :data:`COMPACT_FACTOR` times
-    longer; whether it was. Also removes acknowledged notifications (see
-    :meth:`Journal.purge_acknowledged`)."""
+    """Replace the log with :func:`live_log` when it holds :data:`COMPACT_FACTOR` times
+    its entries (registrations, unregistrations, signals); whether it was. Also removes
+    acknowledged notifications (see :meth:`Journal.purge_acknowledged`)."""
     journal.purge_acknowledged()
-    live = live_log(state)
-    if state.rows <= max(COMPACT_FACTOR * len(live), len(live) + COMPACT_MIN):
+    live, entries = live_log(state)
+    if state.entries <= max(COMPACT_FACTOR * entries, entries + COMPACT_MIN):
         return False
     journal.replace_log(live)
     if report is not None:
-        report(f"log compacted: {state.rows} rows replayed, {len(live)} kept "
+        report(f"log compacted: {state.entries} entries replayed, {entries} kept "
                f"({len(state.registered)} live expressions)")
     return True
