@@ -24,7 +24,7 @@ import contextlib
 import json
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -204,7 +204,7 @@ class Journal:
             "ORDER BY rowid LIMIT ?", (client, after, limit))
         return [(r, i, json.loads(b)) for r, i, b in rows]
 
-    def rows(self) -> Iterator[tuple[int, str, str, str]]:
+    def rows(self) -> Generator[tuple[int, str, str, str], None, None]:
         """The log's rows as stored, (seq, kind, client, body text), in order: what a replay
         that reports bad rows reads (:mod:`._replay`)."""
         yield from self._db.execute("SELECT seq, kind, client, body FROM log ORDER BY seq")
