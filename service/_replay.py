@@ -172,7 +172,7 @@ def _reason(exc: Exception) -> str:
     if isinstance(exc, KeyError):
         return f"field {exc.args[0]!r} missing"
     if isinstance(exc, json.JSONDecodeError):
-        return f"its body is not JSON ({exc.msg} at character {exc.pos})"
+        return f"its body is not JSON ({exc})"
     return str(exc) or type(exc).__name__
 
 
