@@ -72,7 +72,8 @@ from ._errors import (
 )
 from ._lock import DatabaseLock
 from ._paging import Page, limit_of
-from ._replay import compact, replay
+from ._repair import Salvaged, salvage
+from ._replay import DamagedLogError, compact, replay
 from ._replay import registration as _registration
 from ._webhooks import Webhooks, refusal
 
@@ -115,6 +116,14 @@ class Problem(Exception):
             headers["WWW-Authenticate"] = "Bearer"
         return JSONResponse(body, status_code=self.status, media_type=_PROBLEM,
                             headers=headers or None)
+
+
+def _unreadable(exc: sqlite3.DatabaseError) -> bool:
+    """Whether ``exc`` is a page SQLite cannot read (what a salvage mends), not a bad row
+    or another program's file."""
+    if isinstance(exc, DamagedLogError):
+        return exc.seq is None
+    return "malformed" in str(exc)
 
 
 def _database_problem(exc: sqlite3.Error) -> Problem | None:
@@ -176,9 +185,21 @@ class Service:
         self.join: Join = join
         try:
             #: The writing connection and the engine: used by the writer thread only.
-            self.journal = Journal(db)
-            state = replay(self.journal, join=join, providers=self.providers,
-                           skip_bad_rows=skip_bad_rows)
+            #: What a salvage of damaged pages kept and lost (``skip_bad_rows``), or None.
+            self.salvaged: Salvaged | None = None
+            try:
+                self.journal = Journal(db)
+                state = replay(self.journal, join=join, providers=self.providers,
+                               skip_bad_rows=skip_bad_rows)
+            except sqlite3.DatabaseError as exc:
+                if not (skip_bad_rows and _unreadable(exc)):
+                    raise
+                with contextlib.suppress(AttributeError):
+                    self.journal.close()
+                self.salvaged = salvage(db)  # the readable rows, in a new file
+                self.journal = Journal(db)
+                state = replay(self.journal, join=join, providers=self.providers,
+                               skip_bad_rows=True)
             self.engine, self.owner, self.callbacks = state.engine, state.owner, state.callbacks
             #: The log rows replayed at start, and those left out (``skip_bad_rows``).
             self.replayed, self.skipped = state.rows, tuple(state.skipped)

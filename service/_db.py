@@ -24,7 +24,7 @@ import contextlib
 import json
 import sqlite3
 import time
-from collections.abc import Generator, Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -315,11 +315,13 @@ class Journal:
             "AND deleted = 0", (client, through))
         return cur.rowcount
 
-    def skip(self, rows: Iterable[Any], live: Iterable[str]) -> list[str]:
+    def skip(self, rows: Iterable[Any],
+             live: Mapping[str, tuple[int, str, dict[str, Any]]]) -> list[str]:
         """Move the log rows ``rows`` (each with ``seq`` and ``reason``) to the table
-        ``skipped``, as they were, and take out of ``expressions`` those not ``live`` (a
-        skipped registration's, whose id a damaged row may not even say), in one transaction
-        (``serve --skip-bad-rows``). Returns the ids taken out."""
+        ``skipped``, as they were, and make ``expressions`` the ``live`` ones (id -> (tick,
+        client, body)): out go a skipped registration's (whose id a damaged row may not even
+        say), in come those a salvage lost; one transaction (``serve --skip-bad-rows``).
+        Returns the ids taken out."""
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -334,9 +336,12 @@ class Journal:
                            "at) VALUES (?, ?, ?, ?, ?, ?)",
                            (row.seq, kind, client, body, row.reason, now))
                 db.execute("DELETE FROM log WHERE seq = ?", (row.seq,))
-            keep = set(live)
-            gone = [i for (i,) in db.execute("SELECT id FROM expressions") if i not in keep]
+            there = {i for (i,) in db.execute("SELECT id FROM expressions")}
+            gone = sorted(there - set(live))
             db.executemany("DELETE FROM expressions WHERE id = ?", [(i,) for i in gone])
+            db.executemany("INSERT INTO expressions (id, client, body) VALUES (?, ?, ?)",
+                           [(i, client, json.dumps(body))
+                            for i, (_, client, body) in live.items() if i not in there])
             db.execute("COMMIT")
         except BaseException:
             self.abort()

@@ -190,8 +190,8 @@ def replay(journal: Journal, *, join: Join = "correlate",
     state = Replayed(Engine(join=join, providers=providers))
     with contextlib.closing(journal.rows()) as rows:
         _replay_rows(state, rows, skip_bad_rows)
-    if state.skipped:
-        state.dropped = journal.skip(state.skipped, state.owner)
+    if skip_bad_rows:
+        state.dropped = journal.skip(state.skipped, state.registered)
     return state
 
 

@@ -113,6 +113,8 @@ def serve(db: str, tokens: Mapping[str, str] | None = None, *, host: str = "127.
                           allow_private_webhooks=allow_private_webhooks,
                           skip_bad_rows=skip_bad_rows)
         if report is not None:
+            if service.salvaged is not None:
+                report(service.salvaged.summary())
             for row in service.skipped:
                 report(f"skipped log row {row.seq} ({row.kind}): {row.reason}; kept in the "
                        f"table skipped")

@@ -12,7 +12,9 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 
+from xmlevents.service import DamagedLogError, Service
 from xmlevents.service._db import Journal
 
 from .http_server import free_port, served_by
@@ -86,8 +88,9 @@ def test_a_bad_log_row_is_named_and_can_be_skipped(tmp_path: Path) -> None:
 
 
 def test_a_row_that_no_longer_replays(tmp_path: Path) -> None:
-    """A well-formed row the engine refuses (a registration whose text does not parse, a
-    signal whose parameter is an object): named with the reason, status 3."""
+    """A well-formed row the engine refuses (here a signal whose parameter is an object):
+    DamagedLogError names it with the reason (in process: the command's line is the error's
+    text, as the test above shows); the lock is released."""
     db = tmp_path / "s.db"
     _database(db)
     con = sqlite3.connect(db)
@@ -95,22 +98,24 @@ def test_a_row_that_no_longer_replays(tmp_path: Path) -> None:
                 (json.dumps([{"type": "a", "params": {"x": {"deep": 1}}}]),))
     con.commit()
     con.close()
-    done = _serve(db)
-    assert done.returncode == ENVIRONMENT and done.stderr.count("\n") == 1, done.stderr
-    assert "log row 4 (signals) cannot be replayed: " in done.stderr, done.stderr
+    with pytest.raises(DamagedLogError) as raised:
+        Service(str(db))
+    assert str(raised.value).startswith("log row 4 (signals) cannot be replayed: a: parameter x")
+    assert (raised.value.seq, raised.value.kind) == (4, "signals")
+    Service(str(db), skip_bad_rows=True).close()  # the lock was released; skipped now
 
 
 def test_another_program_s_sqlite_file_is_left_as_it_is(tmp_path: Path) -> None:
-    """An SQLite file of another program (tables, none of them the service's): one line,
-    status 3, and the file gets none of the service's tables."""
+    """An SQLite file of another program (tables, none of them the service's) is refused,
+    and gets none of the service's tables."""
     db = tmp_path / "other.db"
     con = sqlite3.connect(db)
     con.execute("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)")
     con.commit()
     con.close()
-    done = _serve(db)
-    assert done.returncode == ENVIRONMENT and done.stderr.count("\n") == 1, done.stderr
-    assert "not the service's database: it has no table log" in done.stderr
+    with pytest.raises(sqlite3.DatabaseError, match="not the service's database: it has no "
+                       r"table log, and other tables \(customers\)"):
+        Service(str(db))
     con = sqlite3.connect(db)
     tables = [t for (t,) in con.execute("SELECT name FROM sqlite_master WHERE type='table'")]
     con.close()
@@ -119,7 +124,10 @@ def test_another_program_s_sqlite_file_is_left_as_it_is(tmp_path: Path) -> None:
 
 def test_a_damaged_page(tmp_path: Path) -> None:
     """A page of the log's table overwritten (a disk error): SQLite cannot read the log past
-    some row; one line naming the last row read, status 3, no traceback."""
+    some row, and the error names the last row read. ``serve --skip-bad-rows``
+    salvages: every readable row copied into a new file (which passes SQLite's integrity
+    check), the rows lost numbered in the table skipped, the damaged file kept beside; the
+    service starts with the expression and goes on."""
     db = tmp_path / "s.db"
     journal = Journal(str(db))
     text = "a(x=X)"
@@ -134,7 +142,26 @@ def test_a_damaged_page(tmp_path: Path) -> None:
     with open(db, "r+b") as f:  # a leaf page in the middle of the log's rows
         f.seek((size // page // 2) * page)
         f.write(b"\xff" * page)
-    done = _serve(db)
-    assert done.returncode == ENVIRONMENT and done.stderr.count("\n") == 1, done.stderr
-    assert "Traceback" not in done.stderr
-    assert "malformed" in done.stderr, done.stderr
+    with pytest.raises(DamagedLogError, match=r"the log cannot be replayed: SQLite cannot read "
+                       r"it past row [0-9]+: database disk image is malformed") as raised:
+        Service(str(db))  # the command prints this line, status 3 (as in the test above)
+    assert raised.value.seq is None
+    err = tmp_path / "server.log"
+    with served_by(str(db), [f"alice={TOKEN}"], free_port(), err,
+                   extra=["--skip-bad-rows"]) as (base, _):
+        client = httpx.Client(base_url=base, headers=AUTH)
+        listed = [e["id"] for e in client.get("/expressions").json()["expressions"]]
+        client.post("/events", json={"type": "a", "params": {"x": "new"}}).raise_for_status()
+        notes = client.get("/notifications").json()["notifications"]
+        client.close()
+    text = err.read_text()
+    assert "Traceback" not in text, text
+    assert "salvaged the readable rows of a damaged database (" in text, text
+    assert f"the damaged file is kept as {db}.damaged" in text, text
+    assert (tmp_path / "s.db.damaged").exists()
+    assert listed == ["x1"] and [n["bindings"] for n in notes] == [{"X": "new"}]
+    con = sqlite3.connect(db)
+    assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    lost = [seq for (seq,) in con.execute("SELECT seq FROM skipped WHERE kind IS NULL")]
+    con.close()
+    assert lost and all(1 < seq <= 401 for seq in lost), lost
