@@ -72,7 +72,7 @@ def _address(host: str) -> Address | None:
     """The address ``host`` writes, in any form the system's resolver reads as one (dotted,
     ``[v6]``, and inet_aton's old forms: ``2130706433``, ``0x7f.1``, ``127.1``); None for a
     name."""
-    text = host.strip("[]")
+    text = host.strip("[]").split("%")[0]  # an IPv6 zone (fe80::1%eth0) says nothing here
     try:
         return ipaddress.ip_address(text)
     except ValueError:
@@ -87,12 +87,13 @@ def _local(address: Address) -> str | None:
     """Why ``address`` is not one to POST to unasked (None: a global address)."""
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         address = address.ipv4_mapped
-    for kind, test in (("loopback", address.is_loopback), ("link-local", address.is_link_local),
-                       ("unspecified", address.is_unspecified),
-                       ("multicast", address.is_multicast), ("private", address.is_private),
-                       ("reserved", address.is_reserved)):
+    for kind, test in (("a loopback", address.is_loopback),
+                       ("a link-local", address.is_link_local),
+                       ("an unspecified", address.is_unspecified),
+                       ("a multicast", address.is_multicast), ("a private", address.is_private),
+                       ("a reserved", address.is_reserved)):
         if test:
-            return f"a {kind} address"
+            return f"{kind} address"
     return None if address.is_global else "not a global address"
 
 

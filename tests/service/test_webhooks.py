@@ -32,7 +32,7 @@ B = {"Authorization": "Bearer s3cret-b"}
     "http://localhost./", "http://LOCALHOST:1/", "http://api.localhost/",
     "http://169.254.169.254/latest/meta-data/", "http://10.0.0.5/", "http://172.16.3.4/",
     "http://192.168.1.1/", "http://100.64.0.1/", "http://0.0.0.0:80/", "http://[::1]:9/",
-    "http://[::]/", "http://[fe80::1]/", "http://[fd00::1]/", "http://[::ffff:127.0.0.1]/",
+    "http://[::]/", "http://[fe80::1]/", "http://[fe80::1%25eth0]/", "http://[fd00::1]/", "http://[::ffff:127.0.0.1]/",
     "http://2130706433/", "http://0x7f.1/", "http://127.1/", "https://224.0.0.1/"])
 def test_private_callbacks_are_refused_unless_allowed(url: str) -> None:
     why = refusal(url, allow_private=False)
@@ -165,5 +165,45 @@ def test_deliveries_of_an_older_database_get_their_client(tmp_path: Path) -> Non
             while not answering.got and time.monotonic() < end:
                 time.sleep(0.02)
         assert [n["bindings"] for _, n in answering.got] == [{"K": 1}]
+    finally:
+        answering.close()
+
+
+def _loopback_name() -> str | None:
+    """This machine's name if it resolves to loopback addresses only (``vm`` here)."""
+    name = socket.gethostname()
+    try:
+        found = {info[4][0] for info in socket.getaddrinfo(name, 80, type=socket.SOCK_STREAM)}
+    except OSError:
+        return None
+    return name if found and all(a.startswith("127.") or a == "::1" for a in found) else None
+
+
+def test_a_name_that_resolves_inside_is_refused_at_delivery(tmp_path: Path) -> None:
+    """A callback named by a host name passes registration (a name says nothing), but the
+    name resolves to 127.0.0.1: the delivery is refused before any connection and given up,
+    and the receiver listening there gets nothing."""
+    name = _loopback_name()
+    if name is None:
+        pytest.skip("this machine's name does not resolve to loopback only")
+    answering = _Receiver()
+    db = str(tmp_path / "s.db")
+    try:
+        with thread_server(db, TOKENS, allow_private_webhooks=False) as base:
+            url = answering.url.replace("127.0.0.1", name)
+            r = httpx.post(f"{base}/expressions", headers=A,
+                           json={"expression": "a(x=X)", "callback": url})
+            assert r.status_code == 201, r.text
+            httpx.post(f"{base}/events", headers=A, json={"type": "a", "params": {"x": 1}})
+            end = time.monotonic() + 10
+            while time.monotonic() < end:
+                con = sqlite3.connect(db)
+                (pending,) = con.execute("SELECT COUNT(*) FROM deliveries").fetchone()
+                con.close()
+                if not pending:
+                    break
+                time.sleep(0.05)
+            assert not pending
+        assert answering.got == []
     finally:
         answering.close()
