@@ -73,7 +73,7 @@ from ._errors import (
 from ._lock import DatabaseLock
 from ._paging import Page, limit_of
 from ._repair import Salvaged, salvage
-from ._replay import DamagedLogError, compact, replay
+from ._replay import DamagedLogError, compact, grown, replay
 from ._replay import registration as _registration
 from ._webhooks import Webhooks, refusal
 
@@ -207,7 +207,9 @@ class Service:
             self.dropped = tuple(state.dropped)
             #: Whether the start compacted the log.
             self.compacted = compact(self.journal, state)
-            del state
+            #: The engine's registrations and the log's length, for compactions while the
+            #: service runs (the writer thread's, as the engine).
+            self._state = state
             #: The reading connection: used by the reader thread only.
             self.reader = Journal.reader(db)
         except BaseException:
@@ -248,6 +250,7 @@ class Service:
         if self._stale:
             state = replay(self.journal, join=self.join, providers=self.providers)
             self.engine, owner, callbacks = state.engine, state.owner, state.callbacks
+            self._state = state
             self.owner.clear()  # the same dicts: the event loop reads them
             self.owner.update(owner)
             self.callbacks.clear()
@@ -264,6 +267,21 @@ class Service:
             self._loop.call_soon_threadsafe(self._notify, owners)
             if hooks:
                 self._loop.call_soon_threadsafe(self.webhooks.wake)
+
+    def _logged(self, entries: int) -> None:
+        """In the writer thread, after a commit of ``entries`` log entries: compact the log
+        when it has grown to :data:`~._replay.COMPACT_FACTOR` times the live state, so
+        that a restart replays the live state, not the history, however long the service
+        has run. A compaction that fails (a busy or full database) leaves the log as it
+        was; it is tried again once the log has grown as much again."""
+        state = self._state
+        state.entries += entries
+        if grown(state):
+            try:
+                compact(self.journal, state)
+            except sqlite3.Error as exc:
+                state.live = state.entries
+                _log.warning("the log was not compacted: %s", exc)
 
     def _failed(self) -> None:
         """In the writer thread, after a change failed once it had reached the engine: the
@@ -303,6 +321,7 @@ class Service:
             self._fresh()
             self.journal.begin()  # a busy database fails here, before the engine changes
             ident = "x" + secrets.token_hex(8)
+            tick = self.engine.tick
             try:
                 self.engine.register(registration, ident=ident)
             except BaseException:
@@ -324,6 +343,8 @@ class Service:
             if callback:
                 self.callbacks[ident] = callback
             self._committed(dead)
+            self._state.registered[ident] = (tick, client, body)
+            self._logged(1)
             return ident
 
         return await self.write(job)
@@ -337,6 +358,8 @@ class Service:
             self.engine.unregister(ident)
             del self.owner[ident]
             self.callbacks.pop(ident, None)
+            self._state.registered.pop(ident, None)
+            self._logged(1)
 
         await self.write(job)
 
@@ -369,6 +392,7 @@ class Service:
                 self._failed()  # the engine saw signals the log does not have
                 raise
             self._committed(found)
+            self._logged(len(events))
             return len(events)
 
         return await self.write(job)

@@ -18,9 +18,11 @@ in their order and with their ticks, builds the same state (``tests/service/test
 checks it on random programs, both joins, against the engine of the whole history).
 :func:`live_log` writes that log — each live registration where it came, the kept signals
 between them in ``kept`` rows with their ticks, and a ``clock`` row with the engine's last
-tick so that ids go on from there — and a start replaces the log with it when the log holds
-:data:`COMPACT_FACTOR` times its entries, so a restart takes time in proportion to the live
-state, not to the history. What the log no longer holds is the history itself: the
+tick so that ids go on from there — and the log is replaced with it when it holds
+:data:`COMPACT_FACTOR` times the live state's entries and :data:`COMPACT_MIN` more: at start,
+and in the writer thread once the log has grown that much since the last look (the service's
+``_logged``), so a restart takes time in proportion to the live state, not to the history,
+however long the service ran. What the log no longer holds is the history itself: the
 notifications it produced are stored apart, and stay.
 """
 
@@ -44,12 +46,13 @@ from ._text import parse_expression
 from .ast import Registration, check_value
 
 __all__ = ["DamagedLogError", "Replayed", "Skipped", "replay", "live_log", "registration",
-           "COMPACT_FACTOR"]
+           "compact", "grown", "COMPACT_FACTOR"]
 
-#: The log is compacted at start when it holds more than this many times the rows of the
-#: live state (and at least :data:`COMPACT_MIN` more).
+#: The log is compacted when it holds more than this many times the entries of the live
+#: state, and at least :data:`COMPACT_MIN` more: a smaller log replays in well under a second,
+#: and stays the history of what was signalled.
 COMPACT_FACTOR = 2
-COMPACT_MIN = 100
+COMPACT_MIN = 10_000
 #: Kept signals in one row of a compacted log.
 KEPT_ROW = 1000
 
@@ -91,6 +94,8 @@ class Replayed:
     #: Log rows replayed, and those left out; entries replayed (each signal one).
     rows: int = 0
     entries: int = 0
+    #: The live state's entries when :func:`compact` last looked (0: never).
+    live: int = 0
     skipped: list[Skipped] = field(default_factory=list)
     #: The expressions taken out of the ``expressions`` table with a skipped registration.
     dropped: list[str] = field(default_factory=list)
@@ -277,16 +282,26 @@ def _signal_json(s: Signal) -> dict[str, Any]:
     return body
 
 
+def grown(state: Replayed) -> bool:
+    """Whether the log has grown enough since :func:`compact` last looked to look again:
+    :data:`COMPACT_FACTOR` times the live state it saw (amortized: the look walks the
+    engine's stored instances)."""
+    return state.entries > max(COMPACT_FACTOR * state.live, state.live + COMPACT_MIN)
+
+
 def compact(journal: Journal, state: Replayed,
             report: Callable[[str], object] | None = None) -> bool:
     """Replace the log with :func:`live_log` when it holds :data:`COMPACT_FACTOR` times
     its entries (registrations, unregistrations, signals); whether it was. Also removes
-    acknowledged notifications (see :meth:`Journal.purge_acknowledged`)."""
+    acknowledged notifications (see :meth:`Journal.purge_acknowledged`). ``state`` must be
+    the engine of the log as it is (at start, or in the writer thread after a commit)."""
     journal.purge_acknowledged()
     live, entries = live_log(state)
+    state.live = entries
     if state.entries <= max(COMPACT_FACTOR * entries, entries + COMPACT_MIN):
         return False
     journal.replace_log(live)
+    state.entries = entries
     if report is not None:
         report(f"log compacted: {state.entries} entries replayed, {entries} kept "
                f"({len(state.registered)} live expressions)")
