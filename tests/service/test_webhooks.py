@@ -46,16 +46,26 @@ def test_public_callbacks_are_accepted(url: str) -> None:
     assert refusal(url, allow_private=False) is None
 
 
-def test_a_private_callback_is_a_problem_document(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def strict(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """A server that refuses private callbacks, as ``serve`` does by default: its URL and
+    database."""
+    db = str(tmp_path_factory.mktemp("strict") / "s.db")
+    with thread_server(db, TOKENS, allow_private_webhooks=False) as base:
+        yield base, db
+
+
+def test_a_private_callback_is_a_problem_document(strict: tuple[str, str]) -> None:
     """Registration answers 422 naming the address and the option; nothing is registered."""
-    with thread_server(str(tmp_path / "s.db"), TOKENS, allow_private_webhooks=False) as base:
-        r = httpx.post(f"{base}/expressions", headers=A, json={
-            "expression": "a(x=X)", "callback": "http://169.254.169.254/latest"})
-        assert r.status_code == 422, r.text
-        assert r.headers["content-type"] == "application/problem+json"
-        assert "link-local" in r.json()["detail"]
-        assert "--allow-private-webhooks" in r.json()["detail"]
-        assert httpx.get(f"{base}/expressions", headers=A).json()["expressions"] == []
+    base, _ = strict
+    r = httpx.post(f"{base}/expressions", headers=A, json={
+        "expression": "a(x=X)", "callback": "http://169.254.169.254/latest"})
+    assert r.status_code == 422, r.text
+    assert r.headers["content-type"] == "application/problem+json"
+    assert "link-local" in r.json()["detail"]
+    assert "--allow-private-webhooks" in r.json()["detail"]
+    listed = httpx.get(f"{base}/expressions", headers=A).json()["expressions"]
+    assert all(e["callback"] != "http://169.254.169.254/latest" for e in listed)
 
 
 class _Silent:
@@ -179,7 +189,7 @@ def _loopback_name() -> str | None:
     return name if found and all(a.startswith("127.") or a == "::1" for a in found) else None
 
 
-def test_a_name_that_resolves_inside_is_refused_at_delivery(tmp_path: Path) -> None:
+def test_a_name_that_resolves_inside_is_refused_at_delivery(strict: tuple[str, str]) -> None:
     """A callback named by a host name passes registration (a name says nothing), but the
     name resolves to 127.0.0.1: the delivery is refused before any connection and given up,
     and the receiver listening there gets nothing."""
@@ -187,23 +197,22 @@ def test_a_name_that_resolves_inside_is_refused_at_delivery(tmp_path: Path) -> N
     if name is None:
         pytest.skip("this machine's name does not resolve to loopback only")
     answering = _Receiver()
-    db = str(tmp_path / "s.db")
+    base, db = strict
     try:
-        with thread_server(db, TOKENS, allow_private_webhooks=False) as base:
-            url = answering.url.replace("127.0.0.1", name)
-            r = httpx.post(f"{base}/expressions", headers=A,
-                           json={"expression": "a(x=X)", "callback": url})
-            assert r.status_code == 201, r.text
-            httpx.post(f"{base}/events", headers=A, json={"type": "a", "params": {"x": 1}})
-            end = time.monotonic() + 10
-            while time.monotonic() < end:
-                con = sqlite3.connect(db)
-                (pending,) = con.execute("SELECT COUNT(*) FROM deliveries").fetchone()
-                con.close()
-                if not pending:
-                    break
-                time.sleep(0.05)
-            assert not pending
+        url = answering.url.replace("127.0.0.1", name)
+        r = httpx.post(f"{base}/expressions", headers=A,
+                       json={"expression": "a(x=X)", "callback": url})
+        assert r.status_code == 201, r.text
+        httpx.post(f"{base}/events", headers=A, json={"type": "a", "params": {"x": 1}})
+        end = time.monotonic() + 10
+        while time.monotonic() < end:
+            con = sqlite3.connect(db)
+            (pending,) = con.execute("SELECT COUNT(*) FROM deliveries").fetchone()
+            con.close()
+            if not pending:
+                break
+            time.sleep(0.05)
+        assert not pending
         assert answering.got == []
     finally:
         answering.close()
