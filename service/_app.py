@@ -17,8 +17,10 @@ answered. Opaque providers are called in the writer thread.
 Routes (each but ``/health`` needs ``Authorization: Bearer SECRET`` when tokens are given):
 
 * ``POST /expressions`` — markup (``application/xml``) or JSON ``{"expression": text,
-  "variables": {...}, "callback": url}`` → 201 ``{"id": ...}``; ``GET /expressions``,
-  ``GET /expressions/{id}``, ``DELETE /expressions/{id}`` → 204;
+  "variables": {...}, "callback": url}`` → 201 ``{"id": ...}`` (a callback to this machine or
+  a private network refused unless allowed: :mod:`._webhooks`); ``GET /expressions?limit=
+  &after=`` (a page, :mod:`._paging`), ``GET /expressions/{id}``, ``DELETE
+  /expressions/{id}`` → 204;
 * ``POST /events`` — one ``{"type": ..., "params": {...}, "time": ...}`` or a list → 202
   ``{"accepted": n}`` (a list is checked whole before any is applied);
 * ``GET /notifications?after=CURSOR`` (the client's own, oldest first; without ``after``
