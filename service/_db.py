@@ -176,16 +176,6 @@ class Journal:
             else:
                 yield LogEntry(seq, kind, client, data)
 
-    def expressions(self, client: str | None = None) -> list[tuple[str, str, dict[str, Any]]]:
-        """(id, client, body) of the registered expressions, oldest first."""
-        if client is None:
-            rows = self._db.execute("SELECT id, client, body FROM expressions ORDER BY rowid")
-        else:
-            rows = self._db.execute(
-                "SELECT id, client, body FROM expressions WHERE client = ? ORDER BY rowid",
-                (client,))
-        return [(i, c, json.loads(b)) for i, c, b in rows]
-
     def expression(self, client: str, ident: str) -> dict[str, Any] | None:
         """The body of ``client``'s expression ``ident`` (None if it has none of that id):
         one lookup by primary key (issue 31, item 7: the listing was parsed whole)."""
