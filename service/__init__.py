@@ -34,7 +34,7 @@ __all__ = [
     "WEB_STACK", "Limits",
     # errors
     "ExpressionTextError", "MarkupError", "RegistrationError", "SignalError",
-    "UnknownExpressionError",
+    "UnknownExpressionError", "DamagedLogError",
 ]
 
 #: Where each public name is defined: module -> names (every name of ``__all__`` but the two
@@ -50,6 +50,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "._app": ("create_app", "Service", "MAX_BODY", "ANONYMOUS"),
     "._server": ("serve",),
     "._limits": ("Limits",),
+    "._replay": ("DamagedLogError",),
     "._errors": ("ExpressionTextError", "MarkupError", "RegistrationError", "SignalError",
                  "UnknownExpressionError"),
 }
@@ -110,6 +111,7 @@ if TYPE_CHECKING:
     )
     from ._limits import Limits
     from ._markup import SNOOP_R, detection_to_xml, parse_detection_xml, parse_markup, to_markup
+    from ._replay import DamagedLogError
     from ._server import serve
     from ._text import parse_expression, to_text
     from .ast import (

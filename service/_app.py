@@ -17,8 +17,10 @@ job, after the failed request is answered. Opaque providers are called in the wr
 Routes (each but ``/health`` needs ``Authorization: Bearer SECRET`` when tokens are given):
 
 * ``POST /expressions`` — markup (``application/xml``) or JSON ``{"expression": text,
-  "variables": {...}, "callback": url}`` → 201 ``{"id": ...}``; ``GET /expressions``,
-  ``GET /expressions/{id}``, ``DELETE /expressions/{id}`` → 204;
+  "variables": {...}, "callback": url}`` → 201 ``{"id": ...}`` (a callback to this machine or
+  a private network refused unless allowed: :mod:`._webhooks`); ``GET /expressions?limit=
+  &after=`` (a page, :mod:`._paging`), ``GET /expressions/{id}``, ``DELETE
+  /expressions/{id}`` → 204;
 * ``POST /events`` — one ``{"type": ..., "params": {...}, "time": ...}`` or a list → 202
   ``{"accepted": n}`` (a list is checked whole before any is applied);
 * ``GET /notifications?after=CURSOR`` (the client's own, oldest first; without ``after``
@@ -58,7 +60,6 @@ import logging
 import math
 import secrets
 import sqlite3
-import time
 from collections.abc import (
     AsyncIterator,
     Awaitable,
@@ -71,7 +72,6 @@ from collections.abc import (
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-import httpx
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -82,11 +82,10 @@ from xmlevents._foundation.jsonlines import JsonLineError, load_line
 from xmlevents.algebra import PositionedError, XmlEventsError
 
 from ._db import Journal, Stored, dumps
-from ._engine import Detection, Engine, Join, Provider, check_signal
+from ._engine import Detection, Join, Provider, check_signal
 from ._errors import (
     ExpressionTextError,
     MarkupError,
-    RegistrationError,
     SignalError,
     UnknownExpressionError,
 )
@@ -98,12 +97,14 @@ from ._limits import (
     too_many_expressions,
 )
 from ._lock import DatabaseLock
-from ._markup import parse_markup
 from ._openapi import openapi
+from ._paging import Page, limit_of
 from ._problem import Problem
-from ._text import parse_expression
+from ._repair import Salvaged, salvage
+from ._replay import DamagedLogError, compact, grown, replay
+from ._replay import registration as _registration
 from ._web import Tickets, cors, docs_page, docs_routes, post_ticket
-from .ast import Registration, check_value
+from ._webhooks import Webhooks, refusal
 
 __all__ = ["Service", "create_app", "MAX_BODY", "ANONYMOUS"]
 
@@ -111,9 +112,6 @@ __all__ = ["Service", "create_app", "MAX_BODY", "ANONYMOUS"]
 MAX_BODY = 1024 * 1024
 #: The one client of a service started without tokens.
 ANONYMOUS = "anonymous"
-#: Webhook deliveries: attempts before giving up, and the longest wait between two.
-MAX_ATTEMPTS = 8
-MAX_BACKOFF = 60.0
 #: ``GET /notifications``: how many without ``limit``, and the most listed at once (a larger
 #: ``limit`` gives as many); ``limit=0`` is refused (it listed 1,000: issue 31, finding 10).
 DEFAULT_LIMIT = 1000
@@ -129,6 +127,14 @@ SHUTDOWN_EVENT = ('retry: 5000\nevent: shutdown\ndata: {"detail": "the service i
 T = TypeVar("T")
 F = TypeVar("F", bound=tuple[str, Any, Any, Any])
 _log = logging.getLogger("xmlevents.service")
+
+
+def _unreadable(exc: sqlite3.DatabaseError) -> bool:
+    """Whether ``exc`` is a page SQLite cannot read (what a salvage mends), not a bad row
+    or another program's file."""
+    if isinstance(exc, DamagedLogError):
+        return exc.seq is None
+    return "malformed" in str(exc)
 
 
 def _database_problem(exc: sqlite3.Error) -> Problem | None:
@@ -168,12 +174,18 @@ class Service:
 
     def __init__(self, db: str, tokens: Mapping[str, str] | None = None, *,
                  join: Join = "correlate", providers: Mapping[str, Provider] | None = None,
-                 lock: DatabaseLock | None = None, limits: Limits | None = None) -> None:
-        """Open ``db`` (taking its lock, or using ``lock``, one already held on it) and
-        rebuild the engine from its log; ``limits``: the quotas (:mod:`._limits`).
+                 lock: DatabaseLock | None = None, limits: Limits | None = None,
+                 allow_private_webhooks: bool = False, skip_bad_rows: bool = False) -> None:
+        """Open ``db`` (taking its lock, or using ``lock``, one already held on it), rebuild
+        the engine from its log and compact the log if it is much longer than the live
+        state (:mod:`._replay`). ``limits``: the quotas (:mod:`._limits`).
+        ``allow_private_webhooks``: accept callbacks to this machine and private networks
+        (:mod:`._webhooks`). ``skip_bad_rows``: leave out the log rows that cannot be
+        replayed (listed in :attr:`skipped`) instead of raising.
 
         Raises:
             DatabaseInUse: another process serves ``db``.
+            DamagedLogError: a log row cannot be replayed (naming it), or read.
             sqlite3.Error: ``db`` is not the service's database.
         """
         #: secret -> client name; empty: an open service with one anonymous client.
@@ -186,8 +198,31 @@ class Service:
         self.join: Join = join
         try:
             #: The writing connection and the engine: used by the writer thread only.
-            self.journal = Journal(db)
-            self.engine, self.owner, self.callbacks, self.replayed = self._replay()
+            #: What a salvage of damaged pages kept and lost (``skip_bad_rows``), or None.
+            self.salvaged: Salvaged | None = None
+            try:
+                self.journal = Journal(db)
+                state = replay(self.journal, join=join, providers=self.providers,
+                               skip_bad_rows=skip_bad_rows)
+            except sqlite3.DatabaseError as exc:
+                if not (skip_bad_rows and _unreadable(exc)):
+                    raise
+                with contextlib.suppress(AttributeError):
+                    self.journal.close()
+                self.salvaged = salvage(db)  # the readable rows, in a new file
+                self.journal = Journal(db)
+                state = replay(self.journal, join=join, providers=self.providers,
+                               skip_bad_rows=True)
+            self.engine, self.owner, self.callbacks = state.engine, state.owner, state.callbacks
+            #: The log rows replayed at start, and those left out (``skip_bad_rows``).
+            self.replayed, self.skipped = state.rows, tuple(state.skipped)
+            #: The expressions left out with a skipped registration row.
+            self.dropped = tuple(state.dropped)
+            #: Whether the start compacted the log.
+            self.compacted = compact(self.journal, state)
+            #: The engine's registrations and the log's length, for compactions while the
+            #: service runs (the writer thread's, as the engine).
+            self._state = state
             #: The reading connection: used by the reader thread only.
             self.reader = Journal.reader(db)
             #: Notifications each client keeps (the retention quota); the writer's.
@@ -207,36 +242,8 @@ class Service:
         self._streams: dict[str, set[asyncio.Event]] = {}
         #: Set when the server stops: streams send their last event and end.
         self.closing = False
-        self._wake = asyncio.Event()
-        self._worker: asyncio.Task[None] | None = None
-        self._http: httpx.AsyncClient | None = None
-
-    def _replay(self) -> tuple[Engine, dict[str, str], dict[str, str], int]:
-        """A new engine rebuilt from the log (the notifications are stored already), the
-        owner and callback of each expression, and the number of entries replayed."""
-        engine = Engine(join=self.join, providers=self.providers)
-        owner: dict[str, str] = {}
-        callbacks: dict[str, str] = {}
-        count = 0
-        for entry in self.journal.log():
-            body = entry.body
-            if entry.kind == "register":
-                engine.register(_registration(body["format"], body["source"],
-                                              body.get("variables") or {}), ident=body["id"])
-                engine.dead()  # its empty result, if any, is stored already
-                owner[body["id"]] = entry.client
-                if body.get("callback"):
-                    callbacks[body["id"]] = body["callback"]
-            elif entry.kind == "unregister":
-                engine.unregister(body["id"])
-                owner.pop(body["id"], None)
-                callbacks.pop(body["id"], None)
-            else:
-                at = body.get("time")
-                engine.signal(body["type"], body["params"],
-                              time=None if at is None else float(at))
-            count += 1
-        return engine, owner, callbacks, count
+        #: The webhook deliveries: a queue per client (issue 31, item 4).
+        self.webhooks = Webhooks(self, allow_private=allow_private_webhooks)
 
     # --- threads --------------------------------------------------------------------------
 
@@ -256,7 +263,9 @@ class Service:
         """In the writer thread, before a change: rebuild the engine from the log if a
         failed change left it ahead of the log."""
         if self._stale:
-            self.engine, owner, callbacks, _ = self._replay()
+            state = replay(self.journal, join=self.join, providers=self.providers)
+            self.engine, owner, callbacks = state.engine, state.owner, state.callbacks
+            self._state = state
             self.owner.clear()  # the same dicts: the event loop reads them
             self.owner.update(owner)
             self.callbacks.clear()
@@ -272,7 +281,22 @@ class Service:
         if owners and self._loop is not None:
             self._loop.call_soon_threadsafe(self._notify, owners)
             if hooks:
-                self._loop.call_soon_threadsafe(self._wake.set)
+                self._loop.call_soon_threadsafe(self.webhooks.wake)
+
+    def _logged(self, entries: int) -> None:
+        """In the writer thread, after a commit of ``entries`` log entries: compact the log
+        when it has grown to :data:`~._replay.COMPACT_FACTOR` times the live state, so
+        that a restart replays the live state, not the history, however long the service
+        has run. A compaction that fails (a busy or full database) leaves the log as it
+        was; it is tried again once the log has grown as much again."""
+        state = self._state
+        state.entries += entries
+        if grown(state):
+            try:
+                compact(self.journal, state)
+            except sqlite3.Error as exc:
+                state.live = state.entries
+                _log.warning("the log was not compacted: %s", exc)
 
     def _failed(self) -> None:
         """In the writer thread, after a change failed once it had reached the engine: the
@@ -314,6 +338,7 @@ class Service:
                 raise too_many_expressions(client, self.limits)
             self.journal.begin()  # a busy database fails here, before the engine changes
             ident = "x" + secrets.token_hex(8)
+            tick = self.engine.tick
             try:
                 self.engine.register(registration, ident=ident)
             except BaseException:
@@ -336,6 +361,8 @@ class Service:
                 self.callbacks[ident] = callback
             self._kept(dead, {})
             self._committed(dead)
+            self._state.registered[ident] = (tick, client, body)
+            self._logged(1)
             return ident
 
         return await self.write(job)
@@ -349,6 +376,8 @@ class Service:
             self.engine.unregister(ident)
             del self.owner[ident]
             self.callbacks.pop(ident, None)
+            self._state.registered.pop(ident, None)
+            self._logged(1)
 
         await self.write(job)
 
@@ -383,6 +412,7 @@ class Service:
                 raise
             self._kept(found, discarded)
             self._committed(found)
+            self._logged(len(events))
             return len(events)
 
         return await self.write(job)
@@ -466,78 +496,25 @@ class Service:
     # --- webhooks -------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Start the webhook worker (in the event loop that serves)."""
+        """Start the webhook deliveries (in the event loop that serves)."""
         self._loop = asyncio.get_running_loop()
-        self._http = httpx.AsyncClient(timeout=5.0)
-        self._worker = self._loop.create_task(self._deliver())
+        self.webhooks.start()
 
     async def stop(self) -> None:
-        """Close the streams, stop the webhook worker, let the changes submitted finish,
+        """Close the streams, stop the webhook deliveries, let the changes submitted finish,
         close the database and release its lock."""
         self.close_streams()
-        if self._worker is not None:
-            self._worker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._worker
-        if self._http is not None:
-            await self._http.aclose()
-        loop = asyncio.get_running_loop()
+        await self.webhooks.stop()
+        await asyncio.get_running_loop().run_in_executor(None, self.close)
+
+    def close(self) -> None:
+        """Let the changes submitted finish, close the database and release its lock (what
+        :meth:`stop` ends with; alone, for a service that was never started)."""
         for pool in (self._writer, self._reading):
-            await loop.run_in_executor(None, pool.shutdown)
+            pool.shutdown()
         self.reader.close()
         self.journal.close()
         self.db_lock.release()
-
-    async def _deliver(self) -> None:
-        """POST each pending notification to its callback; retry with exponential backoff
-        (at most :data:`MAX_ATTEMPTS`); pending deliveries are in the database, so they
-        survive a restart (at-least-once). A database that cannot be read or written for a
-        moment (busy) is tried again a second later: the worker never stops."""
-        assert self._http is not None
-        while True:
-            self._wake.clear()  # before the read: a commit after it sets it again
-            try:
-                due = await self._deliver_due()
-            except sqlite3.Error:
-                due = time.time() + 1.0
-            timeout = None if due is None else max(0.0, due - time.time())
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout)
-
-    async def _deliver_due(self) -> float | None:
-        """Deliver what is due now; when the next delivery is due (None: nothing pending)."""
-        assert self._http is not None
-        now = time.time()
-        for cursor, url, attempts, body in await self.read(
-                lambda j: j.due_deliveries(now)):
-            note = {"cursor": cursor, **json.loads(body)}
-            try:
-                response = await self._http.post(url, json=note)
-                ok = response.status_code < 300
-            except httpx.InvalidURL:  # cannot succeed later (checked at registration)
-                ok, attempts = False, MAX_ATTEMPTS
-            except Exception:  # any failure is the receiver's: retry, never stop here
-                ok = False
-            if ok or attempts + 1 >= MAX_ATTEMPTS:
-                await self.write(functools.partial(self.journal.delivered, cursor))
-            else:
-                wait = min(MAX_BACKOFF, 0.5 * 2 ** attempts)
-                await self.write(functools.partial(self.journal.retry, cursor, attempts + 1,
-                                                   time.time() + wait))
-        return await self.read(Journal.next_due)
-
-
-def _registration(fmt: str, source: str, variables: Mapping[str, Any]) -> Registration:
-    if fmt == "xml":
-        return parse_markup(source)
-    expression = parse_expression(source)
-    inputs = {}
-    for name, value in variables.items():
-        try:
-            inputs[name] = check_value(value, f"variable {name}")
-        except XmlEventsError as exc:
-            raise RegistrationError(str(exc)) from None
-    return Registration(expression, inputs)
 
 
 def _notification(d: Detection) -> dict[str, Any]:
@@ -680,7 +657,9 @@ async def post_expressions(service: Service, request: Request, client: str) -> R
                       {"expression"}, "the registration")
         callback = obj.get("callback")
         if callback is not None:
-            _check_callback(callback)
+            why = refusal(callback, allow_private=service.webhooks.allow_private)
+            if why is not None:
+                raise Problem(422, "Bad request body", why)
         ident = await service.register(client, "text", obj["expression"],
                                        obj.get("variables") or {}, callback)
     else:
@@ -688,18 +667,6 @@ async def post_expressions(service: Service, request: Request, client: str) -> R
                       "send the expression as application/json or application/xml")
     return JSONResponse({"id": ident}, status_code=201,
                         headers={"Location": f"/expressions/{ident}"})
-
-
-def _check_callback(url: str) -> None:
-    """A webhook URL httpx can POST to: http(s) with a host (422 otherwise, at registration
-    rather than at each delivery)."""
-    try:
-        parsed = httpx.URL(url)
-    except (httpx.InvalidURL, ValueError, TypeError):
-        parsed = None
-    if (parsed is None or parsed.scheme not in ("http", "https") or not parsed.host
-            or any(c.isspace() for c in url)):
-        raise Problem(422, "Bad request body", f"callback must be an http(s) URL, got {url!r}")
 
 
 def _described(ident: str, body: Mapping[str, Any]) -> dict[str, Any]:
@@ -711,17 +678,26 @@ def _described(ident: str, body: Mapping[str, Any]) -> dict[str, Any]:
 
 
 async def get_expressions(service: Service, request: Request, client: str) -> Response:
-    rows = await service.read(lambda j: j.expressions(client))
-    return JSONResponse({"expressions": [_described(i, b) for i, _, b in rows]})
+    """A page of the client's expressions, oldest first (:mod:`._paging`)."""
+    try:
+        limit = limit_of(request.query_params.get("limit"))
+    except ValueError as exc:
+        raise Problem(400, "Bad query", str(exc)) from None
+    after = _cursor(request, "after") or 0
+    rows = await service.read(lambda j: j.expressions_page(client, after, limit + 1))
+    page = Page([(r, _described(i, b)) for r, i, b in rows], limit, request.url.path)
+    return JSONResponse({"expressions": page.items, "next": page.next},
+                        headers=page.headers())
 
 
 async def get_expression(service: Service, request: Request, client: str) -> Response:
+    """One expression by id: a lookup by primary key (issue 31, item 7)."""
     ident = request.path_params["id"]
     service.own(client, ident)
-    for i, _, body in await service.read(lambda j: j.expressions(client)):
-        if i == ident:
-            return JSONResponse(_described(i, body))
-    raise Problem(404, "Not Found", f"no registered expression has the id {ident!r}")
+    body = await service.read(lambda j: j.expression(client, ident))
+    if body is None:
+        raise Problem(404, "Not Found", f"no registered expression has the id {ident!r}")
+    return JSONResponse(_described(ident, body))
 
 
 async def delete_expression(service: Service, request: Request, client: str) -> Response:
@@ -863,25 +839,30 @@ async def _openapi(request: Request) -> Response:
 def create_app(db: str, tokens: Mapping[str, str] | None = None, *,
                join: Join = "correlate", providers: Mapping[str, Provider] | None = None,
                lock: DatabaseLock | None = None, limits: Limits | None = None,
-               cors_origins: Sequence[str] = ()) -> Starlette:
+               cors_origins: Sequence[str] = (), allow_private_webhooks: bool = False,
+               service: Service | None = None) -> Starlette:
     """The ASGI application of a service whose state lives in the SQLite file ``db``;
     ``tokens`` maps each client's secret to its name (none: open, one anonymous client);
     ``providers`` evaluate opaque expressions by language URI (none: they are refused).
     The service takes ``db``'s lock when it starts (:class:`DatabaseLock`; ``lock``: one
     the caller took already) and releases it when it stops. ``limits``: its quotas and
     timeouts (:mod:`._limits`); ``cors_origins``: the web origins whose pages may call it
-    (:mod:`._web`)."""
+    (:mod:`._web`); ``allow_private_webhooks``: callbacks to this machine and private
+    networks accepted. ``service``: one opened on ``db`` already (its log replayed before
+    the server starts, :func:`~._server.serve`), which the application serves and closes
+    instead of opening its own (``limits`` and ``allow_private_webhooks`` are then its)."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        service = Service(db, tokens, join=join, providers=providers, lock=lock,
-                          limits=limits)
-        app.state.service = service
-        service.start()
+        running = service if service is not None else Service(
+            db, tokens, join=join, providers=providers, lock=lock, limits=limits,
+            allow_private_webhooks=allow_private_webhooks)
+        app.state.service = running
+        running.start()
         try:
             yield
         finally:
-            await service.stop()
+            await running.stop()
 
     table: dict[str, dict[str, Callable[[Request], Awaitable[Response]]]] = {
         "/expressions": {"POST": _route(post_expressions), "GET": _route(get_expressions)},

@@ -24,7 +24,7 @@ import contextlib
 import json
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,7 +65,16 @@ CREATE TABLE IF NOT EXISTS deliveries (
     cursor INTEGER PRIMARY KEY,  -- the notification
     url TEXT NOT NULL,
     attempts INTEGER NOT NULL DEFAULT 0,
-    due REAL NOT NULL
+    due REAL NOT NULL,
+    client TEXT                  -- the notification's (a queue per client: issue 31, item 4)
+);
+CREATE TABLE IF NOT EXISTS skipped (
+    seq INTEGER PRIMARY KEY,     -- the log row left out by serve --skip-bad-rows, as it was
+    kind TEXT,
+    client TEXT,
+    body TEXT,
+    reason TEXT NOT NULL,
+    at REAL NOT NULL
 );
 """
 
@@ -104,6 +113,18 @@ class Journal:
         self.path = path
         self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
                                    timeout=busy_timeout)
+        try:
+            # Another program's SQLite file is left as it is, not given our tables (issue
+            # 31, item 8); a file that is no database fails here ("file is not a database").
+            tables = sorted(row[0] for row in self._db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'"))
+            if tables and "log" not in tables:
+                raise sqlite3.DatabaseError(
+                    f"not the service's database: it has no table log, and other tables "
+                    f"({', '.join(tables[:5])}{', ...' if len(tables) > 5 else ''})")
+        except BaseException:
+            self._db.close()
+            raise
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
@@ -116,6 +137,19 @@ class Journal:
                 raise sqlite3.DatabaseError(
                     f"not the service's database: its table {table!r} lacks the columns "
                     f"{', '.join(sorted(columns - found))}")
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Bring a database of an older version up to this one: deliveries name their
+        client (filled in from their notifications), indexed by client and due time."""
+        found = {row[1] for row in self._db.execute("PRAGMA table_info(deliveries)")}
+        if "client" not in found:
+            self._db.execute("ALTER TABLE deliveries ADD COLUMN client TEXT")
+        self._db.execute(
+            "UPDATE deliveries SET client = (SELECT n.client FROM notifications n "
+            "WHERE n.cursor = deliveries.cursor) WHERE client IS NULL")
+        self._db.execute("CREATE INDEX IF NOT EXISTS deliveries_client "
+                         "ON deliveries (client, due)")
 
     @classmethod
     def reader(cls, path: str, *, busy_timeout: float = BUSY_TIMEOUT) -> Journal:
@@ -145,15 +179,28 @@ class Journal:
             else:
                 yield LogEntry(seq, kind, client, data)
 
-    def expressions(self, client: str | None = None) -> list[tuple[str, str, dict[str, Any]]]:
-        """(id, client, body) of the registered expressions, oldest first."""
-        if client is None:
-            rows = self._db.execute("SELECT id, client, body FROM expressions ORDER BY rowid")
-        else:
-            rows = self._db.execute(
-                "SELECT id, client, body FROM expressions WHERE client = ? ORDER BY rowid",
-                (client,))
-        return [(i, c, json.loads(b)) for i, c, b in rows]
+    def expression(self, client: str, ident: str) -> dict[str, Any] | None:
+        """The body of ``client``'s expression ``ident`` (None if it has none of that id):
+        one lookup by primary key (issue 31, item 7: the listing was parsed whole)."""
+        row = self._db.execute("SELECT body FROM expressions WHERE id = ? AND client = ?",
+                               (ident, client)).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
+    def expressions_page(self, client: str, after: int, limit: int
+                         ) -> list[tuple[int, str, dict[str, Any]]]:
+        """(position, id, body) of at most ``limit`` of ``client``'s expressions registered
+        after the one at ``after`` (0: from the first), oldest first. The position is the
+        row's rowid: it only grows while the service runs, so a page's last one is the cursor
+        of the next page, stable under registrations and deletions."""
+        rows = self._db.execute(
+            "SELECT rowid, id, body FROM expressions WHERE client = ? AND rowid > ? "
+            "ORDER BY rowid LIMIT ?", (client, after, limit))
+        return [(r, i, json.loads(b)) for r, i, b in rows]
+
+    def rows(self) -> Generator[tuple[int, str, str, str], None, None]:
+        """The log's rows as stored, (seq, kind, client, body text), in order: what a replay
+        that reports bad rows reads (:mod:`._replay`)."""
+        yield from self._db.execute("SELECT seq, kind, client, body FROM log ORDER BY seq")
 
     def notifications(self, client: str, after: int | None, limit: int) -> list[Stored]:
         """The client's notifications after ``after`` (all not deleted without it)."""
@@ -180,13 +227,24 @@ class Journal:
         row = self._db.execute("SELECT MAX(cursor) FROM notifications").fetchone()
         return int(row[0] or 0)
 
-    def due_deliveries(self, now: float, limit: int = 100) -> list[tuple[int, str, int, str]]:
-        """(cursor, url, attempts, notification JSON) of the webhook deliveries due."""
+    def due_deliveries(self, now: float, limit: int = 100, *, client: str | None = None
+                       ) -> list[tuple[int, str, int, str]]:
+        """(cursor, url, attempts, notification JSON) of the webhook deliveries due (of one
+        client's queue with ``client``), oldest notification first."""
         rows = self._db.execute(
             "SELECT d.cursor, d.url, d.attempts, n.body FROM deliveries d "
             "JOIN notifications n ON n.cursor = d.cursor WHERE d.due <= ? "
-            "ORDER BY d.due LIMIT ?", (now, limit))
+            + ("" if client is None else "AND d.client = ? ")
+            + "ORDER BY d.cursor LIMIT ?",
+            (now, limit) if client is None else (now, client, limit))
         return [(c, u, a, b) for c, u, a, b in rows]
+
+    def delivery_queues(self) -> list[tuple[str, float]]:
+        """(client, when its next delivery is due) of every client with deliveries
+        pending: the per-client queues of :mod:`._webhooks`."""
+        rows = self._db.execute(
+            "SELECT client, MIN(due) FROM deliveries GROUP BY client")
+        return [(c or "", float(d)) for c, d in rows]
 
     def next_due(self) -> float | None:
         row = self._db.execute("SELECT MIN(due) FROM deliveries").fetchone()
@@ -246,11 +304,11 @@ class Journal:
                       body if isinstance(body, str) else _dumps(body)) for cursor,
                      (client, expression, body, _) in zip(cursors, notifications, strict=True)])
                 now = time.time()
-                hooks = [(cursor, url, now) for cursor, (*_, url)
+                hooks = [(cursor, url, now, client) for cursor, (client, *_, url)
                          in zip(cursors, notifications, strict=True) if url is not None]
                 if hooks:
-                    db.executemany("INSERT INTO deliveries (cursor, url, due) VALUES (?, ?, ?)",
-                                   hooks)
+                    db.executemany("INSERT INTO deliveries (cursor, url, due, client) "
+                                   "VALUES (?, ?, ?, ?)", hooks)
             db.execute("COMMIT")
         except BaseException:
             self.abort()
@@ -271,6 +329,64 @@ class Journal:
         self._db.execute(f"DELETE FROM deliveries WHERE cursor IN ({oldest})", (client, count))
         return self._db.execute(f"UPDATE notifications SET deleted = 2 WHERE cursor IN "
                                 f"({oldest})", (client, count)).rowcount
+    def skip(self, rows: Iterable[Any],
+             live: Mapping[str, tuple[int, str, dict[str, Any]]]) -> list[str]:
+        """Move the log rows ``rows`` (each with ``seq`` and ``reason``) to the table
+        ``skipped``, as they were, and make ``expressions`` the ``live`` ones (id -> (tick,
+        client, body)): out go a skipped registration's (whose id a damaged row may not even
+        say), in come those a salvage lost; one transaction (``serve --skip-bad-rows``).
+        Returns the ids taken out."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            now = time.time()
+            for row in rows:
+                found = db.execute("SELECT kind, client, body FROM log WHERE seq = ?",
+                                   (row.seq,)).fetchone()
+                if found is None:
+                    continue
+                kind, client, body = found
+                db.execute("INSERT OR REPLACE INTO skipped (seq, kind, client, body, reason, "
+                           "at) VALUES (?, ?, ?, ?, ?, ?)",
+                           (row.seq, kind, client, body, row.reason, now))
+                db.execute("DELETE FROM log WHERE seq = ?", (row.seq,))
+            there = {i for (i,) in db.execute("SELECT id FROM expressions")}
+            gone = sorted(there - set(live))
+            db.executemany("DELETE FROM expressions WHERE id = ?", [(i,) for i in gone])
+            db.executemany("INSERT INTO expressions (id, client, body) VALUES (?, ?, ?)",
+                           [(i, client, json.dumps(body))
+                            for i, (_, client, body) in live.items() if i not in there])
+            db.execute("COMMIT")
+        except BaseException:
+            self.abort()
+            raise
+        return gone
+
+    def replace_log(self, rows: Sequence[tuple[str, str, Any]]) -> None:
+        """Replace the whole log with ``rows`` (kind, client, body), numbered after the last
+        row it had, in one transaction (the compaction of :mod:`._replay`)."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            last = int(db.execute("SELECT MAX(seq) FROM log").fetchone()[0] or 0)
+            db.execute("DELETE FROM log")
+            db.executemany("INSERT INTO log (seq, kind, client, body) VALUES (?, ?, ?, ?)",
+                           [(last + i, k, c, _dumps(b)) for i, (k, c, b)
+                            in enumerate(rows, 1)])
+            db.execute("COMMIT")
+        except BaseException:
+            self.abort()
+            raise
+
+    def purge_acknowledged(self) -> int:
+        """Remove the acknowledged notifications (``DELETE /notifications?through=``) from
+        the database, but the newest notification (cursors are numbered after it, and must
+        never be given twice) and those whose webhook delivery is pending. How many."""
+        cur = self._db.execute(
+            "DELETE FROM notifications WHERE deleted = 1 "
+            "AND cursor < (SELECT MAX(cursor) FROM notifications) "
+            "AND cursor NOT IN (SELECT cursor FROM deliveries)")
+        return cur.rowcount
 
     def delivered(self, cursor: int) -> None:
         self._db.execute("DELETE FROM deliveries WHERE cursor = ?", (cursor,))

@@ -28,7 +28,6 @@ import uvicorn
 from starlette.applications import Starlette
 
 from ._app import Service, create_app
-from ._db import Journal
 from ._engine import Join
 from ._limits import SPARE_FILES, Limits, open_files
 from ._lock import DatabaseLock
@@ -102,40 +101,67 @@ def config(app: Starlette, limits: Limits | None = None, **options: Any) -> uvic
 def serve(db: str, tokens: Mapping[str, str] | None = None, *, host: str = "127.0.0.1",
           port: int = 8765, join: Join = "correlate",
           ready: Callable[[], None] | None = None, limits: Limits | None = None,
-          cors_origins: Sequence[str] = ()) -> None:
+          cors_origins: Sequence[str] = (), allow_private_webhooks: bool = False,
+          skip_bad_rows: bool = False, report: Callable[[str], None] | None = None) -> None:
     """Serve the detection service until stopped by SIGTERM (returns) or SIGINT (raises
     :class:`KeyboardInterrupt` once the server has stopped). One worker: the engine lives in
     the process, and signals must be processed in the order accepted.
 
-    The database's lock is taken, the database opened and the address bound before the
-    server starts, so that what makes the service unable to run raises here (issue 28:
-    uvicorn logged a traceback, or an error line, and exited with status 3); ``ready`` is
-    called once all are done. The lock is held until the function returns. ``limits``:
-    the timeouts, connection limit and quotas (:mod:`._limits`); ``cors_origins``: the web
-    origins whose pages may call the service (:mod:`._web`).
+    The database's lock is taken, the database opened, its log replayed and the address
+    bound before the server starts, so that what makes the service unable to run raises
+    here (issue 28: uvicorn logged a traceback, or an error line, and exited with status 3;
+    issue 31, item 8: a damaged log row did too); ``ready`` is called once all are done. The
+    lock is held until the function returns. ``limits``: the timeouts, connection limit and
+    quotas (:mod:`._limits`); ``cors_origins``: the web origins whose pages may call the
+    service (:mod:`._web`). ``skip_bad_rows``: log rows that cannot be replayed are left
+    out (:mod:`._replay`), each reported as one line to ``report``, as is a compaction of
+    the log.
 
     Raises:
         DatabaseInUse: another process serves ``db`` (an :class:`sqlite3.OperationalError`
             naming its pid).
+        DamagedLogError: a row of the log cannot be replayed (naming it), or read.
         sqlite3.Error: ``db`` is not an SQLite database, not the service's, or is locked.
         OSError: the address cannot be bound (a port in use, an address not this machine's).
         KeyboardInterrupt: the server was stopped by SIGINT (Ctrl-C).
     """
     lock = DatabaseLock(db)
+    service: Service | None = None
     try:
-        Journal(db).close()
+        limits = limits or Limits()
+        service = Service(db, tokens, join=join, lock=lock, limits=limits,
+                          allow_private_webhooks=allow_private_webhooks,
+                          skip_bad_rows=skip_bad_rows)
+        if report is not None:
+            if service.salvaged is not None:
+                report(service.salvaged.summary())
+            for row in service.skipped:
+                report(f"skipped log row {row.seq} ({row.kind}): {row.reason}; kept in the "
+                       f"table skipped")
+            if service.dropped:
+                report(f"expressions left out with their registration: "
+                       f"{', '.join(service.dropped)}")
+            if service.skipped:
+                report(f"{len(service.skipped)} log rows skipped, {service.replayed} "
+                       f"replayed")
+            if service.compacted:
+                report(f"log compacted to the live state ({len(service.owner)} expressions)")
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        sock = socket.create_server((host, port), family=family)
+        try:
+            sock = socket.create_server((host, port), family=family)
+        except BaseException:
+            service.close()
+            raise
         if ready is not None:
             ready()
-        files = open_files(limits or Limits())
-        if files < (limits or Limits()).max_connections + SPARE_FILES:
+        files = open_files(limits)
+        if files < limits.max_connections + SPARE_FILES:
             logging.getLogger("xmlevents.service").warning(
                 "the open-file limit (%d) leaves no room for --max-connections %d: "
                 "connections past it are reset, not refused; raise ulimit -n", files,
-                (limits or Limits()).max_connections)
+                limits.max_connections)
         app = create_app(db, tokens, join=join, lock=lock, limits=limits,
-                         cors_origins=cors_origins)
+                         cors_origins=cors_origins, service=service)
         server = Server(config(app, limits), app)
         server.run(sockets=[sock])
     finally:

@@ -67,6 +67,9 @@ _TOKEN = re.compile(rf"""
   | (?P<punct>[(),;=])
 """, re.VERBOSE)
 _EOF = "eof"
+#: One decoder for every string literal (making one per string was a tenth of a restart's
+#: parsing).
+_JSON = json.JSONDecoder()
 _MAX_DEPTH = 100
 _MAX_TEXT = 1_000_000
 
@@ -107,7 +110,7 @@ class _Lexer:
         text = self.text
         if text[start] == '"':
             try:
-                value, end = json.JSONDecoder().raw_decode(text, start)
+                value, end = _JSON.raw_decode(text, start)
             except json.JSONDecodeError as exc:
                 self.fail(f"bad string: {exc.msg}", exc.pos)
             return str(value), end

@@ -41,12 +41,14 @@ def wait_up(base: str, timeout: float = 20.0) -> None:
 @contextmanager
 def thread_server(db: str, tokens: dict[str, str] | None = None,
                   join: str = "correlate", *, limits: Limits | None = None,
-                  cors_origins: Sequence[str] = ()) -> Iterator[str]:
+                  cors_origins: Sequence[str] = (), allow_private_webhooks: bool = True
+                  ) -> Iterator[str]:
     """A server on 127.0.0.1 in a thread, configured as ``serve`` configures it; yields its
-    base URL."""
+    base URL. Callbacks to this machine are allowed unless ``allow_private_webhooks`` is
+    False (the tests' receivers are local)."""
     port = free_port()
     app = create_app(db, tokens, join=join, limits=limits,  # type: ignore[arg-type]
-                     cors_origins=cors_origins)
+                     cors_origins=cors_origins, allow_private_webhooks=allow_private_webhooks)
     # the service's server: it ends open streams when it stops
     server = Server(config(app, limits, host="127.0.0.1", port=port), app)
     thread = threading.Thread(target=server.run, daemon=True)

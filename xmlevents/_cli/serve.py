@@ -88,6 +88,15 @@ def add_parser(sub: Any) -> None:
         name = option.removeprefix("--").replace("-", "_")
         limits.add_argument(option, type=kind, metavar=metavar, default=default[name],
                             help=f"{text} (default: {default[name]:,})")
+    serve.add_argument("--allow-private-webhooks", action="store_true",
+                       help="accept callback URLs to this machine (localhost, loopback) and "
+                            "to private, link-local and unspecified addresses (refused by "
+                            "default: a client could make the service POST inside the "
+                            "network)")
+    serve.add_argument("--skip-bad-rows", action="store_true",
+                       help="start even if rows of the database's log cannot be replayed: "
+                            "leave each out (moved to the table skipped, reported on "
+                            "stderr) and keep every good row")
     serve.add_argument("--cors-origin", action="append", default=[], type=_origin,
                        metavar="ORIGIN", help="a web origin whose pages may call the service "
                        "(scheme://host[:port]; repeat for more; * for any)")
@@ -122,7 +131,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     missing = web_stack_missing()
     if missing is not None:  # the `service` extra is not installed (issue 28): one line, 1
         raise Failure(missing)
-    from xmlevents.service import serve
+    from xmlevents.service import DamagedLogError, serve
     from xmlevents.service._limits import Limits
 
     tokens = _tokens(args.token)
@@ -134,6 +143,10 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     who = (", ".join(sorted(tokens.values())) if tokens
            else "anyone (open: no --token given, one anonymous client)")
 
+    def report(line: str) -> None:
+        streams.err.write(f"xmlevents serve: {line}\n")
+        streams.err.flush()
+
     def ready() -> None:  # the database opened and the address bound
         streams.err.write(f"xmlevents serve: http://{args.host}:{args.port} — database "
                           f"{args.db}; clients: {who}\n")
@@ -142,7 +155,13 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     try:
         serve(args.db, tokens, host=args.host, port=args.port, join=args.join, ready=ready,
               limits=Limits(**{name: getattr(args, name) for name in Limits.__slots__}),
-              cors_origins=args.cors_origin)
+              cors_origins=args.cors_origin, allow_private_webhooks=args.allow_private_webhooks,
+              skip_bad_rows=args.skip_bad_rows, report=report)
+    except DamagedLogError as exc:  # a row of the log: named; --skip-bad-rows leaves it out
+        hint = ("" if exc.seq is None or args.skip_bad_rows
+                else "; start with --skip-bad-rows to leave such rows out (kept in the "
+                     "table skipped) and keep every good row")
+        raise Failure(f"--db {args.db}: {exc}{hint}", ENVIRONMENT) from None
     except sqlite3.Error as exc:  # not an SQLite file, not the service's, locked, read-only
         raise Failure(f"--db {args.db}: cannot use it as the service's database: {exc}",
                       ENVIRONMENT) from None
