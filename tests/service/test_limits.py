@@ -261,3 +261,13 @@ def test_serve_options_reach_the_server(tmp_path: Path) -> None:
         r = httpx.options(f"{base}/events", headers={
             "Origin": "http://page.example", "Access-Control-Request-Method": "POST"})
         assert r.headers["access-control-allow-origin"] == "http://page.example"
+
+
+def test_the_help_shows_the_limits_the_service_applies() -> None:
+    """``serve --help`` prints the limits' defaults from a table of its own (building every
+    command's parser must not import the service): it is the service's :class:`Limits`."""
+    from dataclasses import asdict
+
+    from xmlevents._cli.serve import LIMIT_DEFAULTS
+
+    assert asdict(Limits()) == LIMIT_DEFAULTS

@@ -27,6 +27,14 @@ def _seconds(text: str) -> float:
     return value
 
 
+#: The limits' defaults as the help shows them: building every command's parser must not
+#: import the service (``detect`` starts without it); tests/service/test_limits.py holds
+#: them equal to :class:`~xmlevents.service.Limits`' own, which the service applies.
+LIMIT_DEFAULTS: dict[str, float] = {
+    "header_timeout": 10, "body_timeout": 30, "keep_alive": 5, "max_connections": 900,
+    "max_expressions": 1000, "max_events": 10_000, "max_retained": 100_000}
+
+
 def _count(text: str) -> int:
     if not (text.isascii() and text.isdigit()) or not 0 < int(text) < 2 ** 31:
         raise argparse.ArgumentTypeError(f"a whole number above 0, got {text!r}")
@@ -75,7 +83,6 @@ def add_parser(sub: Any) -> None:
                             "(default) or the paper's discard on mismatch")
     limits = serve.add_argument_group(
         "limits (issue 31; a refusal names the option that raises it)")
-    default = _defaults()
     for option, kind, metavar, text in (
             ("--header-timeout", _seconds, "S", "seconds to send a request's headers"),
             ("--body-timeout", _seconds, "S", "seconds to send a request's body"),
@@ -86,8 +93,8 @@ def add_parser(sub: Any) -> None:
             ("--max-retained", _count, "N", "notifications a client keeps undeleted "
                                             "(beyond, the oldest are discarded)")):
         name = option.removeprefix("--").replace("-", "_")
-        limits.add_argument(option, type=kind, metavar=metavar, default=default[name],
-                            help=f"{text} (default: {default[name]:,})")
+        limits.add_argument(option, type=kind, metavar=metavar, default=None,
+                            help=f"{text} (default: {LIMIT_DEFAULTS[name]:,})")
     serve.add_argument("--allow-private-webhooks", action="store_true",
                        help="accept callback URLs to this machine (localhost, loopback) and "
                             "to private, link-local and unspecified addresses (refused by "
@@ -102,12 +109,10 @@ def add_parser(sub: Any) -> None:
                        "(scheme://host[:port]; repeat for more; * for any)")
 
 
-def _defaults() -> dict[str, float]:
-    """The limits' defaults, read without importing the web stack."""
-    from xmlevents.service._limits import Limits
-
-    limits = Limits()
-    return {name: getattr(limits, name) for name in Limits.__slots__}
+def limits_given(args: argparse.Namespace) -> dict[str, float]:
+    """The limits the command line sets (the others are :class:`Limits`' defaults)."""
+    return {name: value for name in LIMIT_DEFAULTS
+            if (value := getattr(args, name)) is not None}
 
 
 def _tokens(pairs: list[str]) -> dict[str, str]:
@@ -154,7 +159,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
 
     try:
         serve(args.db, tokens, host=args.host, port=args.port, join=args.join, ready=ready,
-              limits=Limits(**{name: getattr(args, name) for name in Limits.__slots__}),
+              limits=Limits(**limits_given(args)),
               cors_origins=args.cors_origin, allow_private_webhooks=args.allow_private_webhooks,
               skip_bad_rows=args.skip_bad_rows, report=report)
     except DamagedLogError as exc:  # a row of the log: named; --skip-bad-rows leaves it out
