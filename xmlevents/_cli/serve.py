@@ -109,7 +109,7 @@ def add_parser(sub: Any) -> None:
                        "(scheme://host[:port]; repeat for more; * for any)")
 
 
-def limits_given(args: argparse.Namespace) -> dict[str, float]:
+def limits_given(args: argparse.Namespace) -> dict[str, Any]:
     """The limits the command line sets (the others are :class:`Limits`' defaults)."""
     return {name: value for name in LIMIT_DEFAULTS
             if (value := getattr(args, name)) is not None}
