@@ -222,8 +222,8 @@ def profile(pid: int, seconds: float, out: str, go: Callable[[], object]) -> Non
         print("  (py-spy is not installed: no profile)")
         return
     rec = subprocess.Popen([spy, "record", "--pid", str(pid), "--duration", str(int(seconds)),
-                            "--rate", "200", "--format", "raw", "--threads", "--nonblocking", "--gil",
-                            "--output", out], stdout=subprocess.DEVNULL,
+                            "--rate", "200", "--format", "raw", "--threads", "--nonblocking",
+                            "--gil", "--output", out], stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
     time.sleep(0.5)
     go()
