@@ -9,6 +9,9 @@ Prints, each with the machine's load (``uptime``) at the time:
 * single-event ``POST /events`` requests/s (target >= 3,000), latency p50/p99 (target p99 <
   100 ms at 64 connections);
 * events/s in batches of 1,000 (target >= 40,000), latency p50/p99;
+* the writer alone: ``Service.signal`` in the bench's process on batches of 1,000 checked
+  beforehand, no HTTP: what the one writer gives with a core to itself, the ceiling of
+  batches if HTTP and JSON were spread over other processes;
 * for each, the server process's CPU: cores used (its user + system time over the run's wall
   time), and the share of it in each of its threads (the event loop, which parses HTTP and
   JSON; the writer, which owns the engine and the writing connection; the reader).
@@ -290,6 +293,41 @@ def _where(frames: list[str]) -> str:
     return frames[-1].split(" (")[0]
 
 
+# --- the writer alone ---------------------------------------------------------------------
+
+def writer_alone(expressions: int, seconds: float, tmp: str) -> tuple[float, float]:
+    """Events/s and µs of CPU an event of ``Service.signal`` in this process, batches of
+    1,000 events checked beforehand, no HTTP: the one writer's ceiling with a core to itself,
+    what spreading HTTP and JSON over other processes could at best give batches."""
+    from xmlevents.service import Service
+    from xmlevents.service._engine import check_signal
+
+    batches = []
+    for b in range(max(4, int(seconds * 50))):  # up to 50,000 events a second
+        found = events(0, b * 1000, 1000)
+        batches.append(([(str(e["type"]), check_signal(e["type"], e["params"], None), None)
+                         for e in found], json.dumps(found)))
+
+    async def run() -> tuple[float, float]:
+        service = Service(os.path.join(tmp, "alone.db"))
+        try:
+            for i in range(expressions):
+                await service.register("anonymous", "text",
+                                       f'SEQ(newCD(title=T, artist="artist {i}"), '
+                                       f'newMusicDVD(title=T, artist="artist {i}"))', {}, None)
+            n, cpu, start = 0, time.process_time(), time.perf_counter()
+            for checked, raw in batches:
+                n += await service.signal("anonymous", checked, raw)  # type: ignore[arg-type]
+                if time.perf_counter() - start > seconds:
+                    break
+            wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+            return n / wall, cpu / n * 1e6
+        finally:
+            await service.stop()
+
+    return asyncio.run(run())
+
+
 # --- the run ---------------------------------------------------------------------------------
 
 def report(what: str, r: Result, unit: str = "requests", per: int = 1) -> None:
@@ -369,6 +407,10 @@ def main() -> None:
                    best(go("/events", "POST", 1000, c)), "events", 1000)
             report("batches of 1,000, 4 connections",
                    best(go("/events", "POST", 1000, 4)), "events", 1000)
+            rate, cost = writer_alone(args.expressions, args.seconds, tmp)
+            print(f"  {'the writer alone, in process':<34} {rate:9,.0f} events/s  {cost:5.0f} µs "
+                  f"CPU each  (Service.signal, batches of 1,000 checked beforehand, no HTTP)  "
+                  f"[{load()}]")
             if args.profile:
                 print("single events:")
                 profile(proc.pid, args.seconds, args.profile + ".single",
