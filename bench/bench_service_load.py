@@ -11,7 +11,8 @@ Prints, each with the machine's load (``uptime``) at the time:
 * events/s in batches of 1,000 (target >= 40,000), latency p50/p99;
 * the writer alone: ``Service.signal`` in the bench's process on batches of 1,000 checked
   beforehand, no HTTP: what the one writer gives with a core to itself, the ceiling of
-  batches if HTTP and JSON were spread over other processes;
+  batches if HTTP and JSON were spread over other processes (run by ``--python``'s
+  interpreter, ``--writer-only``);
 * for each, the server process's CPU: cores used (its user + system time over the run's wall
   time), and the share of it in each of its threads (the event loop, which parses HTTP and
   JSON; the writer, which owns the engine and the writing connection; the reader).
@@ -24,7 +25,7 @@ of the two itself: figures are lower).
 
     python3 bench/bench_service_load.py [--expressions 1000] [--connections 64]
         [--seconds 5] [--repeat 2] [--client wrk|aiohttp] [--profile FILE]
-        [--python OTHER_VENV/bin/python]
+        [--python OTHER_VENV/bin/python] [--writer-only]
 """
 
 from __future__ import annotations
@@ -355,7 +356,14 @@ def main() -> None:
     parser.add_argument("--python", default=sys.executable,
                         help="the interpreter that runs xmlevents serve (another version's "
                         "venv, to compare two versions in one sitting)")
+    parser.add_argument("--writer-only", action="store_true",
+                        help="measure the writer alone in this process and print its events/s "
+                        "and µs an event as JSON (what the full run starts --python with)")
     args = parser.parse_args()
+    if args.writer_only:
+        with tempfile.TemporaryDirectory() as tmp:
+            print(json.dumps(writer_alone(args.expressions, args.seconds, tmp)))
+        return
     with tempfile.TemporaryDirectory() as tmp:
         port = free_port()
         base = f"http://127.0.0.1:{port}"
@@ -407,7 +415,12 @@ def main() -> None:
                    best(go("/events", "POST", 1000, c)), "events", 1000)
             report("batches of 1,000, 4 connections",
                    best(go("/events", "POST", 1000, 4)), "events", 1000)
-            rate, cost = writer_alone(args.expressions, args.seconds, tmp)
+            # in a process of the served version's interpreter (--python)
+            alone = subprocess.run([args.python, os.path.abspath(__file__), "--writer-only",
+                                    "--expressions", str(args.expressions), "--seconds",
+                                    str(args.seconds)], capture_output=True, text=True,
+                                   check=True).stdout
+            rate, cost = json.loads(alone.splitlines()[-1])
             print(f"  {'the writer alone, in process':<34} {rate:9,.0f} events/s  {cost:5.0f} µs "
                   f"CPU each  (Service.signal, batches of 1,000 checked beforehand, no HTTP)  "
                   f"[{load()}]")
