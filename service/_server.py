@@ -16,6 +16,7 @@ every other command.
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import signal
 import socket
@@ -38,6 +39,12 @@ __all__ = ["serve", "Server", "GRACE", "config"]
 #: Seconds the requests in flight get to finish once the server is asked to stop; past them
 #: they are cancelled.
 GRACE = 10
+#: The garbage collector's thresholds while serving. Python's (700, 10, 10) collect the
+#: youngest objects every 700 allocations, a request's worth, and walk the whole engine
+#: every 100 such; a request's objects are freed by their reference counts, so those
+#: collections find little and cost the event loop and the writer
+#: (bench/bench_service_load.py; issue 31, item 10).
+GC_THRESHOLD = (50_000, 20, 10)
 #: The signals that stop the server (uvicorn's, less Windows' SIGBREAK).
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -71,6 +78,12 @@ class Server(uvicorn.Server):
         finally:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        """uvicorn's start-up (the application's: the engine rebuilt from the log), then the
+        garbage collector set for a server (:data:`GC_THRESHOLD`, issue 31, item 10)."""
+        await super().startup(sockets)
+        gc.set_threshold(*GC_THRESHOLD)
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         """End the streams (a final event each), then uvicorn's shutdown: stop listening,

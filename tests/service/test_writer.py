@@ -1,0 +1,81 @@
+"""The writer thread's jobs handed over in groups (issue 31, item 10): under load, one wake-up
+of the writer for every job queued meanwhile and one callback into the event loop for every
+job it ran, instead of a thread hand-over each way per request. Each job is still run once,
+alone, in the order submitted, with its own result or exception; a request cancelled before
+its job started does not have it run."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from xmlevents.service import Service
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.booleans(), min_size=1, max_size=60))
+def test_jobs_run_in_order_with_their_own_outcome(tmp_path_factory: pytest.TempPathFactory,
+                                                  fails: list[bool]) -> None:
+    """Jobs submitted at once (a group for the writer) run in the order submitted, in the
+    writer thread, and each request gets its own job's result or exception."""
+    db = str(tmp_path_factory.mktemp("w") / "w.db")
+    ran: list[int] = []
+    threads: set[str] = set()
+
+    def job(i: int) -> int:
+        ran.append(i)
+        threads.add(threading.current_thread().name)
+        if fails[i]:
+            raise ValueError(i)
+        return i * 10
+
+    async def run() -> list[int | BaseException]:
+        service = Service(db)
+        try:
+            return await asyncio.gather(*(service.write(lambda i=i: job(i))  # type: ignore[misc]
+                                          for i in range(len(fails))), return_exceptions=True)
+        finally:
+            await service.stop()
+
+    outcomes = asyncio.run(run())
+    assert ran == list(range(len(fails)))
+    assert len(threads) == 1 and next(iter(threads)).startswith("xmlevents-writer")
+    for i, (fail, out) in enumerate(zip(fails, outcomes, strict=True)):
+        if fail:
+            assert isinstance(out, ValueError) and out.args == (i,)
+        else:
+            assert out == i * 10
+
+
+def test_a_cancelled_request_does_not_have_its_job_run(tmp_path: Path) -> None:
+    """While the writer is busy, a request that gives up (its client went away) before its
+    job started: the job is not run, and the jobs after it are."""
+    ran: list[str] = []
+    busy, release = threading.Event(), threading.Event()
+
+    def block() -> None:
+        busy.set()
+        release.wait(10)
+
+    async def run() -> str:
+        service = Service(str(tmp_path / "c.db"))
+        try:
+            first = asyncio.ensure_future(service.write(block))
+            await asyncio.get_running_loop().run_in_executor(None, busy.wait, 10)
+            gone = asyncio.ensure_future(service.write(lambda: ran.append("gone")))
+            kept = asyncio.ensure_future(service.write(lambda: ran.append("kept") or "ok"))
+            await asyncio.sleep(0)
+            gone.cancel()
+            release.set()
+            await first
+            return await kept
+        finally:
+            await service.stop()
+
+    assert asyncio.run(run()) == "ok"
+    assert ran == ["kept"]
