@@ -18,23 +18,13 @@ import argparse
 import http.client
 import json
 import os
-import signal
-import socket
-import subprocess
-import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-import httpx
+from served import served
 
 TOKEN = {"Authorization": "Bearer bench"}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def health(port: int, seconds: float) -> float:
@@ -89,37 +79,18 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=2.0)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        port = free_port()
-        url = f"http://127.0.0.1:{port}"
-        proc = subprocess.Popen([sys.executable, "-m", "xmlevents", "serve", "--port",
-                                 str(port), "--db", os.path.join(tmp, "bench.db"), "--token",
-                                 "bench=bench"], stderr=subprocess.DEVNULL)
-        try:
-            for _ in range(200):
-                try:
-                    httpx.get(f"{url}/health", timeout=1)
-                    break
-                except httpx.HTTPError:
-                    time.sleep(0.05)
-            with httpx.Client(base_url=url, headers=TOKEN) as c:
-                for i in range(args.expressions):
-                    c.post("/expressions", json={"expression":
-                           f'SEQ(newCD(title=T, artist="artist {i}"), '
-                           f'newMusicDVD(title=T, artist="artist {i}"))'})
-            print(f"{args.expressions:,} expressions registered; load {os.getloadavg()[0]:.2f}")
-            best = range(args.repeat)
-            floor = max(health(port, args.seconds) for _ in best)
-            print(f"  floor: GET /health {floor:8,.0f}/s (one client)")
-            for clients in (1, 8):
-                single = max(run(port, clients, args.seconds, 1) for _ in best)
-                batched = max(run(port, clients, args.seconds, 100) for _ in best)
-                print(f"  {clients} client(s): single-event requests {single:8,.0f}/s   "
-                      f"events in batches of 100 {batched:9,.0f}/s")
-            print(f"load {os.getloadavg()[0]:.2f}")
-        finally:
-            os.kill(proc.pid, signal.SIGTERM)
-            proc.wait(10)
+    with tempfile.TemporaryDirectory() as tmp, served(tmp, "bench", args.expressions) as (
+            port, _, _):
+        print(f"{args.expressions:,} expressions registered; load {os.getloadavg()[0]:.2f}")
+        best = range(args.repeat)
+        floor = max(health(port, args.seconds) for _ in best)
+        print(f"  floor: GET /health {floor:8,.0f}/s (one client)")
+        for clients in (1, 8):
+            single = max(run(port, clients, args.seconds, 1) for _ in best)
+            batched = max(run(port, clients, args.seconds, 100) for _ in best)
+            print(f"  {clients} client(s): single-event requests {single:8,.0f}/s   "
+                  f"events in batches of 100 {batched:9,.0f}/s")
+        print(f"load {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

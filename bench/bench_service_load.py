@@ -38,8 +38,6 @@ import os
 import re
 import resource
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -48,6 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import httpx
+from served import served
 
 TOKEN = "bench"
 HEADERS = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
@@ -65,12 +64,6 @@ class Result:
     cores: float
     threads: dict[str, float]
     client: float
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def load() -> str:
@@ -364,76 +357,57 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             print(json.dumps(writer_alone(args.expressions, args.seconds, tmp)))
         return
-    with tempfile.TemporaryDirectory() as tmp:
-        port = free_port()
-        base = f"http://127.0.0.1:{port}"
-        proc = subprocess.Popen([args.python, "-m", "xmlevents", "serve", "--port",
-                                 str(port), "--db", os.path.join(tmp, "bench.db"), "--token",
-                                 f"bench={TOKEN}"], stderr=subprocess.DEVNULL)
-        try:
-            for _ in range(200):
-                try:
-                    httpx.get(f"{base}/health", timeout=1)
-                    break
-                except httpx.HTTPError:
-                    time.sleep(0.05)
-            with httpx.Client(base_url=base, headers=HEADERS) as c:
-                for i in range(args.expressions):
-                    c.post("/expressions", json={"expression":
-                           f'SEQ(newCD(title=T, artist="artist {i}"), '
-                           f'newMusicDVD(title=T, artist="artist {i}"))'}).raise_for_status()
+    with tempfile.TemporaryDirectory() as tmp, served(tmp, TOKEN, args.expressions,
+                                                      args.python) as (_, base, proc):
 
-            def go(path: str, method: str, batch: int, connections: int
-                   ) -> Callable[[], tuple[float, float, float, int]]:
-                def run() -> tuple[float, float, float, int]:
-                    if args.client == "wrk":
-                        out = wrk(base + path, method, batch, connections, args.seconds, tmp)
-                    else:
-                        out = aiohttp_load(base + path, method, batch, connections,
-                                           args.seconds)
-                    return out
-                return run
+        def go(path: str, method: str, batch: int, connections: int
+               ) -> Callable[[], tuple[float, float, float, int]]:
+            def run() -> tuple[float, float, float, int]:
+                if args.client == "wrk":
+                    out = wrk(base + path, method, batch, connections, args.seconds, tmp)
+                else:
+                    out = aiohttp_load(base + path, method, batch, connections,
+                                       args.seconds)
+                return out
+            return run
 
-            def once(run: Callable[[], tuple[float, float, float, int]]) -> Result:
-                result = measure(proc.pid, run)
-                # the changes a client gave up on still run in the writer: wait for them
-                # (GET /graph is a job of the writer) before the next run
-                httpx.get(f"{base}/graph", headers=HEADERS, timeout=120)
-                return result
+        def once(run: Callable[[], tuple[float, float, float, int]]) -> Result:
+            result = measure(proc.pid, run)
+            # the changes a client gave up on still run in the writer: wait for them
+            # (GET /graph is a job of the writer) before the next run
+            httpx.get(f"{base}/graph", headers=HEADERS, timeout=120)
+            return result
 
-            def best(run: Callable[[], tuple[float, float, float, int]]) -> Result:
-                return max((once(run) for _ in range(args.repeat)), key=lambda r: r.requests)
+        def best(run: Callable[[], tuple[float, float, float, int]]) -> Result:
+            return max((once(run) for _ in range(args.repeat)), key=lambda r: r.requests)
 
-            c = args.connections
-            print(f"server: {args.python}")
-            print(f"{args.expressions:,} expressions registered; client {args.client}, "
-                  f"{c} connections, best of {args.repeat} runs of {args.seconds:g} s; "
-                  f"{os.cpu_count()} cores; {load()}")
-            report("floor: GET /health", best(go("/health", "GET", 0, c)))
-            report("single events (target 3,000/s)", best(go("/events", "POST", 1, c)))
-            report("batches of 1,000 (target 40,000/s)",
-                   best(go("/events", "POST", 1000, c)), "events", 1000)
-            report("batches of 1,000, 4 connections",
-                   best(go("/events", "POST", 1000, 4)), "events", 1000)
-            # in a process of the served version's interpreter (--python)
-            alone = subprocess.run([args.python, os.path.abspath(__file__), "--writer-only",
-                                    "--expressions", str(args.expressions), "--seconds",
-                                    str(args.seconds)], capture_output=True, text=True,
-                                   check=True).stdout
-            rate, cost = json.loads(alone.splitlines()[-1])
-            print(f"  {'the writer alone, in process':<34} {rate:9,.0f} events/s  {cost:5.0f} µs "
-                  f"CPU each  (Service.signal, batches of 1,000 checked beforehand, no HTTP)  "
-                  f"[{load()}]")
-            if args.profile:
-                print("single events:")
-                profile(proc.pid, args.seconds, args.profile + ".single",
-                        go("/events", "POST", 1, c))
-                print("batches of 1,000:")
-                profile(proc.pid, args.seconds, args.profile + ".batch",
-                        go("/events", "POST", 1000, 4))
-        finally:
-            os.kill(proc.pid, signal.SIGTERM)
-            proc.wait(10)
+        c = args.connections
+        print(f"server: {args.python}")
+        print(f"{args.expressions:,} expressions registered; client {args.client}, "
+              f"{c} connections, best of {args.repeat} runs of {args.seconds:g} s; "
+              f"{os.cpu_count()} cores; {load()}")
+        report("floor: GET /health", best(go("/health", "GET", 0, c)))
+        report("single events (target 3,000/s)", best(go("/events", "POST", 1, c)))
+        report("batches of 1,000 (target 40,000/s)",
+               best(go("/events", "POST", 1000, c)), "events", 1000)
+        report("batches of 1,000, 4 connections",
+               best(go("/events", "POST", 1000, 4)), "events", 1000)
+        # in a process of the served version's interpreter (--python)
+        alone = subprocess.run([args.python, os.path.abspath(__file__), "--writer-only",
+                                "--expressions", str(args.expressions), "--seconds",
+                                str(args.seconds)], capture_output=True, text=True,
+                               check=True).stdout
+        rate, cost = json.loads(alone.splitlines()[-1])
+        print(f"  {'the writer alone, in process':<34} {rate:9,.0f} events/s  {cost:5.0f} µs "
+              f"CPU each  (Service.signal, batches of 1,000 checked beforehand, no HTTP)  "
+              f"[{load()}]")
+        if args.profile:
+            print("single events:")
+            profile(proc.pid, args.seconds, args.profile + ".single",
+                    go("/events", "POST", 1, c))
+            print("batches of 1,000:")
+            profile(proc.pid, args.seconds, args.profile + ".batch",
+                    go("/events", "POST", 1000, 4))
 
 
 if __name__ == "__main__":
