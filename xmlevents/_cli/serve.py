@@ -136,8 +136,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     missing = web_stack_missing()
     if missing is not None:  # the `service` extra is not installed (issue 28): one line, 1
         raise Failure(missing)
-    from xmlevents.service import DamagedLogError, serve
-    from xmlevents.service._limits import Limits
+    from xmlevents.service import DamagedLogError, Limits, serve
 
     tokens = _tokens(args.token)
     folder = os.path.dirname(os.path.abspath(args.db))
