@@ -4,6 +4,8 @@ project's primitive events; a bad line named, the events before it given."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from xmlevents.cel import (
     CELSyntaxError,
@@ -95,3 +97,54 @@ def test_primitive_events_with_path_types_and_projections() -> None:
     with pytest.raises(StreamError, match="line 2"):
         got.extend(read_primitive([PRIMITIVE[0], '{"op": "ins"}']))
     assert len(got) == 1
+
+
+def _read_as_written(line: str) -> tuple[str, dict[str, object], object] | str:
+    """The JSON-lines reader as issue 19 wrote it (a new dict, each attribute checked in
+    turn), for one line: the event's type, attributes and time, or the error's text."""
+    import json
+
+    obj = json.loads(line)
+    where = "s.jsonl, line 1"
+    if not isinstance(obj, dict):
+        return f"{where}: an event is a JSON object, got {type(obj).__name__}"
+    etype = obj.get("type")
+    if not isinstance(etype, str) or not etype:
+        return f"{where}: an event needs its \"type\", a non-empty string"
+    for k, v in obj.items():
+        if k != "type" and not isinstance(v, bool | int | float | str):
+            return (f"{where}: attribute {k!r} is "
+                    f"{'null' if v is None else type(v).__name__}; attributes are strings, "
+                    "numbers or booleans")
+    attrs = {k: v for k, v in obj.items() if k != "type"}
+    time = attrs.get("time")
+    return etype, attrs, time if isinstance(time, int | float) and not isinstance(
+        time, bool) else None
+
+
+_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False,
+                                                                   allow_infinity=False) \
+    | st.text(max_size=3)
+_values = _scalars | st.lists(_scalars, max_size=2) | st.dictionaries(st.text(max_size=2),
+                                                                       _scalars, max_size=2)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(st.sampled_from(["type", "time", "id", "a", "b"]), _values,
+                       max_size=5) | _values)
+def test_json_lines_as_written(obj: object) -> None:
+    """Issue 32, item 4: the reader that keeps the decoded object (fewer allocations) accepts
+    and refuses exactly what the one that built a new dict did, with the same messages, the
+    attributes in the same order."""
+    import json
+
+    line = json.dumps(obj)
+    expected = _read_as_written(line)
+    try:
+        [event] = read_jsonl([line], source="s.jsonl")
+    except StreamError as exc:
+        assert str(exc) == expected
+        return
+    assert isinstance(expected, tuple)
+    assert (event.type, list(event.attrs.items()), event.time) == (
+        expected[0], list(expected[1].items()), expected[2])
