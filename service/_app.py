@@ -380,7 +380,7 @@ class Service:
 
         def job() -> str:
             self._fresh()
-            if sum(o == client for o in self.owner.values()) >= self.limits.max_expressions:
+            if self.journal.expression_count(client) >= self.limits.max_expressions:
                 raise too_many_expressions(client, self.limits)
             self.journal.begin()  # a busy database fails here, before the engine changes
             ident = "x" + secrets.token_hex(8)

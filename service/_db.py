@@ -50,6 +50,8 @@ CREATE TABLE IF NOT EXISTS expressions (
     client TEXT NOT NULL,
     body TEXT NOT NULL           -- JSON: format, source, text, variables, callback
 );
+-- a client's expressions in registration order (rowid): its pages and its quota's count
+CREATE INDEX IF NOT EXISTS expressions_client ON expressions (client);
 CREATE TABLE IF NOT EXISTS notifications (
     cursor INTEGER PRIMARY KEY,
     client TEXT NOT NULL,
@@ -185,6 +187,11 @@ class Journal:
         row = self._db.execute("SELECT body FROM expressions WHERE id = ? AND client = ?",
                                (ident, client)).fetchone()
         return None if row is None else dict(json.loads(row[0]))
+
+    def expression_count(self, client: str) -> int:
+        """How many expressions ``client`` has registered (the quota of :mod:`._limits`)."""
+        return int(self._db.execute("SELECT COUNT(*) FROM expressions WHERE client = ?",
+                                    (client,)).fetchone()[0])
 
     def expressions_page(self, client: str, after: int, limit: int
                          ) -> list[tuple[int, str, dict[str, Any]]]:
