@@ -61,6 +61,44 @@ appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
 
 _JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 
+#: The driver JVM's options for an embedded session (a local master, the JVM started here):
+#: the JIT's first tier only and the serial collector. A replay's JVM work is short-lived
+#: (jobs of seconds, the diffing in the Python workers), where the second tier's compiler
+#: threads and the parallel collector's compete for the cores with the Python workers and give
+#: back little: the README's main job took 124–172 s and 56–76 s so, a 2-version history
+#: 73–78 s and 39–44 s, 400 versions of a 150 KB catalogue 176 s and 156 s (load 9–18 on 2
+#: cores, issue 28, item 7; docs/guide/replay.md).
+_SHORT_JOBS_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+# Where a user's JVM options may already choose a collector or a compiler: the driver's own
+# settings and the launcher's environment. With any of them, theirs alone (a second collector
+# flag would stop the JVM: "multiple garbage collectors selected").
+_USER_JVM_SETTINGS = (_JAVA_OPTIONS, "spark.driver.defaultJavaOptions")
+_USER_JVM_ENVIRON = ("SPARK_SUBMIT_OPTS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS")
+
+
+def _driver_java_options(log_option: str, local: bool | None, settings: Mapping[str, str],
+                         environ: Mapping[str, str] | None = None) -> str:
+    """The driver JVM's options for a session started here: ``log_option`` (the log4j file's
+    option), then the user's own (``settings``: theirs and Spark's configuration), else on a
+    local master :data:`_SHORT_JOBS_JVM` unless the environment gives the JVM options.
+
+    >>> _driver_java_options("-Dlog", True, {}, environ={})
+    '-Dlog -XX:TieredStopAtLevel=1 -XX:+UseSerialGC'
+    >>> _driver_java_options("-Dlog", True, {"spark.driver.extraJavaOptions": "-Xss4m"}, {})
+    '-Dlog -Xss4m'
+    >>> _driver_java_options("-Dlog", False, {}, environ={})
+    '-Dlog'
+    """
+    env = os.environ if environ is None else environ
+    given = settings.get(_JAVA_OPTIONS)
+    if given:
+        return f"{log_option} {given}"
+    if local and not any(settings.get(k) for k in _USER_JVM_SETTINGS) and not any(
+            env.get(k) for k in _USER_JVM_ENVIRON):
+        return f"{log_option} {_SHORT_JOBS_JVM}"
+    return log_option
+
 
 @dataclass(frozen=True, slots=True)
 class MasterChoice:
@@ -350,8 +388,8 @@ def make_session(master: str | None = None, *, app_name: str = "xmlevents replay
             if " " in option:
                 option = f'"{option}"'
             # A --conf replaces the defaults file's value: keep the user's options after ours.
-            given = settings.get(_JAVA_OPTIONS) or elsewhere.get(_JAVA_OPTIONS)
-            settings[_JAVA_OPTIONS] = f"{option} {given}" if given else option
+            settings[_JAVA_OPTIONS] = _driver_java_options(
+                option, choice.local, {**elsewhere, **settings})
         for key, value in settings.items():
             builder = builder.config(key, value)
         with _stderr_to(jvm_log if launching else None):

@@ -36,6 +36,12 @@ OUTPUTS = ("events", "composites", "errors", "cel")
 # Fewer, larger tasks than the session's default 8 partitions: two one-core executors (and
 # --conf exercised on a cluster).
 CONF = ["--conf", "spark.sql.shuffle.partitions=4"]
+# Every JVM of the cluster as an embedded session's driver (replay/_session.py: short jobs, the
+# first tier of the JIT only): about half the time of this test (issue 28, item 7).
+SHORT_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+CONF += ["--conf", f"spark.executor.extraJavaOptions={SHORT_JVM}"]
+# The executors' JVMs as the driver's (tests/conftest.py: short jobs, C1 only).
+CONF += ["--conf", f"spark.executor.extraJavaOptions={os.environ['SPARK_SUBMIT_OPTS']}"]
 
 
 def free_port() -> int:
@@ -108,7 +114,7 @@ def cluster(tmp_path: Path) -> Iterator[Cluster]:
     made = Cluster(f"spark://127.0.0.1:{port}", f"http://127.0.0.1:{web}", tmp_path)
     # Spark's heartbeat timeouts as they are: a shorter spark.worker.timeout drops live
     # workers on a loaded machine (a killed one is dropped at once: its connection closes).
-    env = dict(os.environ)
+    env = dict(os.environ, SPARK_DAEMON_JAVA_OPTS=SHORT_JVM)
 
     def start(name: str, *args: str) -> None:
         with open(tmp_path / f"{name}.log", "wb") as log:
@@ -195,7 +201,7 @@ def test_a_standalone_cluster_replays_as_the_local_engine_even_when_a_worker_die
     present = subprocess.run([str(wrapper), "-c", "import lxml, xmldiff, pandas, pyarrow"],
                              capture_output=True, text=True, cwd=tmp_path, check=False)
     assert present.returncode == 0, present.stderr
-    env = dict(os.environ, PYSPARK_PYTHON=str(wrapper))
+    env = dict(os.environ, PYSPARK_PYTHON=str(wrapper), SPARK_SUBMIT_OPTS=SHORT_JVM)
 
     local = finish(replay(str(tmp_path / "local"), "--engine", "local"))
     expected = rows(tmp_path / "local")

@@ -328,7 +328,9 @@ def test_spark_submit_runs_the_packages_main_file(tmp_path: Path) -> None:
         {"doc": "a.xml", "version": 0, "xml": "<order><item/></order>"},
         {"doc": "a.xml", "version": 1,
          "xml": "<order><item><price>5</price><quantity>2</quantity></item></order>"}]))
-    env = clean_env(PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
+    # spark-submit's JVM as the embedded session's (its options are spark-submit's to give).
+    env = clean_env(PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
+                    SPARK_SUBMIT_OPTS="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
     done = subprocess.run(
         [str(submit), "--master", "local[2]", main, "replay", str(history), "--out",
          str(tmp_path / "out"), "-q", "--define",
@@ -338,3 +340,19 @@ def test_spark_submit_runs_the_packages_main_file(tmp_path: Path) -> None:
     assert "  engine            spark (local[2], from spark-submit)\n" in done.stdout
     assert "  composite events  Ei 1\n" in done.stdout
     assert (tmp_path / "out" / "events" / "_SUCCESS").exists()
+
+
+@pytest.mark.slow
+def test_the_embedded_sessions_jvm_runs_short_jobs(spark: Any) -> None:
+    """A session started here on a local master (the tests' shared one) runs its JVM with the
+    JIT's first tier only and the serial collector, after the logging option (issue 28,
+    item 7: half the time of a small replay)."""
+    from xmlevents.replay._session import _USER_JVM_ENVIRON
+
+    if any(os.environ.get(k) for k in _USER_JVM_ENVIRON):
+        pytest.skip("the environment gives the JVM its options: the session adds none")
+    jvm = spark.sparkContext._jvm
+    arguments = list(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
+                     .getInputArguments())
+    assert "-XX:TieredStopAtLevel=1" in arguments and "-XX:+UseSerialGC" in arguments
+    assert any(a.startswith("-Dlog4j2.configurationFile=") for a in arguments)
