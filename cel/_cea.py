@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from xmlevents._foundation.tables import complete
@@ -62,6 +62,7 @@ from ._events import Event, Value, closed, floor, limit, measure, partition_key
 from ._predicates import FilterAnd, Predicate, VarFilter
 from ._projection import project_all, projects
 from ._reference import recent_first, select
+from ._specialised import compile_tester
 from .ast import (
     As,
     ContiguousPlus,
@@ -563,7 +564,7 @@ class Runs:
     _keys: list[_Key]
     _final: list[bool]
     _next: dict[tuple[int, int], tuple[int, int]]
-    _by_type: dict[str, tuple[int, tuple[tuple[int, Leaf], ...]]]
+    _by_type: dict[str, int | Callable[[Event], int]]
     # for WindowCounter: per set of satisfied leaves, each state's successors that exist and
     # whether marking ends a run there
     _targets: dict[int, tuple[dict[int, tuple[int, ...]], dict[int, bool]]]
@@ -652,22 +653,28 @@ class Runs:
 
     def satisfied(self, event: Event) -> int:
         """The bitmask of the leaves ``event`` satisfies: per type, the leaves without a
-        filter give a constant part; only filtered leaves of its type are tested."""
+        filter give a constant part; only filtered leaves of its type are tested, by one
+        function compiled for the type (:mod:`._specialised`); a type no leaf tests is a
+        constant."""
         found = self._by_type.get(event.type)
         if found is None:
-            fixed, tested = 0, []
-            for i, leaf in enumerate(self.cea.leaves):
-                if leaf.type == event.type or leaf.type == "*":
-                    if leaf.filters or leaf.stream is not None:
-                        tested.append((1 << i, leaf))
-                    else:
-                        fixed |= 1 << i
-            found = self._by_type[event.type] = (fixed, tuple(tested))
-        bits, tested_leaves = found
-        for bit, leaf in tested_leaves:
-            if leaf.test(event):
-                bits |= bit
-        return bits
+            found = self._tester(event.type)
+        return found if isinstance(found, int) else found(event)
+
+    def _tester(self, etype: str) -> int | Callable[[Event], int]:
+        fixed, tested = 0, []
+        for i, leaf in enumerate(self.cea.leaves):
+            if leaf.type == etype or leaf.type == "*":
+                if leaf.filters or leaf.stream is not None:
+                    # (a filter is pushed to the definitions of its own variable: _push)
+                    assert all(f.var == leaf.var for f in leaf.filters)
+                    tested.append((1 << i, leaf.var, leaf.stream,
+                                   tuple(f.condition for f in leaf.filters)))
+                else:
+                    fixed |= 1 << i
+        found = compile_tester(fixed, tested) if tested else fixed
+        self._by_type[etype] = found
+        return found
 
     def step(self, position: int, event: Event, oldest: float | None = None,
              blind: bool = False) -> list[Node] | None:
