@@ -267,6 +267,9 @@ _Key = frozenset[int] | tuple[frozenset[int], frozenset[int]]
 
 _INF = float("inf")
 
+#: The fewest events between two rebuilds of a window's runs (:meth:`Runs.step`).
+_REBUILD_LEAST = 32
+
 
 class Node:
     """A node of section 7.2's structure and, at once, a cell of the lists it lives in.
@@ -701,10 +704,14 @@ class Runs:
             bits = test if isinstance(test, int) else test(event)
         if oldest is None:
             oldest = -_INF if self.window is None else position - self.window
-        if oldest > -_INF and position - self._pruned >= position - oldest:
+        since = position - self._pruned
+        if oldest > -_INF and since >= position - oldest and since >= _REBUILD_LEAST:
             # The thresholds only grow: what starts before this one can never fit again.
-            # Rebuilding once the stream has advanced by the window's length costs, amortised,
-            # a constant per event and keeps memory to about two windows. Done before the
+            # Rebuilding once the stream has advanced by the window's length (and at least
+            # _REBUILD_LEAST events: a window of a few events rebuilt at every other one)
+            # costs, amortised, a constant per event and keeps memory to about two windows
+            # (plus those few events); what expired meanwhile is passed over by every walk,
+            # which compares each list's start with the threshold. Done before the
             # event is read, so the nodes it returns are never relinked by a rebuild until
             # the next event (their enumeration walks their cells' links).
             self.active = prune(self.active, oldest)
