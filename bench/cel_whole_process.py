@@ -94,9 +94,16 @@ print(cpu, found)
 '''
 
 
+#: The children run in Python's default environment: without PYTHONUNBUFFERED (a write
+#: call a complex event) and PYTHONDONTWRITEBYTECODE (every module compiled at every start),
+#: which a shell may set and an installed package's user does not have.
+ENV = {k: v for k, v in os.environ.items()
+       if k not in ("PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE")}
+
+
 def cpu(args: list[str], cwd: str) -> float:
     """User + system CPU seconds of a child process (all its threads)."""
-    proc = subprocess.Popen(args, cwd=cwd, stdout=subprocess.DEVNULL)
+    proc = subprocess.Popen(args, cwd=cwd, stdout=subprocess.DEVNULL, env=ENV)
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
@@ -106,7 +113,7 @@ def cpu(args: list[str], cwd: str) -> float:
 
 def reported(args: list[str], cwd: str) -> list[str]:
     """What a child printed last (its own timing)."""
-    done = subprocess.run(args, cwd=cwd, capture_output=True, text=True)
+    done = subprocess.run(args, cwd=cwd, capture_output=True, text=True, env=ENV)
     if done.returncode != 0:
         sys.exit(f"cel_whole_process: {args[:3]} failed ({done.returncode}): "
                  f"{done.stderr.strip()[-400:]}")
@@ -143,6 +150,7 @@ def main() -> int:
     parts = args.parts.split(",")
     print(f"load average {load()}; {args.events:,} events a stream; CORE from {core}")
     ratios: dict[str, list[float]] = {part: [] for part in parts}
+    first = True
     with tempfile.TemporaryDirectory(prefix="cel-whole-") as tmp:  # pycer writes logs/ here
         ours_out, core_out = os.path.join(tmp, "ours.jsonl"), os.path.join(tmp, "core.txt")
         streams: dict[str, str] = {}
@@ -171,6 +179,10 @@ def main() -> int:
                 theirs: list[float] = []
                 base: list[float] = []
                 found = "?"
+                if first:  # a run of each side, untimed: it writes the bytecode
+                    first = False
+                    for python in [sys.executable, *([args.baseline] if args.baseline else [])]:
+                        cpu([*cel[:3], python, *cel[3:]], tmp)
                 for _ in range(args.repeat):
                     if part == "whole":
                         if args.baseline:
