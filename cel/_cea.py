@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from xmlevents._foundation.tables import complete
@@ -62,7 +62,7 @@ from ._events import Event, Value, closed, floor, limit, measure, partition_key
 from ._predicates import FilterAnd, Predicate, VarFilter
 from ._projection import project_all, projects
 from ._reference import recent_first, select
-from ._specialised import compile_tester
+from ._specialised import LeafTests
 from .ast import (
     As,
     ContiguousPlus,
@@ -567,7 +567,7 @@ class Runs:
     _keys: list[_Key]
     _final: list[bool]
     _next: dict[tuple[int, int], tuple[int, int]]
-    _by_type: dict[str, int | Callable[[Event], int]]
+    _by_type: dict[str, int | LeafTests]
     # for WindowCounter: per set of satisfied leaves, each state's successors that exist and
     # whether marking ends a run there
     _targets: dict[int, tuple[dict[int, tuple[int, ...]], dict[int, bool]]]
@@ -669,9 +669,9 @@ class Runs:
         found = self._by_type.get(event.type)
         if found is None:
             found = self._tester(event.type)
-        return found if isinstance(found, int) else found(event)
+        return found if isinstance(found, int) else found.fn(event)
 
-    def _tester(self, etype: str) -> int | Callable[[Event], int]:
+    def _tester(self, etype: str) -> int | LeafTests:
         fixed, tested = 0, []
         for i, leaf in enumerate(self.cea.leaves):
             if leaf.type == etype or leaf.type == "*":
@@ -682,7 +682,7 @@ class Runs:
                                    tuple(f.condition for f in leaf.filters)))
                 else:
                     fixed |= 1 << i
-        found = compile_tester(fixed, tested) if tested else fixed
+        found = LeafTests(fixed, tested) if tested else fixed
         self._by_type[etype] = found
         return found
 
@@ -701,7 +701,7 @@ class Runs:
             test = self._by_type.get(event.type)
             if test is None:
                 test = self._tester(event.type)
-            bits = test if isinstance(test, int) else test(event)
+            bits = test if isinstance(test, int) else test.fn(event)
         if oldest is None:
             oldest = -_INF if self.window is None else position - self.window
         since = position - self._pruned

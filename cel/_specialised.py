@@ -33,7 +33,7 @@ from ._predicates import (
     Const,
 )
 
-__all__ = ["Tested", "compile_tester", "generic_tester"]
+__all__ = ["Tested", "Tester", "LeafTests", "compile_tester", "generic_tester"]
 
 #: A leaf to test: its bit, its variable, its stream (None: any) and its filters' conditions,
 #: each with the variable it is on (a filter pushed to the leaf is on the leaf's variable).
@@ -143,3 +143,19 @@ def compile_tester(fixed: int, tested: Sequence[Tested]) -> Tester:
     exec(compile("\n".join(lines) + "\n", "<cel leaf tests>", "exec"), namespace)
     tester: Tester = namespace["satisfied"]
     return tester
+
+
+class LeafTests:
+    """:func:`compile_tester`'s function for one event type (``fn``) with what it was built
+    from, so that it pickles (a CEL state is saved in the replay's checkpoints, issue 29):
+    the function itself cannot, and is compiled again when loaded."""
+
+    __slots__ = ("fixed", "fn", "tested")
+
+    def __init__(self, fixed: int, tested: Sequence[Tested]) -> None:
+        self.fixed = fixed
+        self.tested = tuple(tested)
+        self.fn = compile_tester(fixed, self.tested)
+
+    def __reduce__(self) -> tuple[type[LeafTests], tuple[int, tuple[Tested, ...]]]:
+        return LeafTests, (self.fixed, self.tested)

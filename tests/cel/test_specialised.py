@@ -68,3 +68,21 @@ def test_a_quote_in_a_constant_or_a_name_is_data() -> None:
     tester = compile_tester(0, [(1, "v", None, (cond,))])
     assert tester(Event(0, "A", {"it's \"a\"\nname": "'); import os; ('"})) == 1
     assert tester(Event(0, "A", {"it's \"a\"\nname": "x"})) == 0
+
+
+def test_an_evaluation_with_compiled_tests_pickles() -> None:
+    """A CEL state is saved in the replay's checkpoints (issue 29): the compiled functions are
+    compiled again when it is loaded, and the evaluation goes on alike."""
+    import pickle
+
+    from xmlevents.cel import Evaluation, compile_query
+
+    q = compile_query("SELECT * FROM S WHERE A AS a ; B AS b FILTER a[k = 1] AND b[k != 'x']")
+    ev = Evaluation(q)
+    stream = [Event(i, t, {"k": k}) for i, (t, k) in enumerate(
+        [("A", 1), ("B", "x"), ("A", 2), ("B", 0), ("A", 1), ("B", 1)])]
+    for e in stream[:3]:
+        ev.push(e)
+    copy = pickle.loads(pickle.dumps(ev))
+    assert [ev.push(e) for e in stream[3:]] == [copy.push(e) for e in stream[3:]]
+    assert ev.push(Event(6, "B", {"k": 2})) == copy.push(Event(6, "B", {"k": 2})) != []
