@@ -51,7 +51,7 @@ GRID = [Event(0, "A", {**({"a": a} if a is not None else {}),
         for b in [None, "1", 1, 0.5, True] for s in ([None, "S"] if a == 0 else [None])]
 
 
-@settings(max_examples=examples(200), deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(st.tuples(st.sampled_from([None, "S"]), st.lists(conditions, max_size=2)),
                 min_size=1, max_size=3), st.integers(0, 7))
 def test_compiled_leaf_tests_equal_the_objects(
