@@ -35,6 +35,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast, overload
 
+from xmlevents._foundation.lazy import LazyPattern
 from xmlevents._foundation.names import NCNAME
 
 from ._errors import InvalidArgumentError, PathSyntaxError
@@ -129,7 +130,8 @@ class Step:
 _NAMELESS = frozenset((Axis.TEXT, Axis.COMMENT, Axis.PI))
 # An XML NCName (XML 1.0 fifth edition; issue 28: one pattern for every language).
 _NCNAME = NCNAME
-_STEP_RE = re.compile(
+# (compiled on first use, as the others built of XML names: foundation's LazyPattern)
+_STEP_RE = LazyPattern(
     rf"(?P<star>\*)|(?P<text>(?:text|comment|processing-instruction)\(\s*\))|(?P<at>@)?(?:\{{(?P<uri>[^}}]*)\}}(?P<local>{_NCNAME})"
     rf"|(?P<prefix>{_NCNAME}):(?P<plocal>{_NCNAME})|(?P<name>{_NCNAME}))"
 )
@@ -196,7 +198,7 @@ def _parse_steps(text: str, namespaces: Mapping[str, str] | None) -> tuple[Kind,
 
 
 _WILDCARD_STEP = Step(Axis.CHILD, WILDCARD)
-_NAMED_WILDCARD = re.compile(rf"(@?)(?:\{{[^}}]*\}}|({_NCNAME}):)\*")
+_NAMED_WILDCARD = LazyPattern(rf"(@?)(?:\{{[^}}]*\}}|({_NCNAME}):)\*")
 
 
 def _refuse_wildcard_forms(text: str, pos: int) -> None:
@@ -569,7 +571,7 @@ class PathType:
 
 _CLARK = re.compile(r"\{([^}]*)\}")
 # A path type of element names only, the common case, is read with one match and a split.
-_SIMPLE = re.compile(rf"/?{_NCNAME}(?:/{_NCNAME})*")
+_SIMPLE = LazyPattern(rf"/?{_NCNAME}(?:/{_NCNAME})*")
 _CHILD_STEPS: dict[str, Step] = {}
 
 

@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterator
 from typing import NoReturn
 
+from xmlevents._foundation.lazy import LazyPattern
 from xmlevents._foundation.names import NAME_START_CHAR, NCNAME
 from xmlevents._foundation.text import LINE_BREAK, LineIndex, Token
 
@@ -57,10 +58,11 @@ class TokenType(enum.Enum):
 _LINE_BREAK = LINE_BREAK
 _BREAK_CHARS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
 _SPACE = re.compile(r"[ \t]+")
-_NAME_START = re.compile(f"[{NAME_START_CHAR}]")
-_NCNAME_RE = re.compile(NCNAME)
+# (compiled on first use: foundation's LazyPattern)
+_NAME_START = LazyPattern(f"[{NAME_START_CHAR}]")
+_NCNAME_RE = LazyPattern(NCNAME)
 # Lenient on purpose: steps and slashes in any order, validated later by PathType.parse.
-_PATH = re.compile(rf"(?:\*(?=/))?(?:/|@|(?<=[/@:}}])\*|(?:text|comment|processing-instruction)"
+_PATH = LazyPattern(rf"(?:\*(?=/))?(?:/|@|(?<=[/@:}}])\*|(?:text|comment|processing-instruction)"
                    rf"\([ \t]*\)|\{{[^}}]*\}}|{NCNAME}(?::(?=[{NAME_START_CHAR}]|\*))?)+")
 _NUMBER = re.compile(r"[0-9]+")
 _PUNCT = {

@@ -62,6 +62,7 @@ from ._events import Event, Value, closed, floor, limit, measure, partition_key
 from ._predicates import FilterAnd, Predicate, VarFilter
 from ._projection import project_all, projects
 from ._reference import recent_first, select
+from ._specialised import LeafTests
 from .ast import (
     As,
     ContiguousPlus,
@@ -265,6 +266,9 @@ def _link(a: CEA, ends: set[int], starts: list[tuple[int, int]], contiguous: boo
 _Key = frozenset[int] | tuple[frozenset[int], frozenset[int]]
 
 _INF = float("inf")
+
+#: The fewest events between two rebuilds of a window's runs (:meth:`Runs.step`).
+_REBUILD_LEAST = 32
 
 
 class Node:
@@ -563,10 +567,14 @@ class Runs:
     _keys: list[_Key]
     _final: list[bool]
     _next: dict[tuple[int, int], tuple[int, int]]
-    _by_type: dict[str, tuple[int, tuple[tuple[int, Leaf], ...]]]
+    _by_type: dict[str, int | LeafTests]
     # for WindowCounter: per set of satisfied leaves, each state's successors that exist and
     # whether marking ends a run there
     _targets: dict[int, tuple[dict[int, tuple[int, ...]], dict[int, bool]]]
+    # per set of satisfied leaves, the deterministic states it leaves as they are (skip to
+    # themselves, mark nothing), found so far: an event leaving every active state so
+    # changes nothing, and costs one set comparison (issue 32, item 4)
+    _inert: dict[int, set[int]]
 
     def __init__(self, cea: CEA, window: int | None = None,
                  strategy: Strategy = Strategy.ALL, like: Runs | None = None) -> None:
@@ -584,12 +592,13 @@ class Runs:
             assert like.cea is cea and like.strategy is strategy
             self._ids, self._keys, self._final = like._ids, like._keys, like._final
             self._next, self._by_type, self._targets = like._next, like._by_type, like._targets
+            self._inert = like._inert
             return
         initial = frozenset((cea.initial,))
         start: _Key = (initial, frozenset()) if self._maximal else initial
         self._ids, self._keys, self._final = {}, [], []
         self._state(start)
-        self._next, self._by_type, self._targets = {}, {}, {}
+        self._next, self._by_type, self._targets, self._inert = {}, {}, {}, {}
 
     @property
     def empty(self) -> bool:
@@ -641,6 +650,8 @@ class Runs:
                 skip = frozenset()
             found = (self._state(skip) if skip else -1, self._state(mark) if mark else -1)
         self._next[key] = found
+        if found == (d, -1):
+            self._inert.setdefault(satisfied, set()).add(d)
         return found
 
     def _skip(self, states: frozenset[int]) -> frozenset[int]:
@@ -652,22 +663,28 @@ class Runs:
 
     def satisfied(self, event: Event) -> int:
         """The bitmask of the leaves ``event`` satisfies: per type, the leaves without a
-        filter give a constant part; only filtered leaves of its type are tested."""
+        filter give a constant part; only filtered leaves of its type are tested, by one
+        function compiled for the type (:mod:`._specialised`); a type no leaf tests is a
+        constant."""
         found = self._by_type.get(event.type)
         if found is None:
-            fixed, tested = 0, []
-            for i, leaf in enumerate(self.cea.leaves):
-                if leaf.type == event.type or leaf.type == "*":
-                    if leaf.filters or leaf.stream is not None:
-                        tested.append((1 << i, leaf))
-                    else:
-                        fixed |= 1 << i
-            found = self._by_type[event.type] = (fixed, tuple(tested))
-        bits, tested_leaves = found
-        for bit, leaf in tested_leaves:
-            if leaf.test(event):
-                bits |= bit
-        return bits
+            found = self._tester(event.type)
+        return found if isinstance(found, int) else found.fn(event)
+
+    def _tester(self, etype: str) -> int | LeafTests:
+        fixed, tested = 0, []
+        for i, leaf in enumerate(self.cea.leaves):
+            if leaf.type == etype or leaf.type == "*":
+                if leaf.filters or leaf.stream is not None:
+                    # (a filter is pushed to the definitions of its own variable: _push)
+                    assert all(f.var == leaf.var for f in leaf.filters)
+                    tested.append((1 << i, leaf.var, leaf.stream,
+                                   tuple(f.condition for f in leaf.filters)))
+                else:
+                    fixed |= 1 << i
+        found = LeafTests(fixed, tested) if tested else fixed
+        self._by_type[etype] = found
+        return found
 
     def step(self, position: int, event: Event, oldest: float | None = None,
              blind: bool = False) -> list[Node] | None:
@@ -678,24 +695,42 @@ class Runs:
         duration window's, :class:`_Clock`), by default that of the window in events;
         ``blind``: the event may be in no complex event (it lacks what the window measures)
         — it is read, and skipped, but never marked."""
-        bits = 0 if blind else self.satisfied(event)
+        if blind:
+            bits = 0
+        else:  # self.satisfied, inline
+            test = self._by_type.get(event.type)
+            if test is None:
+                test = self._tester(event.type)
+            bits = test if isinstance(test, int) else test.fn(event)
         if oldest is None:
             oldest = -_INF if self.window is None else position - self.window
-        if oldest > -_INF and position - self._pruned >= position - oldest:
+        since = position - self._pruned
+        if oldest > -_INF and since >= position - oldest and since >= _REBUILD_LEAST:
             # The thresholds only grow: what starts before this one can never fit again.
-            # Rebuilding once the stream has advanced by the window's length costs, amortised,
-            # a constant per event and keeps memory to about two windows. Done before the
+            # Rebuilding once the stream has advanced by the window's length (and at least
+            # _REBUILD_LEAST events: a window of a few events rebuilt at every other one)
+            # costs, amortised, a constant per event and keeps memory to about two windows
+            # (plus those few events); what expired meanwhile is passed over by every walk,
+            # which compares each list's start with the threshold. Done before the
             # event is read, so the nodes it returns are never relinked by a rebuild until
             # the next event (their enumeration walks their cells' links).
             self.active = prune(self.active, oldest)
             self._pruned = position
+        active = self.active
+        inert = self._inert.get(bits)
+        if inert is not None and active.keys() <= inert:
+            # Nothing changes: every state skips to itself and marks nothing (most events
+            # of a selective query). A list whose sets all expired stays until the next
+            # event that changes a state or the next rebuild (at most a window on) drops it,
+            # as either would; none of its sets can be output meanwhile.
+            return None
         # each new state's list (Algorithm 1, lines 9-13): the old lists that skip to it
         # and the new extend nodes that mark into it, appended in turn
         new: dict[int, Node | Bag] = {}
         out: list[Node] | None = None
         memo = self._next
         final = self._final
-        for d, lst in self.active.items():
+        for d, lst in active.items():
             if lst.start < oldest:
                 continue  # nothing stored here can fit the window any more
             found = memo.get((d, bits))
@@ -1071,6 +1106,8 @@ class _Partitions:
         self._last: dict[tuple[Value, ...], int] = {}  # each partition's last position
         self._latest: int | float | None = None  # the largest measure yet, while in order
         self._ordered_measures = True
+        # without PARTITION BY: the one partition's runs and clock (see step)
+        self._single: tuple[Runs | OrderedRuns | WindowCounter, _Clock | None] | None = None
         self._sweep_at = 0
 
     def _new(self) -> Runs | OrderedRuns | WindowCounter:
@@ -1119,11 +1156,29 @@ class _Partitions:
             StreamError: under a duration or attribute window, a measure smaller than the
                 one before it in the partition (the automaton needs them in order).
         """
+        position = event.position
+        if not self.query.partition_by:
+            # One partition (most queries): its runs and clock kept at hand, no key, no sweep
+            # (issue 32, item 4: a third of the automaton's time per event was here).
+            single = self._single
+            if single is None:
+                single = self._single = (self.runs.setdefault((), self._new()),
+                                         self.clocks.setdefault((), _Clock(self.measured))
+                                         if self.measured is not None else None)
+            one, single_clock = single
+            if single_clock is None:
+                oldest = -_INF if self.size is None else position - self.size
+                if isinstance(one, OrderedRuns):  # no window
+                    return one, one.step(position, event), oldest
+                return one, one.step(position, event, oldest), oldest
+            assert self.measured is not None and not isinstance(one, OrderedRuns)
+            value = measure(self.measured, event)
+            oldest = single_clock.advance(event, value)
+            return one, one.step(position, event, oldest, blind=value is None), oldest
         key = partition_key(self.query.partition_by, event)
         if key is None:
             return None
-        position = event.position
-        if self.query.partition_by and position >= self._sweep_at:
+        if position >= self._sweep_at:
             self._sweep(position)
         r = self.runs.get(key)
         if r is None:

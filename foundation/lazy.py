@@ -9,11 +9,12 @@ names no web stack; issue 28). :func:`lazy_names` makes a package's ``__getattr_
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-__all__ = ["lazy_names"]
+__all__ = ["lazy_names", "LazyPattern"]
 
 
 def lazy_names(package: str, namespace: dict[str, Any],
@@ -62,3 +63,46 @@ def lazy_names(package: str, namespace: dict[str, Any],
         return sorted({*namespace, *table})
 
     return __getattr__, __dir__
+
+
+class LazyPattern:
+    """A regular expression compiled on its first use, not when its module is imported
+    (issue 32, item 4): the patterns of XML names hold the whole Unicode classes of XML's
+    ``NameStartChar`` and cost 7-25 ms each to compile, some 60 ms of every command's start
+    even where no name is ever matched (``xmlevents cel`` on JSON events). Once compiled,
+    :attr:`match` and :attr:`fullmatch` are the compiled pattern's own methods (no call in
+    between on the paths that match a name an event).
+
+    >>> p = LazyPattern("[a-z]+")
+    >>> p.fullmatch("abc") is not None, p.match("1a") is None, p.match("a1", 1) is None
+    (True, True, True)
+    """
+
+    __slots__ = ("_compiled", "flags", "fullmatch", "match", "pattern")
+
+    match: Callable[..., re.Match[str] | None]
+    fullmatch: Callable[..., re.Match[str] | None]
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self.pattern = pattern
+        self.flags = flags
+        self._compiled: re.Pattern[str] | None = None
+        self.match = self._match_first
+        self.fullmatch = self._fullmatch_first
+
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        """The compiled pattern (compiled now, the first time)."""
+        found = self._compiled
+        if found is None:
+            found = self._compiled = re.compile(self.pattern, self.flags)
+            self.match, self.fullmatch = found.match, found.fullmatch
+        return found
+
+    def _match_first(self, string: str, pos: int = 0, endpos: int = sys.maxsize
+                     ) -> re.Match[str] | None:
+        return self.compiled.match(string, pos, endpos)
+
+    def _fullmatch_first(self, string: str, pos: int = 0, endpos: int = sys.maxsize
+                         ) -> re.Match[str] | None:
+        return self.compiled.fullmatch(string, pos, endpos)

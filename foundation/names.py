@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from .lazy import LazyPattern
+
 __all__ = [
     "NAME_START_CHAR",
     "NAME_CHAR",
@@ -49,8 +51,9 @@ NCNAME = f"[{NAME_START_CHAR}][{NAME_CHAR}]*"
 #: A QName (``prefix:local`` or ``local``), as a regular expression (no groups, no anchors).
 QNAME = f"(?:{NCNAME}:)?{NCNAME}"
 
-NCNAME_RE = re.compile(NCNAME)
-QNAME_RE = re.compile(QNAME)
+# compiled on first use (some 20 ms at every start otherwise: issue 32, item 4)
+NCNAME_RE = LazyPattern(NCNAME)
+QNAME_RE = LazyPattern(QNAME)
 
 #: The first character of a name that is an identifier, not an XML name, by design (CEL's
 #: attribute and stream names, the service's variables: see each language's comment): the

@@ -3,6 +3,9 @@ project's primitive events; a bad line named, the events before it given."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -11,6 +14,7 @@ from xmlevents.cel import (
     CELSyntaxError,
     Event,
     StreamError,
+    _sources,
     compile_query,
     parse_schema,
     read_csv,
@@ -129,22 +133,56 @@ _values = _scalars | st.lists(_scalars, max_size=2) | st.dictionaries(st.text(ma
                                                                        _scalars, max_size=2)
 
 
+@contextlib.contextmanager
+def _decoder(fast: bool) -> Iterator[None]:
+    """The reader with msgspec's decoder first (where the cel extra is installed), or with
+    the standard library's only (the fallback)."""
+    saved = _sources._fast()
+    _sources._FAST = saved if fast else None
+    try:
+        yield
+    finally:
+        _sources._FAST = saved
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.dictionaries(st.sampled_from(["type", "time", "id", "a", "b"]), _values,
-                       max_size=5) | _values)
-def test_json_lines_as_written(obj: object) -> None:
+                       max_size=5) | _values, st.booleans())
+def test_json_lines_as_written(obj: object, fast: bool) -> None:
     """Issue 32, item 4: the reader that keeps the decoded object (fewer allocations) accepts
     and refuses exactly what the one that built a new dict did, with the same messages, the
-    attributes in the same order."""
+    attributes in the same order — with msgspec's decoder first or the standard library's."""
     import json
 
     line = json.dumps(obj)
     expected = _read_as_written(line)
     try:
-        [event] = read_jsonl([line], source="s.jsonl")
+        with _decoder(fast):
+            [event] = read_jsonl([line], source="s.jsonl")
     except StreamError as exc:
         assert str(exc) == expected
         return
     assert isinstance(expected, tuple)
     assert (event.type, list(event.attrs.items()), event.time) == (
         expected[0], list(expected[1].items()), expected[2])
+
+
+@pytest.mark.parametrize("line", [
+    '{"type": "A", "a": 1e400}', '{"type": "A", "a": NaN}', '{"type": "A", "a": "\\ud800"}',
+    '{"type": "A", "a": "\\u00e9"}', '  {"type": "A", "a": 1}  ', '{"type": "A"} x',
+    '{"type": "A", "a": ' + "9" * 4300 + '}', '{"type": "A", "a": ' + "9" * 4301 + '}',
+    '{"type": "A", "a": 1, "a": 2.5}', '{"type": "A", "\x01": 1}', "\x0b", "", "[1]",
+    '{"type": "A", "time": 5000000000, "a": [1]}', '{"type": "A", "a": -0, "b": 0.1}'])
+def test_the_fast_decoder_reads_as_the_standard_one(line: str) -> None:
+    """msgspec's decoder (the cel extra) and the standard library's give the same events or
+    the same error, on the lines where they differ by themselves (an out-of-range float, NaN,
+    escapes, long integers, white space, trailing text, control characters)."""
+    def read(fast: bool) -> object:
+        try:
+            with _decoder(fast):
+                return [(e.type, list(e.attrs.items()), e.time)
+                        for e in read_jsonl([line], source="s")]
+        except StreamError as exc:
+            return str(exc)
+
+    assert repr(read(True)) == repr(read(False))  # repr: NaN and inf compare as text

@@ -185,6 +185,15 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         if args.dialect == "core" and not args.primitive:
             stream = map(from_nanoseconds, stream)  # CORE's times are nanoseconds
         try:
+            if paths is None and keep_ids:  # the common case, IdMap.add inline (issue 32)
+                held, order = ids.ids, ids.order.append
+                for e in stream:
+                    v = e.attrs.get("id")
+                    if v is not None:
+                        held[e.position] = v
+                        order(e.position)
+                    yield e
+                return
             for e in stream:
                 if paths is not None:
                     paths.add(e.attrs.get("path"))
