@@ -40,8 +40,6 @@ CONF = ["--conf", "spark.sql.shuffle.partitions=4"]
 # first tier of the JIT only): about half the time of this test (issue 28, item 7).
 SHORT_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 CONF += ["--conf", f"spark.executor.extraJavaOptions={SHORT_JVM}"]
-# The executors' JVMs as the driver's (tests/conftest.py: short jobs, C1 only).
-CONF += ["--conf", f"spark.executor.extraJavaOptions={os.environ['SPARK_SUBMIT_OPTS']}"]
 
 
 def free_port() -> int:
