@@ -341,7 +341,7 @@ class Service:
             try:
                 compact(self.journal, state)
             except sqlite3.Error as exc:
-                state.live = state.entries
+                state.looked = state.entries
                 _log.warning("the log was not compacted: %s", exc)
 
     def _failed(self) -> None:

@@ -94,8 +94,10 @@ class Replayed:
     #: Log rows replayed, and those left out; entries replayed (each signal one).
     rows: int = 0
     entries: int = 0
-    #: The live state's entries when :func:`compact` last looked (0: never).
+    #: The live state's entries when :func:`compact` last looked (0: never), and the log's
+    #: entries then.
     live: int = 0
+    looked: int = 0
     skipped: list[Skipped] = field(default_factory=list)
     #: The expressions taken out of the ``expressions`` table with a skipped registration.
     dropped: list[str] = field(default_factory=list)
@@ -283,10 +285,16 @@ def _signal_json(s: Signal) -> dict[str, Any]:
 
 
 def grown(state: Replayed) -> bool:
-    """Whether the log has grown enough since :func:`compact` last looked to look again:
-    :data:`COMPACT_FACTOR` times the live state it saw (amortized: the look walks the
-    engine's stored instances)."""
-    return state.entries > max(COMPACT_FACTOR * state.live, state.live + COMPACT_MIN)
+    """Whether the log has grown enough since :func:`compact` last looked to look again: by
+    ``COMPACT_FACTOR - 1`` times the live state it saw, and :data:`COMPACT_MIN` (after a
+    compaction: to :data:`COMPACT_FACTOR` times the live state). Counted from the last look,
+    not from the live state alone: the look walks the engine's stored instances, so it must
+    come after as many new entries to cost O(1) an entry. Counted from the live state, a
+    log of which half stays live (every signal an initiator kept) was looked at again after
+    every change once it held 20,000 signals: a quadratic cost, a fifth of the writer's time
+    in batches at 25,000 signals and growing (issue 31, item 10)."""
+    return (state.entries - state.looked
+            > max((COMPACT_FACTOR - 1) * state.live, COMPACT_MIN))
 
 
 def compact(journal: Journal, state: Replayed,
@@ -297,11 +305,11 @@ def compact(journal: Journal, state: Replayed,
     the engine of the log as it is (at start, or in the writer thread after a commit)."""
     journal.purge_acknowledged()
     live, entries = live_log(state)
-    state.live = entries
+    state.live, state.looked = entries, state.entries
     if state.entries <= max(COMPACT_FACTOR * entries, entries + COMPACT_MIN):
         return False
     journal.replace_log(live)
-    state.entries = entries
+    state.entries = state.looked = entries
     if report is not None:
         report(f"log compacted: {state.entries} entries replayed, {entries} kept "
                f"({len(state.registered)} live expressions)")
