@@ -790,6 +790,27 @@ class Engine:
         instance reaching both children of ``SEQ`` ends the chain an older instance started
         before it starts its own. Deepest uses first guarantees children before parents.
         Detections are returned by expression in registration order."""
+        tick, trace = self.tick, self.trace
+        if len(starts) == 1:
+            # One leaf instance (the common case): up its one chain of uses while each gives
+            # one instance, without the heap (what the loops below do then, step by step).
+            use, inst = starts[0]
+            insts = [inst]
+            while True:
+                parent = use.parent
+                if parent is None:
+                    return [self._detection(use.expression, i) for i in insts]
+                if len(insts) > 1:
+                    starts = [(use, i) for i in insts]
+                    break
+                node = parent.node
+                assert isinstance(node, OperatorNode)
+                if trace is not None:
+                    trace(parent.expression, node.kind, parent.id)
+                insts = node.activate(parent, use.child, insts[0], tick)
+                if not insts:
+                    return []
+                use = parent
         # A use with no parent is its expression's root: its id orders the expressions by
         # registration (the root is the first use made). The loops below deliver an
         # instance inline (a closure per signal cost more than the delivery itself).
@@ -806,7 +827,6 @@ class Engine:
                 waiting = arrivals[parent.id] = []
                 heapq.heappush(heap, (-parent.depth, parent.id, parent))
             waiting.append((use.child, inst))
-        tick, trace = self.tick, self.trace
         while heap:
             _, _, use = heapq.heappop(heap)
             waiting = arrivals.pop(use.id)
