@@ -595,17 +595,24 @@ def _notification_text(d: Detection, texts: dict[str, str]) -> str:
         text = texts.get(s.id)
         if text is None:
             if s.time is None:
-                params = s.params if type(s.params) is dict else dict(s.params)
                 text = (f'{{"id":{_string(s.id)},"type":{_string(s.type)},'
-                        f'"params":{tree_json(params)},"tick":{int(s.ts)!r}}}')
+                        f'"params":{_object_json(s.params)},"tick":{int(s.ts)!r}}}')
             else:
                 text = dumps(s.to_json())
             texts[s.id] = text
         events.append(text)
     nxt = "null" if d.next is None else _string(d.next)
-    bindings = d.bindings if type(d.bindings) is dict else dict(d.bindings)
-    return (f'{{"expression":{_string(d.expression)},"bindings":{tree_json(bindings)},'
+    return (f'{{"expression":{_string(d.expression)},"bindings":{_object_json(d.bindings)},'
             f'"events":[{",".join(events)}],"next":{nxt}}}')
+
+
+def _object_json(values: Mapping[str, Any]) -> str:
+    """:func:`dumps` of parameters or bindings: by hand when every value is a string (the
+    common case, a third cheaper than the C encoder's call), else :func:`tree_json`."""
+    try:
+        return "{" + ",".join([_string(k) + ":" + _string(v) for k, v in values.items()]) + "}"
+    except TypeError:  # a number or a boolean (or a key that is no string)
+        return tree_json(values if type(values) is dict else dict(values))
 
 
 # --- request handling ---------------------------------------------------------------------

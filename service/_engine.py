@@ -854,7 +854,10 @@ class Engine:
     def _detection(self, ident: str, inst: Instance) -> Detection:
         reg = self._expressions[ident]
         outputs = reg.outputs
-        bindings = {k: v for k, v in inst.bindings.items() if k in outputs}
+        found = inst.bindings
+        # a copy (the instance stays stored); every variable an output: the common case
+        bindings = (found.copy() if outputs.issuperset(found)
+                    else {k: v for k, v in found.items() if k in outputs})
         alive = not reg.opaque or self._alive(reg)
         return Detection(ident, bindings, inst.events, ident if alive else None, self.tick)
 
