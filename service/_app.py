@@ -781,17 +781,30 @@ async def delete_expression(service: Service, request: Request, client: str) -> 
     return Response(status_code=204)
 
 
-def _signal_of(obj: Any, where: str) -> tuple[str, dict[str, Any], float | None]:
-    obj = _expect(obj, {"type": str, "params": dict, "time": (int, float)},
-                  {"type", "params"}, where)
+_EVENT = {"type": str, "params": dict, "time": (int, float)}
+_EVENT_KEYS = (frozenset({"type", "params"}), frozenset({"type", "params", "time"}))
+
+
+def _signal_of(obj: Any, where: str | int) -> tuple[str, dict[str, Any], float | None]:
+    """An event of a request's body, checked; ``where``: its index in a list, or what it
+    is, to name it in a problem."""
+    # An event whose fields are right skips _expect, which cost twice the rest of the checks
+    # (issue 31, item 10); any other is checked by it, to be told what is wrong.
+    if not (type(obj) is dict and obj.keys() in _EVENT_KEYS and type(obj["type"]) is str
+            and type(obj["params"]) is dict and type(obj.get("time", 0.0)) in (int, float)):
+        obj = _expect(obj, _EVENT, {"type", "params"}, _event_name(where))
     at = obj.get("time")
     try:
         params = check_signal(obj["type"], obj["params"], at)
     except SignalError as exc:
-        raise Problem(422, "Bad event", f"{where}: {exc}") from None
+        raise Problem(422, "Bad event", f"{_event_name(where)}: {exc}") from None
     if at is not None and not math.isfinite(at):  # pragma: no cover - JSON has no inf
-        raise Problem(422, "Bad event", f"{where}: time must be finite")
+        raise Problem(422, "Bad event", f"{_event_name(where)}: time must be finite")
     return obj["type"], params, None if at is None else float(at)
+
+
+def _event_name(where: str | int) -> str:
+    return f"event {where}" if isinstance(where, int) else where
 
 
 async def post_events(service: Service, request: Request, client: str) -> Response:
@@ -802,7 +815,7 @@ async def post_events(service: Service, request: Request, client: str) -> Respon
             raise Problem(422, "Bad request body", "an empty list of events")
         if len(data) > service.limits.max_events:
             raise too_many_events(len(data), service.limits)
-        events = [_signal_of(e, f"event {i}") for i, e in enumerate(data)]
+        events = [_signal_of(e, i) for i, e in enumerate(data)]
     else:
         events = [_signal_of(data, "the event")]
     accepted = await service.signal(client, events, raw.decode("utf-8"))

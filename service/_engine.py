@@ -1074,6 +1074,11 @@ def check_signal(etype: object, params: Mapping[str, object] | None, time: objec
     for name, value in params.items():
         if not isinstance(name, str):
             raise SignalError(f"{etype}: parameter names must be strings")
+        if type(value) is str and value.isascii():
+            # the common case, what check_value finds at once (ASCII holds no surrogate),
+            # without its call and its search (issue 31, item 10)
+            out[name] = value
+            continue
         try:
             out[name] = check_value(value, f"{etype}: parameter {name}")
         except XmlEventsError as exc:

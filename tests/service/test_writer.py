@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.strategies import examples
 from xmlevents.service import Service, _db
 from xmlevents.service._app import _notification, _notification_text
 from xmlevents.service._db import dumps
@@ -93,7 +94,7 @@ _signals = st.builds(
     st.one_of(st.none(), st.floats(allow_nan=False, allow_infinity=False), st.integers()))
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.text(min_size=1), st.dictionaries(st.text(), _values, max_size=4),
        st.lists(_signals, max_size=3, unique_by=lambda s: s.id),
        st.one_of(st.none(), st.text(min_size=1)), st.booleans())
