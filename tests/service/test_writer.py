@@ -7,6 +7,7 @@ its job started does not have it run."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from tests.strategies import examples
 from xmlevents.service import Service, _db
 from xmlevents.service._app import _notification, _notification_text
 from xmlevents.service._db import dumps
-from xmlevents.service._engine import Detection, Signal
+from xmlevents.service._engine import Detection, Signal, _detected, _signal
 
 
 @settings(max_examples=15, deadline=None)
@@ -110,3 +111,20 @@ def test_a_notification_is_stored_as_its_json(expression: str, bindings: dict[st
         if fallback:
             patch.setattr(_db, "_encode", None)
         assert _notification_text(detection, {}) == dumps(_notification(detection))
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(_signals, st.dictionaries(st.text(), _values, max_size=3),
+       st.one_of(st.none(), st.text(min_size=1)))
+def test_the_engines_fast_constructors_make_the_same_values(signal: Signal,
+                                                            bindings: dict[str, Any],
+                                                            nxt: str | None) -> None:
+    """The engine's own constructors of a signal and a detection (issue 31, item 10) make
+    what the dataclasses' make: equal, shown alike, frozen."""
+    made = _signal(signal.id, signal.type, signal.params, signal.ts, signal.time)
+    assert made == signal and repr(made) == repr(signal)
+    detection = Detection("x1", bindings, (signal,), nxt, signal.ts)
+    again = _detected("x1", bindings, (signal,), nxt, signal.ts)
+    assert again == detection and repr(again) == repr(detection)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        again.tick = 0  # type: ignore[misc]
