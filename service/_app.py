@@ -781,7 +781,7 @@ async def delete_expression(service: Service, request: Request, client: str) -> 
     return Response(status_code=204)
 
 
-_EVENT = {"type": str, "params": dict, "time": (int, float)}
+_EVENT: dict[str, type | tuple[type, ...]] = {"type": str, "params": dict, "time": (int, float)}
 _EVENT_KEYS = (frozenset({"type", "params"}), frozenset({"type", "params", "time"}))
 
 
