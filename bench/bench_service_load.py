@@ -292,7 +292,8 @@ def _where(frames: list[str]) -> str:
 def writer_alone(expressions: int, seconds: float, tmp: str) -> tuple[float, float]:
     """Events/s and µs of CPU an event of ``Service.signal`` in this process, batches of
     1,000 events checked beforehand, no HTTP: the one writer's ceiling with a core to itself,
-    what spreading HTTP and JSON over other processes could at best give batches."""
+    what spreading HTTP and JSON over other processes could at best give batches. The garbage
+    collector is set as ``xmlevents serve`` sets it (``GC_THRESHOLD``)."""
     import gc
 
     from xmlevents.service import Service
