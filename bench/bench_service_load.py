@@ -292,9 +292,15 @@ def _where(frames: list[str]) -> str:
 def writer_alone(expressions: int, seconds: float, tmp: str) -> tuple[float, float]:
     """Events/s and µs of CPU an event of ``Service.signal`` in this process, batches of
     1,000 events checked beforehand, no HTTP: the one writer's ceiling with a core to itself,
-    what spreading HTTP and JSON over other processes could at best give batches."""
+    what spreading HTTP and JSON over other processes could at best give batches. The garbage
+    collector is set as ``xmlevents serve`` sets it (``GC_THRESHOLD``)."""
+    import gc
+
     from xmlevents.service import Service
     from xmlevents.service._engine import check_signal
+    from xmlevents.service._server import GC_THRESHOLD
+
+    gc.set_threshold(*GC_THRESHOLD)  # as xmlevents serve sets it
 
     batches = []
     for b in range(max(4, int(seconds * 50))):  # up to 50,000 events a second

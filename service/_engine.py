@@ -115,6 +115,28 @@ class Signal:
         return d
 
 
+# The engine's own constructors of its two frozen value types for the signal path: each
+# slot set through its descriptor, without the generated __init__'s lookup of
+# object.__setattr__ per field (40% of a Signal's construction, 6% of the writer's time in
+# batches; issue 31, item 10). The same objects: equal, hashed and shown alike.
+_new = object.__new__
+_signal_slots = tuple(Signal.__dict__[name].__set__ for name in ("id", "type", "params", "ts",
+                                                                  "time"))
+
+
+def _signal(ident: str, etype: str, params: Mapping[str, Value], ts: int,
+            time: float | None) -> Signal:
+    """``Signal(ident, etype, params, ts, time)``, built faster (see above)."""
+    s = _new(Signal)
+    set_id, set_type, set_params, set_ts, set_time = _signal_slots
+    set_id(s, ident)
+    set_type(s, etype)
+    set_params(s, params)
+    set_ts(s, ts)
+    set_time(s, time)
+    return s
+
+
 class Instance:
     """An occurrence of a node's event for one use: its variable bindings, its atomic events
     (by tick) and its interval of ticks (what the contexts compare)."""
@@ -146,6 +168,23 @@ class Detection:
         return {"expression": self.expression, "bindings": dict(self.bindings),
                 "events": [s.to_json() for s in self.events], "next": self.next,
                 "tick": self.tick}
+
+
+_detection_slots = tuple(Detection.__dict__[name].__set__
+                        for name in ("expression", "bindings", "events", "next", "tick"))
+
+
+def _detected(expression: str, bindings: Mapping[str, Value], events: tuple[Signal, ...],
+              nxt: str | None, tick: int) -> Detection:
+    """``Detection(expression, bindings, events, nxt, tick)``, built as :func:`_signal`."""
+    d = _new(Detection)
+    set_expression, set_bindings, set_events, set_next, set_tick = _detection_slots
+    set_expression(d, expression)
+    set_bindings(d, bindings)
+    set_events(d, events)
+    set_next(d, nxt)
+    set_tick(d, tick)
+    return d
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,7 +263,10 @@ class Leaf:
         #: For a primitive document event type (``ins(/order/item)``): the parsed type.
         self.doc_type: PrimitiveEventType | None = None
         self._all: dict[int, _Definition] = {}
-        self._index: dict[tuple[str, Hashable], dict[int, _Definition]] = {}
+        #: parameter name -> its required value (:func:`_hashable`) -> the definitions
+        #: indexed under them: a signal's parameters no definition is indexed by are not
+        #: looked up (the title of ``newCD(title=T, artist="U2")``).
+        self._index: dict[str, dict[Hashable, dict[int, _Definition]]] = {}
         self._loose: dict[int, _Definition] = {}
 
     @property
@@ -243,7 +285,8 @@ class Leaf:
         self._all[d.use.id] = d
         if d.required:
             name, value = d.required[0]
-            self._index.setdefault((name, _hashable(value)), {})[d.use.id] = d
+            by = self._index.setdefault(name, {})
+            by.setdefault(_hashable(value), {})[d.use.id] = d
         else:
             self._loose[d.use.id] = d
 
@@ -253,20 +296,27 @@ class Leaf:
             return
         if d.required:
             name, value = d.required[0]
-            key = (name, _hashable(value))
-            bucket = self._index[key]
+            by = self._index[name]
+            key = _hashable(value)
+            bucket = by[key]
             del bucket[use.id]
             if not bucket:
-                del self._index[key]
+                del by[key]
+                if not by:
+                    del self._index[name]
         else:
             del self._loose[use.id]
 
     def candidates(self, params: Mapping[str, Value]) -> list[_Definition]:
         """The definitions that may take an event with ``params``, in registration order."""
-        found = list(self._loose.values())
+        found = list(self._loose.values()) if self._loose else []
+        index = self._index
         for name, value in params.items():
+            by = index.get(name)
+            if by is None:
+                continue
             try:
-                bucket = self._index.get((name, _hashable(value)))
+                bucket = by.get(_hashable(value))
             except TypeError:  # pragma: no cover - values are checked scalars
                 bucket = None
             if bucket:
@@ -308,22 +358,27 @@ class OperatorNode:
         """An instance of child ``child`` arrives for ``use``: store it as the recent context
         does and return the composite instances it completes."""
         group = _EMPTY
-        if self.kind == "OR":
+        kind = self.kind
+        if kind == "OR":
             picked = select_disj(Context.RECENT, group, child, inst, _before)
         else:
             key = use.grouping.key(inst)
-            groups = self.storage.setdefault(use.id, {})
+            groups = self.storage.get(use.id)
+            if groups is None:
+                groups = self.storage[use.id] = {}
             found = groups.get(key)
             if found is None:
                 found = groups[key] = Group(self.width)
             group = found
-            if self.kind == "SEQ":
+            if kind == "SEQ":
                 picked = select_seq(Context.RECENT, group, child, inst, _before)
             else:
                 picked = select_any(Context.RECENT, self.needed, group, child, inst, _before)
+        if not picked:  # an initiator stored: the common case, nothing to build
+            return []
         out: list[Instance] = []
         for picks in picked:
-            if self.kind == "ANY" and len(picks) > 1 and _overlap(picks):
+            if kind == "ANY" and len(picks) > 1 and _overlap(picks):
                 continue  # ANY's events are distinct (section 2.2): one signal counts once
             merged = _merge(picks)
             if merged is None:
@@ -332,14 +387,35 @@ class OperatorNode:
                 if buf and buf[-1] is inst:
                     buf.pop()
                 continue
+            if len(picks) == 2:
+                first, last = picks
+                a, b = first.events, last.events
+                # Each instance's signals are in tick order, one each (a tick names one
+                # signal): two whose ticks follow each other are their merge already.
+                if a and b and a[-1].ts < b[0].ts:
+                    out.append(Instance(tick, min(first.start, last.start),
+                                        max(first.end, last.end), merged, a + b))
+                    continue
             events = sorted({s.id: s for p in picks for s in p.events}.values(),
-                            key=lambda s: s.ts)
+                            key=_tick)
             out.append(Instance(tick, min(p.start for p in picks),
                                 max(p.end for p in picks), merged, tuple(events)))
         return out
 
 
 _EMPTY: Group[Instance] = Group(0)
+
+
+def _tick(s: Signal) -> int:
+    return s.ts
+
+
+def _newest_child_first(arrival: tuple[int, Instance]) -> int:
+    return -arrival[0]
+
+
+def _order_found(item: tuple[int, int, Detection]) -> tuple[int, int]:
+    return item[0], item[1]
 
 
 class Bindings:
@@ -354,7 +430,10 @@ class Bindings:
 
     def key(self, event: Instance) -> Hashable:
         bindings = event.bindings
-        return tuple(_hashable(bindings[n]) for n in self.names)
+        names = self.names
+        if len(names) == 1:  # the common case, without a generator
+            return (_hashable(bindings[names[0]]),)
+        return tuple([_hashable(bindings[n]) for n in names])
 
 
 _ONE_GROUP = Bindings()
@@ -691,7 +770,7 @@ class Engine:
         service checks a request's events in the event loop, and its one writer thread
         applies them without checking them again (issue 31, item 10)."""
         self.tick += 1
-        s = Signal(f"s{self.tick}", etype, params, self.tick, time)
+        s = _signal(f"s{self.tick}", etype, params, self.tick, time)
         leaf = self._leaves.get(etype)
         if leaf is None or leaf.doc_type is not None:
             return []
@@ -729,10 +808,6 @@ class Engine:
         named = self._leaves.get(name)
         return [] if named is None or named.doc_type is not None else self._take(named, s)
 
-    def _order(self, ident: str) -> int:
-        reg = self._expressions.get(ident)
-        return reg.root.id if reg is not None else 0
-
     def _take(self, leaf: Leaf, s: Signal) -> list[Detection]:
         return self._propagate(self._matching(leaf, s))
 
@@ -740,10 +815,11 @@ class Engine:
     def _matching(leaf: Leaf, s: Signal) -> list[tuple[Use, Instance]]:
         """The instances of ``s`` at the definitions of ``leaf`` that take it."""
         starts: list[tuple[Use, Instance]] = []
-        for d in leaf.candidates(s.params):
-            bindings = d.bindings(s.params)
+        params, ts, events = s.params, s.ts, (s,)
+        for d in leaf.candidates(params):
+            bindings = d.bindings(params)
             if bindings is not None:
-                starts.append((d.use, Instance(s.ts, s.ts, s.ts, bindings, (s,))))
+                starts.append((d.use, Instance(ts, ts, ts, bindings, events)))
         return starts
 
     def _propagate(self, starts: list[tuple[Use, Instance]]) -> list[Detection]:
@@ -753,45 +829,76 @@ class Engine:
         instance reaching both children of ``SEQ`` ends the chain an older instance started
         before it starts its own. Deepest uses first guarantees children before parents.
         Detections are returned by expression in registration order."""
+        tick, trace = self.tick, self.trace
+        if len(starts) == 1:
+            # One leaf instance (the common case): up its one chain of uses while each gives
+            # one instance, without the heap (what the loops below do then, step by step).
+            use, inst = starts[0]
+            insts = [inst]
+            while True:
+                parent = use.parent
+                if parent is None:
+                    return [self._detection(use.expression, i) for i in insts]
+                if len(insts) > 1:
+                    starts = [(use, i) for i in insts]
+                    break
+                node = parent.node
+                assert isinstance(node, OperatorNode)
+                if trace is not None:
+                    trace(parent.expression, node.kind, parent.id)
+                insts = node.activate(parent, use.child, insts[0], tick)
+                if not insts:
+                    return []
+                use = parent
+        # A use with no parent is its expression's root: its id orders the expressions by
+        # registration (the root is the first use made). The loops below deliver an
+        # instance inline (a closure per signal cost more than the delivery itself).
         found: list[tuple[int, int, Detection]] = []
         arrivals: dict[int, list[tuple[int, Instance]]] = {}
         heap: list[tuple[int, int, Use]] = []
-
-        def deliver(use: Use, inst: Instance) -> None:
+        for use, inst in starts:
             parent = use.parent
             if parent is None:
-                found.append((self._order(use.expression), len(found),
-                              self._detection(use.expression, inst)))
-                return
+                found.append((use.id, len(found), self._detection(use.expression, inst)))
+                continue
             waiting = arrivals.get(parent.id)
             if waiting is None:
                 waiting = arrivals[parent.id] = []
                 heapq.heappush(heap, (-parent.depth, parent.id, parent))
             waiting.append((use.child, inst))
-
-        for use, inst in starts:
-            deliver(use, inst)
         while heap:
             _, _, use = heapq.heappop(heap)
             waiting = arrivals.pop(use.id)
             node = use.node
             assert isinstance(node, OperatorNode)
             if node.kind == "SEQ" and len(waiting) > 1:
-                waiting.sort(key=lambda arrival: -arrival[0])
-            if self.trace is not None:
-                self.trace(use.expression, node.kind, use.id)
+                waiting.sort(key=_newest_child_first)
+            if trace is not None:
+                trace(use.expression, node.kind, use.id)
+            parent = use.parent
             for child, inst in waiting:
-                for c in node.activate(use, child, inst, self.tick):
-                    deliver(use, c)
-        found.sort(key=lambda item: (item[0], item[1]))
+                for c in node.activate(use, child, inst, tick):
+                    if parent is None:
+                        found.append((use.id, len(found), self._detection(use.expression, c)))
+                        continue
+                    up = arrivals.get(parent.id)
+                    if up is None:
+                        up = arrivals[parent.id] = []
+                        heapq.heappush(heap, (-parent.depth, parent.id, parent))
+                    up.append((use.child, c))
+        if len(found) > 1:
+            found.sort(key=_order_found)
         return [d for _, _, d in found]
 
     def _detection(self, ident: str, inst: Instance) -> Detection:
         reg = self._expressions[ident]
         outputs = reg.outputs
-        bindings = {k: v for k, v in inst.bindings.items() if k in outputs}
+        found = inst.bindings
+        # a copy (the instance stays stored); every variable an output: the common case
+        bindings = (found.copy() if outputs.issuperset(found)
+                    else {k: v for k, v in found.items() if k in outputs})
         alive = not reg.opaque or self._alive(reg)
-        return Detection(ident, bindings, inst.events, ident if alive else None, self.tick)
+        return _detected(ident, bindings, inst.events, ident if alive else None, self.tick)
 
     # --- opaque expressions ------------------------------------------------------------------
 
@@ -1006,6 +1113,11 @@ def check_signal(etype: object, params: Mapping[str, object] | None, time: objec
     for name, value in params.items():
         if not isinstance(name, str):
             raise SignalError(f"{etype}: parameter names must be strings")
+        if type(value) is str and value.isascii():
+            # the common case, what check_value finds at once (ASCII holds no surrogate),
+            # without its call and its search (issue 31, item 10)
+            out[name] = value
+            continue
         try:
             out[name] = check_value(value, f"{etype}: parameter {name}")
         except XmlEventsError as exc:

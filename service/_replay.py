@@ -94,8 +94,10 @@ class Replayed:
     #: Log rows replayed, and those left out; entries replayed (each signal one).
     rows: int = 0
     entries: int = 0
-    #: The live state's entries when :func:`compact` last looked (0: never).
+    #: The live state's entries when :func:`compact` last looked (0: never), and the log's
+    #: entries then.
     live: int = 0
+    looked: int = 0
     skipped: list[Skipped] = field(default_factory=list)
     #: The expressions taken out of the ``expressions`` table with a skipped registration.
     dropped: list[str] = field(default_factory=list)
@@ -234,24 +236,33 @@ def _replay_rows(state: Replayed, rows: Iterator[tuple[int, str, str, str]],
         state.rows += 1
 
 
-def kept_signals(engine: Engine) -> list[Signal]:
-    """The signals the engine's stored instances hold, oldest first: with the live
-    registrations, all its state depends on."""
+def _kept(engine: Engine) -> dict[int, Signal]:
+    """The signals the engine's stored instances hold, by tick (unordered)."""
     kept: dict[int, Signal] = {}
     for node in engine.operators:
         for groups in node.storage.values():
             for group in groups.values():
-                for instance in group.events():
-                    for s in instance.events:
-                        kept[s.ts] = s
+                for buf in group.bufs:
+                    for instance in buf:
+                        for s in instance.events:
+                            kept[s.ts] = s
+    return kept
+
+
+def kept_signals(engine: Engine) -> list[Signal]:
+    """The signals the engine's stored instances hold, oldest first: with the live
+    registrations, all its state depends on."""
+    kept = _kept(engine)
     return [kept[t] for t in sorted(kept)]
 
 
-def live_log(state: Replayed) -> tuple[list[tuple[str, str, Any]], int]:
+def live_log(state: Replayed, signals: list[Signal] | None = None
+             ) -> tuple[list[tuple[str, str, Any]], int]:
     """The log of the live state (see the module): (kind, client, body) rows, the kept
     signals between two registrations in ``kept`` rows of at most :data:`KEPT_ROW`; and the
-    entries it holds (each signal one)."""
-    signals = kept_signals(state.engine)
+    entries it holds (each signal one). ``signals``: :func:`kept_signals`, if known."""
+    if signals is None:
+        signals = kept_signals(state.engine)
     out: list[tuple[str, str, Any]] = []
     i = 0
 
@@ -283,10 +294,16 @@ def _signal_json(s: Signal) -> dict[str, Any]:
 
 
 def grown(state: Replayed) -> bool:
-    """Whether the log has grown enough since :func:`compact` last looked to look again:
-    :data:`COMPACT_FACTOR` times the live state it saw (amortized: the look walks the
-    engine's stored instances)."""
-    return state.entries > max(COMPACT_FACTOR * state.live, state.live + COMPACT_MIN)
+    """Whether the log has grown enough since :func:`compact` last looked to look again: by
+    ``COMPACT_FACTOR - 1`` times the live state it saw, and :data:`COMPACT_MIN` (after a
+    compaction: to :data:`COMPACT_FACTOR` times the live state). Counted from the last look,
+    not from the live state alone: the look walks the engine's stored instances, so it must
+    come after as many new entries to cost O(1) an entry. Counted from the live state, a
+    log of which half stays live (every signal an initiator kept) was looked at again after
+    every change once it held 20,000 signals: a quadratic cost, a fifth of the writer's time
+    in batches at 25,000 signals and growing (issue 31, item 10)."""
+    return (state.entries - state.looked
+            > max((COMPACT_FACTOR - 1) * state.live, COMPACT_MIN))
 
 
 def compact(journal: Journal, state: Replayed,
@@ -296,12 +313,16 @@ def compact(journal: Journal, state: Replayed,
     acknowledged notifications (see :meth:`Journal.purge_acknowledged`). ``state`` must be
     the engine of the log as it is (at start, or in the writer thread after a commit)."""
     journal.purge_acknowledged()
-    live, entries = live_log(state)
-    state.live = entries
+    # Counted first, the log of the live state written only to replace the log: most looks
+    # do not compact, and writing it was half of a look's cost (issue 31, item 10).
+    kept = _kept(state.engine)
+    entries = len(state.registered) + len(kept)
+    state.live, state.looked = entries, state.entries
     if state.entries <= max(COMPACT_FACTOR * entries, entries + COMPACT_MIN):
         return False
+    live, _ = live_log(state, [kept[t] for t in sorted(kept)])
     journal.replace_log(live)
-    state.entries = entries
+    state.entries = state.looked = entries
     if report is not None:
         report(f"log compacted: {state.entries} entries replayed, {entries} kept "
                f"({len(state.registered)} live expressions)")

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from tests.strategies import examples
 from xmlevents.service import Service, _replay, to_text
 from xmlevents.service._db import Journal
+from xmlevents.service._engine import Engine, Signal
 from xmlevents.service._replay import Replayed, live_log, replay
 
 from .http_server import thread_server
@@ -180,3 +181,36 @@ def test_the_log_is_compacted_as_it_grows(tmp_path: Path,
     assert kinds[:4] == ["register", "register", "kept", "clock"]
     assert got == [(300, {"X": 299}, [301]), (301, {"X": 1}, [1, 302])]
     assert left == (300, 2)  # 1-299 acknowledged and removed; 300, 301 not acknowledged
+
+
+def test_looks_at_the_log_are_amortized(tmp_path: Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A log of which half stays live (each ``a`` an initiator kept, each ``b`` completing
+    it) is never compactable; the writer looks at it (walking the stored instances) only
+    once it has grown by the live state since its last look, not after every change once it
+    passed the threshold (issue 31, item 10: 500 looks here before, a quadratic cost)."""
+    monkeypatch.setattr(_replay, "COMPACT_MIN", 20)
+    looks: list[int] = []
+    real = _replay._kept
+
+    def counted(engine: Engine) -> dict[int, Signal]:
+        out = real(engine)
+        looks.append(len(out))
+        return out
+
+    monkeypatch.setattr(_replay, "_kept", counted)
+
+    async def run() -> None:
+        service = Service(str(tmp_path / "s.db"))
+        service.start()
+        try:
+            await service.register("anonymous", "text", "SEQ(a(x=X), b(x=X))", {}, None)
+            for i in range(500):
+                await service.signal("anonymous", [("a", {"x": i}, None),
+                                                   ("b", {"x": i}, None)])
+        finally:
+            await service.stop()
+
+    asyncio.run(run())
+    assert looks[-1] > 400, looks  # the live state: the a's kept
+    assert len(looks) <= 12, looks  # start, then each time the log grew by the live state

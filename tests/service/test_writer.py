@@ -7,14 +7,20 @@ its job started does not have it run."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from xmlevents.service import Service
+from tests.strategies import examples
+from xmlevents.service import Service, _db
+from xmlevents.service._app import _notification, _notification_text
+from xmlevents.service._db import dumps
+from xmlevents.service._engine import Detection, Signal, _detected, _signal
 
 
 @settings(max_examples=15, deadline=None)
@@ -79,3 +85,46 @@ def test_a_cancelled_request_does_not_have_its_job_run(tmp_path: Path) -> None:
 
     assert asyncio.run(run()) == "ok"
     assert ran == ["kept"]
+
+
+_values = st.one_of(st.text(), st.integers(), st.booleans(),
+                    st.floats(allow_nan=False, allow_infinity=False))
+_signals = st.builds(
+    Signal, st.integers(1, 10**6).map(lambda t: f"s{t}"), st.text(min_size=1),
+    st.dictionaries(st.text(), _values, max_size=4), st.integers(1, 10**6),
+    st.one_of(st.none(), st.floats(allow_nan=False, allow_infinity=False), st.integers()))
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(st.text(min_size=1), st.dictionaries(st.text(), _values, max_size=4),
+       st.lists(_signals, max_size=3, unique_by=lambda s: s.id),
+       st.one_of(st.none(), st.text(min_size=1)), st.booleans())
+def test_a_notification_is_stored_as_its_json(expression: str, bindings: dict[str, Any],
+                                              events: list[Signal], nxt: str | None,
+                                              fallback: bool) -> None:
+    """The writer's hand-made text of a notification (issue 31, item 10) is
+    :func:`dumps` of it, character for character (non-ASCII, floats, booleans, times), with
+    the C encoder built once or, where Python has none, without it. (A signal's id names one
+    signal: the text of each is kept by id.)"""
+    detection = Detection(expression, bindings, tuple(events), nxt, 1)
+    with pytest.MonkeyPatch.context() as patch:
+        if fallback:
+            patch.setattr(_db, "_encode", None)
+        assert _notification_text(detection, {}) == dumps(_notification(detection))
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(_signals, st.dictionaries(st.text(), _values, max_size=3),
+       st.one_of(st.none(), st.text(min_size=1)))
+def test_the_engines_fast_constructors_make_the_same_values(signal: Signal,
+                                                            bindings: dict[str, Any],
+                                                            nxt: str | None) -> None:
+    """The engine's own constructors of a signal and a detection (issue 31, item 10) make
+    what the dataclasses' make: equal, shown alike, frozen."""
+    made = _signal(signal.id, signal.type, signal.params, signal.ts, signal.time)
+    assert made == signal and repr(made) == repr(signal)
+    detection = Detection("x1", bindings, (signal,), nxt, signal.ts)
+    again = _detected("x1", bindings, (signal,), nxt, signal.ts)
+    assert again == detection and repr(again) == repr(detection)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        again.tick = 0  # type: ignore[misc]
