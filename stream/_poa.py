@@ -96,14 +96,18 @@ class _Enter:
     of the state after its last child (``source`` and ``cls`` say how to compute one)."""
 
     __slots__ = ("cls", "general", "inert", "instant", "leaves", "marks", "push", "report",
-                 "source", "target")
+                 "source", "target", "waits")
 
     def __init__(self, source: Shape, cls: int, target: Shape,
-                 report: tuple[tuple[int, bool], ...], push: Routes, marks: bool) -> None:
+                 report: tuple[tuple[int, bool], ...], push: Routes, marks: bool,
+                 idle: frozenset[int] = frozenset()) -> None:
         self.source = source
         self.cls = cls
         self.target = target
-        self.report = report
+        #: the sources reported, less the ``idle`` entries, which never hold a pending
+        #: candidate (``b`` true and variable universal inside the root: Theorem 1 reports
+        #: theirs at once), so that the run reads no set there
+        self.report = tuple(r for r in report if r[0] not in idle)
         self.push = push
         self.marks = marks
         self.leaves: dict[Shape, _Leave] = {}
@@ -113,7 +117,11 @@ class _Enter:
         # the run reports it at once and makes no Candidate to hold
         self.instant = any(m for _i, m in report)
         #: nothing reported, pushed or marked: the state's sets wait in the frame, untouched
-        self.inert = not report and not push and not marks
+        #: (issue 33, item 4: the usual start tag while candidates wait)
+        self.inert = not self.report and not push and not marks
+        #: the element is a candidate that waits, and nothing else happens (a line while the
+        #: lines wait for the root's end)
+        self.waits = marks and not self.instant and not self.report and not push
 
 
 # per target entry j: (j, child entries, father entries, whether the element's candidate goes in)
@@ -124,8 +132,8 @@ class _Leave:
     """``leave'`` from a father shape and a child shape on a label class: the target shape,
     what is reported, and per target entry the child and father entries it collects."""
 
-    __slots__ = ("marks", "report_child", "report_father", "report_mark", "reports", "route",
-                 "target")
+    __slots__ = ("marks", "one", "report_child", "report_father", "report_mark", "reports",
+                 "route", "target", "width")
 
     def __init__(self, target: Shape, report_child: tuple[int, ...],
                  report_father: tuple[int, ...], report_mark: bool,
@@ -138,6 +146,9 @@ class _Leave:
         self.marks = report_mark or any(r[3] for r in route)
         #: whether anything can be reported here (else only routes are followed)
         self.reports = bool(report_child or report_father or report_mark)
+        self.width = len(target.entries)
+        #: the route, where there is one (see :func:`_routed_one`)
+        self.one = route[0] if len(route) == 1 else None
 
 
 class Automaton:
@@ -255,6 +266,18 @@ class Automaton:
             return g.universal(x5)
         return g.nullable(x5) and (top == 2 or self.epilogue(x5))
 
+    def idle(self, shape: Shape, inside: bool = False) -> frozenset[int]:
+        """The entries of a state that never hold a pending candidate: inside the root
+        element (``shape.top`` 0, or ``inside``), those whose ``b`` is true and variable
+        universal, whose candidates Theorem 1 reports at the transition that makes them
+        (Listing 1 routes none there; ``tests/stream/test_pending.py`` checks it after
+        every event)."""
+        if shape.top and not inside:
+            return frozenset()
+        g = self.grammar
+        return frozenset(k for k, (x, _f, b) in enumerate(shape.entries)
+                         if b and g.universal(x))
+
     def enter_named(self, shape: Shape, label: str) -> _Enter:
         """``enter'`` on an element name: :meth:`enter` on its class, memoised by name."""
         found = self.enter(shape, self.grammar.classify(label))
@@ -302,7 +325,8 @@ class Automaton:
         # own candidate does (the same form as a leave' route, without child sets)
         routes = tuple((index[k], (), tuple(dict.fromkeys(i for i, _m in v)),
                         any(m for _i, m in v)) for k, v in push.items())
-        found = _Enter(shape, cls, target, tuple(dict.fromkeys(report)), routes, marks)
+        found = _Enter(shape, cls, target, tuple(dict.fromkeys(report)), routes, marks,
+                       self.idle(shape))
         memo[cls] = found
         return found
 
@@ -358,6 +382,11 @@ class Automaton:
                 report_mark = report_mark or mark[0]
             elif cs or fs or mark[0]:
                 route.append((j, tuple(sorted(cs)), tuple(sorted(fs)), mark[0]))
+        # entries that never hold a pending candidate are not read (see _Enter.report): the
+        # child's are inside the element, the father's inside the root but at the root
+        idle_child, idle_father = self.idle(child, True), self.idle(father)
+        report_child = [k for k in report_child if k not in idle_child]
+        report_father = {i for i in report_father if i not in idle_father}
         found = _Leave(target, tuple(dict.fromkeys(report_child)), tuple(sorted(report_father)),
                        report_mark, tuple(route))
         memo[key0] = found
@@ -583,6 +612,69 @@ def _gathered(parts: list[Pending], add: Candidate | None, limit: int) -> Pendin
     return kept[0] if len(kept) == 1 else _merge(kept, None)
 
 
+def _routed_one(route: tuple[int, tuple[int, ...], tuple[int, ...], bool], csets: Sets | None,
+                fsets: Sets | None, live: Candidate | None, width: int,
+                limit: int) -> Sets | None:
+    """:func:`_routed` at a ``leave'`` that fills one entry (``live``: the element's own
+    candidate, unless reported), the candidates marked after ``limit`` merged into one group
+    (:func:`_gathered`). On the path of every end tag while candidates wait: one set passed
+    on, or one candidate more beside one group, are handled here without a list."""
+    k, cs, fs, mark = route
+    empty = _EMPTY
+    one: Pending | None = None
+    parts: list[Pending] | None = None
+    if csets is not None:
+        for j in cs:
+            p = csets[j]
+            if p is not empty:
+                if one is None:
+                    one = p
+                elif parts is None:
+                    parts = [one, p]
+                else:
+                    parts.append(p)
+    if fsets is not None:
+        for i in fs:
+            p = fsets[i]
+            if p is not empty:
+                if one is None:
+                    one = p
+                elif parts is None:
+                    parts = [one, p]
+                else:
+                    parts.append(p)
+    add = live if mark else None
+    got: Pending
+    if parts is not None:
+        got = _gathered(parts, add, limit)
+    elif one is None:
+        if add is None:
+            return None
+        got = frozenset((add,))
+    elif add is None:
+        got = one  # passed on as it is
+    elif len(one) == 1 and add.more is None:
+        # the usual case: one more candidate beside one group (a line after the lines
+        # before it), merged into it where it may be
+        got = one
+        for c in one:
+            if c.node > limit and not c.reported:
+                more = c.more  # c.absorb(add), inlined
+                if more is None:
+                    c.more = [add]
+                else:
+                    more.append(add)
+            else:
+                got = _EMPTY.union(one, (add,))
+    else:
+        got = _gathered([one], add, limit)
+    if width == 2:
+        return (got, empty) if k == 0 else (empty, got)
+    lists: list[Pending] = [empty] * width
+    lists[k] = got
+    return tuple(lists)
+
+
 def _routed(routes: Routes, csets: Sets | None, fsets: Sets | None, cand: Candidate | None,
             width: int, limit: int = -1) -> Sets | None:
     """The candidate sets of the shape entered (``width`` entries), each gathered along its
@@ -607,45 +699,9 @@ def _routed(routes: Routes, csets: Sets | None, fsets: Sets | None, cand: Candid
     live = None if cand is None or cand.reported else cand
     empty = _EMPTY
     if limit >= 0 and len(routes) == 1:
-        k, cs, fs, mark = routes[0]
-        parts: list[Pending] = []
-        if csets is not None:
-            for j in cs:
-                p = csets[j]
-                if p is not empty:
-                    parts.append(p)
-        if fsets is not None:
-            for i in fs:
-                p = fsets[i]
-                if p is not empty:
-                    parts.append(p)
-        add = live if mark else None
-        if add is None:
-            if not parts:
-                return None
-            got = parts[0] if len(parts) == 1 else _gathered(parts, None, limit)
-        elif not parts:
-            got = frozenset((add,))
-        elif len(parts) == 1 and len(parts[0]) == 1:
-            # the usual case: one more candidate beside one group (a line after the lines
-            # before it), merged into it where it may be
-            got = parts[0]
-            for c in got:
-                if c.node > limit and not c.reported and add.more is None:
-                    more = c.more  # c.absorb(add), inlined
-                    if more is None:
-                        c.more = [add]
-                    else:
-                        more.append(add)
-                else:
-                    got = _EMPTY.union(got, (add,))
-        else:
-            got = _gathered(parts, add, limit)
-        lists = [empty] * width
-        lists[k] = got
-        return tuple(lists)
+        return _routed_one(routes[0], csets, fsets, live, width, limit)
     for k, cs, fs, mark in routes:
-        parts = []
+        parts: list[Pending] = []
         if csets is not None:
             for j in cs:
                 p = csets[j]
@@ -936,6 +992,34 @@ class Run:
                     if garbage > counter.held + SLACK:
                         compact()
                 return
+            if tr.waits:
+                # a candidate that waits, nothing else (the start path below, shortened)
+                if paths and len(paths) == len(stack) and paths[-1][0] == stack[-1][4]:
+                    path = f"{paths[-1][1]}/{label}[{pos}]"
+                else:
+                    path = path_to(len(stack)) + f"/{label}[{pos}]"
+                waiting = Candidate(node, path, attributes(attrs), counter)
+                view = None
+                if general:
+                    above = stack[-1][8] if stack else top_view
+                    if above is not None and not garbage:
+                        if first or not stack or sets is None:
+                            view = above.next.get((tr, len(stack), True, None))
+                        else:
+                            view = above.next.get((tr, len(stack), True,
+                                                   tuple(map(is_not, sets, _NOT_EMPTY))))
+                    if view is None:
+                        view = view_of(tr, None if first else sets, waiting)
+                push((tr, sets, waiting, label, node, pos, counts, 0, view))
+                shape = tr.target
+                sets = None
+                counts = None
+                if view is not None and view.origins and counter.held \
+                        and shape not in view.quiet:
+                    examine("start", node, view, None)
+                    if garbage > counter.held + SLACK:
+                        compact()
+                return
             cand = None
             now = None
             if tr.marks:
@@ -1027,8 +1111,14 @@ class Run:
                     found.append(cand)
                 if found:
                     report(found, "end", frame[4])
-            new = _routed(tr.route, csets, fsets, cand, len(tr.target.entries),
-                          stack[-1][4] if stack else 0) if tr.route else None
+            one = tr.one
+            if one is not None:
+                new = _routed_one(one, csets, fsets,
+                                  None if cand is None or cand.reported else cand, tr.width,
+                                  stack[-1][4] if stack else 0)
+            else:
+                new = _routed(tr.route, csets, fsets, cand, tr.width,
+                              stack[-1][4] if stack else 0) if tr.route else None
             shape = tr.target
             sets = new
             if general and counter.held and stack:
@@ -1057,7 +1147,7 @@ class Run:
                 found.append(cand)
             if found:
                 report(found, event, at)
-            new = _routed(tr.route, csets, fsets, cand, len(tr.target.entries),
+            new = _routed(tr.route, csets, fsets, cand, tr.width,
                           stack[-1][4] if stack else 0) if tr.route else None
             shape = tr.target
             sets = new
