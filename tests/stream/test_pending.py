@@ -1,6 +1,7 @@
-"""Work per event independent of the candidates pending (issue 33, item 4): candidate sets are
-merged as bags of chunks (Bentley and Saxe's logarithmic method), not copied whole, so a query
-holding n candidates runs in time near-linear in n, not quadratic."""
+"""Work per event independent of the candidates pending (issue 33, item 4): candidates that
+nothing can tell apart any more are merged into one group, and candidate sets are merged as
+bags of chunks (Bentley and Saxe's logarithmic method), not copied whole, so a query holding n
+candidates runs in time near-linear in n, not quadratic."""
 
 from __future__ import annotations
 
