@@ -95,15 +95,19 @@ class _Enter:
     ``leaves`` memoises the ``leave'`` transitions at the end of such an element, by the shape
     of the state after its last child (``source`` and ``cls`` say how to compute one)."""
 
-    __slots__ = ("cls", "general", "instant", "leaves", "marks", "push", "report", "source",
-                 "target")
+    __slots__ = ("cls", "general", "inert", "instant", "leaves", "marks", "push", "report",
+                 "source", "target", "waits")
 
     def __init__(self, source: Shape, cls: int, target: Shape,
-                 report: tuple[tuple[int, bool], ...], push: Routes, marks: bool) -> None:
+                 report: tuple[tuple[int, bool], ...], push: Routes, marks: bool,
+                 idle: frozenset[int] = frozenset()) -> None:
         self.source = source
         self.cls = cls
         self.target = target
-        self.report = report
+        #: the sources reported, less the ``idle`` entries, which never hold a pending
+        #: candidate (``b`` true and variable universal inside the root: Theorem 1 reports
+        #: theirs at once), so that the run reads no set there
+        self.report = tuple(r for r in report if r[0] not in idle)
         self.push = push
         self.marks = marks
         self.leaves: dict[Shape, _Leave] = {}
@@ -112,6 +116,12 @@ class _Enter:
         # the element's own candidate is decided at its start tag (a marked source reported):
         # the run reports it at once and makes no Candidate to hold
         self.instant = any(m for _i, m in report)
+        #: nothing reported, pushed or marked: the state's sets wait in the frame, untouched
+        #: (issue 33, item 4: the usual start tag while candidates wait)
+        self.inert = not self.report and not push and not marks
+        #: the element is a candidate that waits, and nothing else happens (a line while the
+        #: lines wait for the root's end)
+        self.waits = marks and not self.instant and not self.report and not push
 
 
 # per target entry j: (j, child entries, father entries, whether the element's candidate goes in)
@@ -122,7 +132,8 @@ class _Leave:
     """``leave'`` from a father shape and a child shape on a label class: the target shape,
     what is reported, and per target entry the child and father entries it collects."""
 
-    __slots__ = ("marks", "report_child", "report_father", "report_mark", "route", "target")
+    __slots__ = ("marks", "one", "report_child", "report_father", "report_mark", "reports",
+                 "route", "target", "width")
 
     def __init__(self, target: Shape, report_child: tuple[int, ...],
                  report_father: tuple[int, ...], report_mark: bool,
@@ -133,6 +144,11 @@ class _Leave:
         self.report_mark = report_mark
         self.route = route
         self.marks = report_mark or any(r[3] for r in route)
+        #: whether anything can be reported here (else only routes are followed)
+        self.reports = bool(report_child or report_father or report_mark)
+        self.width = len(target.entries)
+        #: the route, where there is one (see :func:`_routed_one`)
+        self.one = route[0] if len(route) == 1 else None
 
 
 class Automaton:
@@ -250,6 +266,18 @@ class Automaton:
             return g.universal(x5)
         return g.nullable(x5) and (top == 2 or self.epilogue(x5))
 
+    def idle(self, shape: Shape, inside: bool = False) -> frozenset[int]:
+        """The entries of a state that never hold a pending candidate: inside the root
+        element (``shape.top`` 0, or ``inside``), those whose ``b`` is true and variable
+        universal, whose candidates Theorem 1 reports at the transition that makes them
+        (Listing 1 routes none there; ``tests/stream/test_pending.py`` checks it after
+        every event)."""
+        if shape.top and not inside:
+            return frozenset()
+        g = self.grammar
+        return frozenset(k for k, (x, _f, b) in enumerate(shape.entries)
+                         if b and g.universal(x))
+
     def enter_named(self, shape: Shape, label: str) -> _Enter:
         """``enter'`` on an element name: :meth:`enter` on its class, memoised by name."""
         found = self.enter(shape, self.grammar.classify(label))
@@ -297,7 +325,8 @@ class Automaton:
         # own candidate does (the same form as a leave' route, without child sets)
         routes = tuple((index[k], (), tuple(dict.fromkeys(i for i, _m in v)),
                         any(m for _i, m in v)) for k, v in push.items())
-        found = _Enter(shape, cls, target, tuple(dict.fromkeys(report)), routes, marks)
+        found = _Enter(shape, cls, target, tuple(dict.fromkeys(report)), routes, marks,
+                       self.idle(shape))
         memo[cls] = found
         return found
 
@@ -353,6 +382,11 @@ class Automaton:
                 report_mark = report_mark or mark[0]
             elif cs or fs or mark[0]:
                 route.append((j, tuple(sorted(cs)), tuple(sorted(fs)), mark[0]))
+        # entries that never hold a pending candidate are not read (see _Enter.report): the
+        # child's are inside the element, the father's inside the root but at the root
+        idle_child, idle_father = self.idle(child, True), self.idle(father)
+        report_child = [k for k in report_child if k not in idle_child]
+        report_father = {i for i in report_father if i not in idle_father}
         found = _Leave(target, tuple(dict.fromkeys(report_child)), tuple(sorted(report_father)),
                        report_mark, tuple(route))
         memo[key0] = found
@@ -373,9 +407,17 @@ class Counter:
 
 class Candidate:
     """A node that may be a match: its pre-order index, path and attributes, kept while some
-    entry of the stack refers to it (freed, and no longer counted, once none does)."""
+    entry of the stack refers to it (freed, and no longer counted, once none does).
 
-    __slots__ = ("_counter", "attributes", "node", "path", "reported")
+    A candidate in the sets may stand for a *group* (issue 33, item 4): ``more`` holds the
+    candidates merged into it, which no set names. Candidates are merged only where nothing
+    can tell them apart any more: the same entries of the current state hold them, no frame
+    of the stack does, and all were marked in the innermost open element's content (so the
+    general check's origins, by pre-order index, see each group whole). Reporting or
+    rejecting the group does so for each of them; a set then holds one object where it held
+    every line of a poem, and moving it costs the same whatever the group's size."""
+
+    __slots__ = ("_counter", "attributes", "more", "node", "path", "reported")
 
     def __init__(self, node: int, path: str, attributes: dict[str, str],
                  counter: Counter) -> None:
@@ -383,6 +425,7 @@ class Candidate:
         self.path = path
         self.attributes = attributes
         self.reported = False
+        self.more: list[Candidate] | None = None
         self._counter = counter
         counter.held += 1
         if counter.held > counter.peak:
@@ -394,6 +437,21 @@ class Candidate:
 
     def __repr__(self) -> str:
         return f"Candidate({self.node}, {self.path!r})"
+
+    def members(self) -> list[Candidate]:
+        """This candidate and those merged into it."""
+        return [self] if self.more is None else [self, *self.more]
+
+    def absorb(self, other: Candidate) -> None:
+        """Merge ``other``'s group into this one (the caller takes the larger as ``self``:
+        each candidate is moved a logarithmic number of times)."""
+        more = self.more
+        if more is None:
+            more = self.more = []
+        more.append(other)
+        if other.more is not None:
+            more.extend(other.more)
+            other.more = None
 
 
 class Bag:
@@ -502,8 +560,123 @@ _EMPTY: frozenset[Candidate] = frozenset()
 _NOT_EMPTY = repeat(_EMPTY)
 
 
+#: up to how many candidates a set may hold for :func:`_gathered` to look into it (a larger
+#: one is passed on as it is: the work per event stays bounded)
+FEW = 8
+
+
+def _size(c: Candidate) -> int:
+    return 1 if c.more is None else 1 + len(c.more)
+
+
+def _gathered(parts: list[Pending], add: Candidate | None, limit: int) -> Pending:
+    """The union of ``parts`` and ``add`` for the only entry a ``leave'`` fills, with the
+    candidates marked after pre-order index ``limit`` (the innermost open element's) merged
+    into one group (:class:`Candidate`): in that state they are all in this one entry, and
+    no frame of the stack holds them (a frame's sets predate them), so nothing can tell them
+    apart from here on. Where candidates wait for an ancestor's end (``/*[not(d)]//l``), the
+    set stays one object however many wait, and each event moves it without copying."""
+    movable: list[Candidate] = []
+    fixed: list[Candidate] = []
+    kept: list[Pending] = []
+    for p in parts:
+        if p.__class__ is frozenset and len(p) <= FEW:
+            for c in p:
+                if c.node > limit and not c.reported:
+                    movable.append(c)
+                else:
+                    fixed.append(c)
+        else:
+            kept.append(p)
+    if add is not None:
+        movable.append(add)
+    if len(movable) > 1:
+        movable = list(dict.fromkeys(movable))  # a group in two parts is one
+        lead = movable[0]
+        most = _size(lead)
+        for c in movable:
+            if c.more is not None and len(c.more) >= most:
+                lead, most = c, len(c.more) + 1
+        for c in movable:
+            if c is not lead:
+                lead.absorb(c)
+        movable = [lead]
+        if not fixed and not kept:
+            for p in parts:
+                if len(p) == 1 and lead in p:
+                    return p  # the group grew; its set is the same object
+    if not kept:
+        return _EMPTY.union(fixed, movable)
+    if fixed or movable:
+        kept.append(_EMPTY.union(fixed, movable))
+    return kept[0] if len(kept) == 1 else _merge(kept, None)
+
+
+def _routed_one(route: tuple[int, tuple[int, ...], tuple[int, ...], bool], csets: Sets | None,
+                fsets: Sets | None, live: Candidate | None, width: int,
+                limit: int) -> Sets | None:
+    """:func:`_routed` at a ``leave'`` that fills one entry (``live``: the element's own
+    candidate, unless reported), the candidates marked after ``limit`` merged into one group
+    (:func:`_gathered`). On the path of every end tag while candidates wait: one set passed
+    on, or one candidate more beside one group, are handled here without a list."""
+    k, cs, fs, mark = route
+    empty = _EMPTY
+    one: Pending | None = None
+    parts: list[Pending] | None = None
+    if csets is not None:
+        for j in cs:
+            p = csets[j]
+            if p is not empty:
+                if one is None:
+                    one = p
+                elif parts is None:
+                    parts = [one, p]
+                else:
+                    parts.append(p)
+    if fsets is not None:
+        for i in fs:
+            p = fsets[i]
+            if p is not empty:
+                if one is None:
+                    one = p
+                elif parts is None:
+                    parts = [one, p]
+                else:
+                    parts.append(p)
+    add = live if mark else None
+    got: Pending
+    if parts is not None:
+        got = _gathered(parts, add, limit)
+    elif one is None:
+        if add is None:
+            return None
+        got = frozenset((add,))
+    elif add is None:
+        got = one  # passed on as it is
+    elif len(one) == 1 and add.more is None:
+        # the usual case: one more candidate beside one group (a line after the lines
+        # before it), merged into it where it may be
+        got = one
+        for c in one:
+            if c.node > limit and not c.reported:
+                more = c.more  # c.absorb(add), inlined
+                if more is None:
+                    c.more = [add]
+                else:
+                    more.append(add)
+            else:
+                got = _EMPTY.union(one, (add,))
+    else:
+        got = _gathered([one], add, limit)
+    if width == 2:
+        return (got, empty) if k == 0 else (empty, got)
+    lists: list[Pending] = [empty] * width
+    lists[k] = got
+    return tuple(lists)
+
+
 def _routed(routes: Routes, csets: Sets | None, fsets: Sets | None, cand: Candidate | None,
-            width: int) -> Sets | None:
+            width: int, limit: int = -1) -> Sets | None:
     """The candidate sets of the shape entered (``width`` entries), each gathered along its
     routes from the content's sets ``csets`` and the enclosing ones ``fsets`` (at a start
     tag: none and the current ones) and, where the route says so, ``cand`` unless it is
@@ -517,10 +690,16 @@ def _routed(routes: Routes, csets: Sets | None, fsets: Sets | None, cand: Candid
     event after a report, cost time linear in the candidates held per event (issue 33, item
     4: ``//*[not(following-sibling::q)]`` reports at every end tag while the root's
     children wait). On the path of every event where candidates are pending: one function,
-    empty sets told by identity (:data:`_EMPTY`)."""
+    empty sets told by identity (:data:`_EMPTY`).
+
+    At a ``leave'`` that fills one entry (``limit`` the innermost open element's pre-order
+    index, not negative), the candidates marked in that element's content are merged into
+    one group (:func:`_gathered`)."""
     lists: list[Pending] | None = None
     live = None if cand is None or cand.reported else cand
     empty = _EMPTY
+    if limit >= 0 and len(routes) == 1:
+        return _routed_one(routes[0], csets, fsets, live, width, limit)
     for k, cs, fs, mark in routes:
         parts: list[Pending] = []
         if csets is not None:
@@ -657,6 +836,11 @@ class Run:
                     counter.held -= 1
                     out.append((c.node, c.path, c.attributes))
                     garbage += 1
+                    if c.more is not None:  # a group: its other candidates too
+                        for m in c.more:
+                            m.reported = True
+                            out.append((m.node, m.path, m.attributes))
+                        counter.held -= len(c.more)
             if out:
                 counter.matches += len(out)
                 emit((event, at, out))
@@ -700,6 +884,10 @@ class Run:
                     c.reported = True  # settled: no longer counted, skipped in sets
                     counter.held -= 1
                     garbage += 1
+                    if c.more is not None:
+                        for m in c.more:
+                            m.reported = True
+                        counter.held -= len(c.more)
 
         # the paths of open elements as far as a candidate below asked for them: per depth,
         # (pre-order index, path); an entry whose index is not the open element's at that
@@ -776,6 +964,62 @@ class Run:
                 shape = tr.target
                 counts = None
                 return
+            if tr.inert:
+                # Candidates wait in this state, and this element neither reports, pushes
+                # nor marks any: its content starts with no sets, the state's wait in its
+                # frame (the usual case while candidates wait for an ancestor's end).
+                view = None
+                if general:
+                    above = stack[-1][8] if stack else top_view
+                    if first or not stack:
+                        # the level has read nothing: no origin to make (see below)
+                        view = None if above is None else above.plain.get(tr)
+                        if view is None:
+                            view = view_of(tr, None, None)
+                    else:
+                        if above is not None and not garbage:
+                            view = above.next.get((tr, len(stack), False,
+                                                   tuple(map(is_not, sets or (), _NOT_EMPTY))))
+                        if view is None:
+                            view = view_of(tr, sets, None)
+                push((tr, sets, None, label, node, pos, counts, 0, view))
+                shape = tr.target
+                sets = None
+                counts = None
+                if view is not None and view.origins and counter.held \
+                        and shape not in view.quiet:
+                    examine("start", node, view, None)
+                    if garbage > counter.held + SLACK:
+                        compact()
+                return
+            if tr.waits:
+                # a candidate that waits, nothing else (the start path below, shortened)
+                if paths and len(paths) == len(stack) and paths[-1][0] == stack[-1][4]:
+                    path = f"{paths[-1][1]}/{label}[{pos}]"
+                else:
+                    path = path_to(len(stack)) + f"/{label}[{pos}]"
+                waiting = Candidate(node, path, attributes(attrs), counter)
+                view = None
+                if general:
+                    above = stack[-1][8] if stack else top_view
+                    if above is not None and not garbage:
+                        if first or not stack or sets is None:
+                            view = above.next.get((tr, len(stack), True, None))
+                        else:
+                            view = above.next.get((tr, len(stack), True,
+                                                   tuple(map(is_not, sets, _NOT_EMPTY))))
+                    if view is None:
+                        view = view_of(tr, None if first else sets, waiting)
+                push((tr, sets, waiting, label, node, pos, counts, 0, view))
+                shape = tr.target
+                sets = None
+                counts = None
+                if view is not None and view.origins and counter.held \
+                        and shape not in view.quiet:
+                    examine("start", node, view, None)
+                    if garbage > counter.held + SLACK:
+                        compact()
+                return
             cand = None
             now = None
             if tr.marks:
@@ -809,12 +1053,16 @@ class Run:
                 # pushed from above, no candidate of its own (no origin to make)
                 fsets = None if first else sets
                 above = stack[-1][8] if stack else top_view
-                if above is not None and stack and fsets is not None and not garbage:
+                if above is not None and not garbage:
                     # the view memoised under the key Detector.below makes, read here: with
                     # no reported candidate left in the sets (garbage 0), a set holds one iff
                     # it is not _EMPTY, told in C (this is every such start tag)
-                    view = above.next.get((tr, len(stack), cand is not None,
-                                           tuple(map(is_not, fsets, _NOT_EMPTY))))
+                    if fsets is None or not stack:
+                        view = above.plain.get(tr) if cand is None else \
+                            above.next.get((tr, len(stack), True, None))
+                    else:
+                        view = above.next.get((tr, len(stack), cand is not None,
+                                               tuple(map(is_not, fsets, _NOT_EMPTY))))
                 if view is None:
                     view = view_of(tr, fsets, cand)
             push((tr, sets, cand, label, node, pos, counts, 0, view))
@@ -848,7 +1096,38 @@ class Run:
                         if garbage > counter.held + SLACK:
                             compact()
                 return
-            leave(tr, csets, fsets, cand, "end", frame[4])
+            # leave() inlined (the path of every end tag while candidates wait)
+            if tr.reports:
+                found: list[Candidate] = []
+                if csets is not None:
+                    for k in tr.report_child:
+                        if csets[k] is not _EMPTY:
+                            found.extend(csets[k])
+                if fsets is not None:
+                    for i in tr.report_father:
+                        if fsets[i] is not _EMPTY:
+                            found.extend(fsets[i])
+                if tr.report_mark and cand is not None:
+                    found.append(cand)
+                if found:
+                    report(found, "end", frame[4])
+            one = tr.one
+            if one is not None:
+                new = _routed_one(one, csets, fsets,
+                                  None if cand is None or cand.reported else cand, tr.width,
+                                  stack[-1][4] if stack else 0)
+            else:
+                new = _routed(tr.route, csets, fsets, cand, tr.width,
+                              stack[-1][4] if stack else 0) if tr.route else None
+            shape = tr.target
+            sets = new
+            if general and counter.held and stack:
+                view = stack[-1][8]
+                if view is None or (shape not in view.still and (
+                        new is not None or (view.origins and shape not in view.quiet))):
+                    examine("end", frame[4], view, new)
+            if garbage > counter.held + SLACK:
+                compact()
 
         def leave(tr: _Leave, csets: Sets | None, fsets: Sets | None,
                   cand: Candidate | None, event: str, at: int) -> None:
@@ -868,8 +1147,8 @@ class Run:
                 found.append(cand)
             if found:
                 report(found, event, at)
-            new = _routed(tr.route, csets, fsets, cand, len(tr.target.entries)) \
-                if tr.route else None
+            new = _routed(tr.route, csets, fsets, cand, tr.width,
+                          stack[-1][4] if stack else 0) if tr.route else None
             shape = tr.target
             sets = new
             if general and counter.held and stack:
@@ -986,7 +1265,7 @@ class Run:
         shape, sets, _stack = self._view()
         rows = []
         for j, (x, f, b) in enumerate(shape.entries):
-            m = frozenset(c.node for c in sets[j] if not c.reported) if sets is not None \
-                else frozenset()
+            m = frozenset(u.node for c in sets[j] if not c.reported for u in c.members()) \
+                if sets is not None else frozenset()
             rows.append((g.name(x), g.name(f), b, m))
         return rows

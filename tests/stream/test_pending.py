@@ -1,6 +1,7 @@
-"""Work per event independent of the candidates pending (issue 33, item 4): candidate sets are
-merged as bags of chunks (Bentley and Saxe's logarithmic method), not copied whole, so a query
-holding n candidates runs in time near-linear in n, not quadratic."""
+"""Work per event independent of the candidates pending (issue 33, item 4): candidates that
+nothing can tell apart any more are merged into one group, and candidate sets are merged as
+bags of chunks (Bentley and Saxe's logarithmic method), not copied whole, so a query holding n
+candidates runs in time near-linear in n, not quadratic."""
 
 from __future__ import annotations
 
@@ -121,6 +122,43 @@ def test_reported_candidates_do_not_stay_in_the_sets() -> None:
     assert run.counter.held == 5000  # the root's children, until the root ends
     assert most <= SLACK + 2
     assert len(run.end()) == 5000  # the root itself was decided at its start tag
+
+
+def test_candidates_waiting_for_an_ancestor_are_held_as_one_group() -> None:
+    """Where every line waits for the root's end (``/*[not(nosuch)]//l``), the lines marked
+    in one element's content are merged into one group (``Candidate.more``): the sets of the
+    stack hold one object however many lines wait, so an event moves no more than that
+    (issue 33, item 4: the bags of chunks held every line, copied a logarithmic number of
+    times each). Rejecting the group (a ``nosuch`` child of the root) drops every line."""
+    from xmlevents.stream import Automaton, Run
+
+    run = Run(Automaton(Query("/*[not(nosuch)]//l").grammar))
+    run.start("TEI")
+    most = 0
+    for _ in range(200):
+        run.start("lg")
+        for _ in range(5):
+            run.start("l")
+            run.start("p")
+            run.end()
+            run.end()
+            _shape, sets, stack = run._view()
+            most = max(most, sum(len(p) for level in [*(f[1] for f in stack), sets]
+                                 for p in level or ()))
+        run.end()
+    assert run.counter.held == 1000
+    assert most <= 2
+    assert run.start("nosuch") == ()
+    assert run.counter.held == 0
+    run.end()
+    assert run.end() == ()
+
+
+def test_a_group_is_reported_whole_and_once() -> None:
+    """The root's end reports every line of the group, each once, in document order."""
+    data = b"<TEI><lg>" + b"<l><p/></l>" * 50 + b"</lg>" + b"<note><l/></note>" * 20 + b"</TEI>"
+    found = [m.node for m in Query("/*[not(nosuch)]//l").evaluate(data)]
+    assert found == sorted(oracle("/*[not(nosuch)]//l", data)) and len(found) == 70
 
 
 @settings(max_examples=examples(80), deadline=None,
