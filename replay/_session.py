@@ -67,7 +67,8 @@ _JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 #: threads and the parallel collector's compete for the cores with the Python workers and give
 #: back little: the README's main job took 124–172 s and 56–76 s so, a 2-version history
 #: 73–78 s and 39–44 s, 400 versions of a 150 KB catalogue 176 s and 156 s (load 9–18 on 2
-#: cores, issue 28, item 7; docs/guide/replay.md).
+#: cores; on a quiet machine the main job 26–30 s and 21–25 s; issue 28, item 7;
+#: docs/guide/replay.md).
 _SHORT_JOBS_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 # Where a user's JVM options may already choose a collector or a compiler: the driver's own
