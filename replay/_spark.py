@@ -547,9 +547,14 @@ def replay_frames(spark: SparkSession, versions: DataFrame, definitions: str | N
     check_queries(texts)  # so are the queries
     options = options or DiffOptions()
     inferred = None
+    n = _partitions(spark, partitions)
+    checked, duplicates = _check_stage(versions, n)
     if options.infer_keys:
-        options, inferred = infer_on_spark(spark, versions, options)
-    checked, duplicates, diffed = diff_stage(spark, versions, options, partitions)
+        # From the checked versions (cached on disk, the first of each duplicated version
+        # kept, as the inference keeps it), not from the table: the input is read once, where
+        # the inference's two passes read it before the check stage read it again.
+        options, inferred = infer_on_spark(spark, checked, options)
+    diffed = _diff_pairs(checked, options, n)
     bad = checked.where(F.col("message").isNotNull()).select(*_error_columns(
         doc=F.col("doc"), version=F.col("version"), commit=F.col("commit"),
         time=F.col("time"), stage=F.lit("parse"), message=F.col("message"),
@@ -577,7 +582,9 @@ def infer_on_spark(spark: SparkSession, versions: DataFrame, options: DiffOption
                    ) -> tuple[DiffOptions, list[InferredKey]]:
     """The options with the keys inferred from the table's sample added, and those keys
     (:mod:`._infer`): the driver collects each document's version numbers, then the texts
-    of the sampled versions only (the same sample, and so the same keys, as in process)."""
+    of the sampled versions only (the same sample, and so the same keys, as in process).
+    ``versions``: the table, or its checked versions (:func:`replay_frames` gives those: the
+    cached stage 1, so the input is read once)."""
     found: dict[str, set[int]] = {}
     for r in versions.where(F.col("doc").isNotNull() & F.col("version").isNotNull()).select(
             "doc", "version").distinct().collect():
@@ -600,8 +607,19 @@ def diff_stage(spark: SparkSession, versions: DataFrame, options: DiffOptions,
                partitions: int | None = None) -> tuple[DataFrame, DataFrame, DataFrame]:
     """Stages 1 and 2: the checked versions (cached: the errors read them too), the duplicate
     versions as error rows, and the diffed versions the apply stage takes."""
-    n = partitions or 4 * spark.sparkContext.defaultParallelism
+    n = _partitions(spark, partitions)
+    checked, duplicates = _check_stage(versions, n)
+    return checked, duplicates, _diff_pairs(checked, options, n)
 
+
+def _partitions(spark: SparkSession, partitions: int | None) -> int:
+    """The diff stage's partitions: ``partitions``, or 4 per core."""
+    return partitions or 4 * spark.sparkContext.defaultParallelism
+
+
+def _check_stage(versions: DataFrame, n: int) -> tuple[DataFrame, DataFrame]:
+    """Stage 1: the checked versions (cached on disk) and the duplicate versions as error
+    rows."""
     # 1. check: duplicates and versions that are not well-formed
     numbered = versions.withColumn("_k", F.row_number().over(
         Window.partitionBy("doc", "version").orderBy(F.monotonically_increasing_id())))
@@ -614,7 +632,11 @@ def diff_stage(spark: SparkSession, versions: DataFrame, options: DiffOptions,
     # document ran the driver's 1 GB heap out (issue 29); on disk, batch after batch.
     checked = numbered.where(F.col("_k") == 1).drop("_k").repartition(n).mapInPandas(
         _check, _CHECKED).persist(StorageLevel.DISK_ONLY)
+    return checked, duplicates
 
+
+def _diff_pairs(checked: DataFrame, options: DiffOptions, n: int) -> DataFrame:
+    """Stage 2: the diffed versions the apply stage takes, from the checked ones."""
     # 2. diff: consecutive good versions, in parallel across documents and pairs
     good = checked.where(F.col("message").isNull()).select("doc", "version", "xml", "time",
                                                            "commit")
@@ -628,7 +650,7 @@ def diff_stage(spark: SparkSession, versions: DataFrame, options: DiffOptions,
     olds = good.select("doc", F.col("version").alias("_prev"), F.col("xml").alias("old"))
     pairs = good.join(before, ["doc", "version"]).join(olds, ["doc", "_prev"], "left").drop(
         "_prev").repartition(n)
-    return checked, duplicates, pairs.mapInPandas(_diff(options), _DIFFED)
+    return pairs.mapInPandas(_diff(options), _DIFFED)
 
 
 def write_frames(frames: ReplayFrames, out: str, extra_errors: DataFrame | None = None,
