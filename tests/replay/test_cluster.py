@@ -26,6 +26,8 @@ from typing import Any
 
 import pytest
 
+from xmlevents.replay._session import _SHORT_JOBS_JVM
+
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,7 +40,7 @@ OUTPUTS = ("events", "composites", "errors", "cel")
 CONF = ["--conf", "spark.sql.shuffle.partitions=4"]
 # Every JVM of the cluster as an embedded session's driver (replay/_session.py: short jobs, the
 # first tier of the JIT only): about half the time of this test (issue 28, item 7).
-SHORT_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+SHORT_JVM = _SHORT_JOBS_JVM
 CONF += ["--conf", f"spark.executor.extraJavaOptions={SHORT_JVM}"]
 
 

@@ -329,8 +329,10 @@ def test_spark_submit_runs_the_packages_main_file(tmp_path: Path) -> None:
         {"doc": "a.xml", "version": 1,
          "xml": "<order><item><price>5</price><quantity>2</quantity></item></order>"}]))
     # spark-submit's JVM as the embedded session's (its options are spark-submit's to give).
+    from xmlevents.replay._session import _SHORT_JOBS_JVM
+
     env = clean_env(PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable,
-                    SPARK_SUBMIT_OPTS="-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+                    SPARK_SUBMIT_OPTS=_SHORT_JOBS_JVM)
     done = subprocess.run(
         [str(submit), "--master", "local[2]", main, "replay", str(history), "--out",
          str(tmp_path / "out"), "-q", "--define",
