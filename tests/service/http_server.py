@@ -20,6 +20,11 @@ from xmlevents.service import create_app
 from xmlevents.service._limits import Limits
 from xmlevents.service._server import Server, config
 
+#: Two clients' tokens, and the Authorization headers of alice (``A``) and bob (``B``).
+TOKENS = {"s3cret-a": "alice", "s3cret-b": "bob"}
+A = {"Authorization": "Bearer s3cret-a"}
+B = {"Authorization": "Bearer s3cret-b"}
+
 
 def free_port() -> int:
     with socket.socket() as s:

@@ -20,11 +20,8 @@ import pytest
 from xmlevents.service import Engine
 from xmlevents.service._db import Journal
 
-from .http_server import process_server, thread_server
+from .http_server import TOKENS, A, B, process_server, thread_server
 
-TOKENS = {"s3cret-a": "alice", "s3cret-b": "bob"}
-A = {"Authorization": "Bearer s3cret-a"}
-B = {"Authorization": "Bearer s3cret-b"}
 SEQ_T = 'SEQ(newCD(title=T, artist="U2"), newMusicDVD(title=T, artist="U2"))'
 
 

@@ -26,11 +26,8 @@ from hypothesis import strategies as st
 from xmlevents.service import ANONYMOUS, Service
 from xmlevents.service._limits import OPEN_FILES, Limits, over_retention
 
-from .http_server import free_port, served_by, thread_server
+from .http_server import TOKENS, A, B, free_port, served_by, thread_server
 
-TOKENS = {"s3cret-a": "alice", "s3cret-b": "bob"}
-A = {"Authorization": "Bearer s3cret-a"}
-B = {"Authorization": "Bearer s3cret-b"}
 TIMEOUTS = Limits(header_timeout=0.4, body_timeout=0.4, keep_alive=0.3, max_connections=4)
 
 

@@ -20,12 +20,8 @@ from xmlevents.service._db import Journal
 from xmlevents.service._engine import Engine, Signal
 from xmlevents.service._replay import Replayed, live_log, replay
 
-from .http_server import thread_server
+from .http_server import TOKENS, A, B, thread_server
 from .test_sharing import expressions, signals
-
-TOKENS = {"s3cret-a": "alice", "s3cret-b": "bob"}
-A = {"Authorization": "Bearer s3cret-a"}
-B = {"Authorization": "Bearer s3cret-b"}
 
 
 def test_expressions_in_pages(tmp_path: Path) -> None:

@@ -16,11 +16,8 @@ from starlette.routing import Mount, Route
 from xmlevents.service import create_app
 from xmlevents.service._openapi import openapi
 
-from .http_server import thread_server
+from .http_server import TOKENS, A, B, thread_server
 
-TOKENS = {"s3cret-a": "alice", "s3cret-b": "bob"}
-A = {"Authorization": "Bearer s3cret-a"}
-B = {"Authorization": "Bearer s3cret-b"}
 PAGE = "http://page.example:8000"
 
 

@@ -20,11 +20,7 @@ import pytest
 from xmlevents.service._db import Journal
 from xmlevents.service._webhooks import TIMEOUT, refusal
 
-from .http_server import thread_server
-
-TOKENS = {"s3cret-a": "alice", "s3cret-b": "bob"}
-A = {"Authorization": "Bearer s3cret-a"}
-B = {"Authorization": "Bearer s3cret-b"}
+from .http_server import TOKENS, A, B, thread_server
 
 
 @pytest.mark.parametrize("url", [
