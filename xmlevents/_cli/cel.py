@@ -184,23 +184,16 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
             stream = read_jsonl(lines, source=source)
         if args.dialect == "core" and not args.primitive:
             stream = map(from_nanoseconds, stream)  # CORE's times are nanoseconds
+        held, order = ids.ids, ids.order.append  # IdMap.add inline, an event (issue 32)
         try:
-            if paths is None and keep_ids:  # the common case, IdMap.add inline (issue 32)
-                held, order = ids.ids, ids.order.append
-                for e in stream:
-                    v = e.attrs.get("id")
-                    if v is not None:
-                        held[e.position] = v
-                        order(e.position)
-                    yield e
-                return
             for e in stream:
                 if paths is not None:
                     paths.add(e.attrs.get("path"))
                 if keep_ids:
                     v = e.attrs.get("id")
                     if v is not None:
-                        ids.add(e.position, v)
+                        held[e.position] = v
+                        order(e.position)
                 yield e
         except StreamError as exc:  # what was found before the bad line is written
             failure.append(exc)
