@@ -72,9 +72,10 @@ _JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 _SHORT_JOBS_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 # Where a user's JVM options may already choose a collector or a compiler: the driver's own
-# settings and the launcher's environment. With any of them, theirs alone (a second collector
-# flag would stop the JVM: "multiple garbage collectors selected").
-_USER_JVM_SETTINGS = (_JAVA_OPTIONS, "spark.driver.defaultJavaOptions")
+# settings (_JAVA_OPTIONS, and the defaults Spark puts before them) and the launcher's
+# environment. With any of them, theirs alone (a second collector flag would stop the JVM:
+# "multiple garbage collectors selected").
+_DEFAULT_JAVA_OPTIONS = "spark.driver.defaultJavaOptions"
 _USER_JVM_ENVIRON = ("SPARK_SUBMIT_OPTS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS")
 
 
@@ -95,7 +96,7 @@ def _driver_java_options(log_option: str, local: bool | None, settings: Mapping[
     given = settings.get(_JAVA_OPTIONS)
     if given:
         return f"{log_option} {given}"
-    if local and not any(settings.get(k) for k in _USER_JVM_SETTINGS) and not any(
+    if local and not settings.get(_DEFAULT_JAVA_OPTIONS) and not any(
             env.get(k) for k in _USER_JVM_ENVIRON):
         return f"{log_option} {_SHORT_JOBS_JVM}"
     return log_option
