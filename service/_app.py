@@ -61,6 +61,7 @@ import math
 import secrets
 import sqlite3
 import threading
+from collections import Counter
 from collections.abc import (
     AsyncIterator,
     Awaitable,
@@ -71,6 +72,7 @@ from collections.abc import (
     Sequence,
 )
 from concurrent.futures import ThreadPoolExecutor
+from operator import itemgetter
 from typing import Any, TypeVar
 
 from starlette.applications import Starlette
@@ -82,7 +84,7 @@ from starlette.routing import BaseRoute, Route
 from xmlevents._foundation.jsonlines import JsonLineError, load_line
 from xmlevents.algebra import PositionedError, XmlEventsError
 
-from ._db import Journal, Stored, dumps, tree_json
+from ._db import Journal, Stored
 from ._engine import Detection, Join, Provider, check_signal
 from ._errors import (
     ExpressionTextError,
@@ -90,6 +92,7 @@ from ._errors import (
     SignalError,
     UnknownExpressionError,
 )
+from ._json import dumps, object_json, signal_json, string
 from ._limits import (
     Limits,
     over_retention,
@@ -322,8 +325,8 @@ class Service:
         """In the writer thread, after a commit: wake the streams of the clients notified
         and, for callbacks, the webhook worker. Done from here, not by the request, so that
         a request cancelled while it waited still wakes them."""
-        owners = {owner for owner, *_ in found}
-        hooks = any(url for *_, url in found)
+        owners = set(map(_owner, found))
+        hooks = any(map(_url, found))
         if owners and self._loop is not None:
             self._loop.call_soon_threadsafe(self._notify, owners)
             if hooks:
@@ -494,10 +497,11 @@ class Service:
               lost: Mapping[str, int]) -> None:
         """In the writer thread, after a commit: count the notifications each client keeps
         now (:meth:`_retain`'s, committed)."""
+        retained = self.retained
         for owner, n in lost.items():
-            self.retained[owner] -= n
-        for owner, *_ in found:
-            self.retained[owner] = self.retained.get(owner, 0) + 1
+            retained[owner] -= n
+        for owner, n in Counter(map(_owner, found)).items():
+            retained[owner] = retained.get(owner, 0) + n
 
     async def stats(self, client: str | None = None) -> dict[str, object]:
         """The engine's node counts (:meth:`Engine.stats`) over ``client``'s expressions
@@ -563,6 +567,10 @@ class Service:
         self.journal.close()
         self.db_lock.release()
 
+#: A notification's owner and webhook URL, of the writer's (owner, expression, text, URL).
+_owner, _url = itemgetter(0), itemgetter(3)
+
+
 def _settle(outcomes: Iterable[tuple[asyncio.Future[Any], Any, BaseException | None]]
             ) -> None:
     """In the event loop: each writer job's result or exception to its waiting request
@@ -581,38 +589,21 @@ def _notification(d: Detection) -> dict[str, Any]:
             "events": [s.to_json() for s in d.events], "next": d.next}
 
 
-_string = json.encoder.encode_basestring
-
-
 def _notification_text(d: Detection, texts: dict[str, str]) -> str:
     """:func:`_notification` as stored JSON (the same text as :func:`dumps` of it), each
     signal encoded once per request however many notifications it is in (a signal
-    completing many expressions is common), by hand around :func:`tree_json` of its
-    parameters: :meth:`Signal.to_json` and :func:`dumps` cost 2.8 times as much, a fifth
-    of the writer's time in batches (issue 31, item 10)."""
+    completing many expressions is common), by hand (:func:`signal_json`):
+    :meth:`Signal.to_json` and :func:`dumps` cost 2.8 times as much, a fifth of the
+    writer's time in batches (issue 31, item 10)."""
     events = []
     for s in d.events:
         text = texts.get(s.id)
         if text is None:
-            if s.time is None:
-                text = (f'{{"id":{_string(s.id)},"type":{_string(s.type)},'
-                        f'"params":{_object_json(s.params)},"tick":{int(s.ts)!r}}}')
-            else:
-                text = dumps(s.to_json())
-            texts[s.id] = text
+            text = texts[s.id] = signal_json(s)
         events.append(text)
-    nxt = "null" if d.next is None else _string(d.next)
-    return (f'{{"expression":{_string(d.expression)},"bindings":{_object_json(d.bindings)},'
+    nxt = "null" if d.next is None else string(d.next)
+    return (f'{{"expression":{string(d.expression)},"bindings":{object_json(d.bindings)},'
             f'"events":[{",".join(events)}],"next":{nxt}}}')
-
-
-def _object_json(values: Mapping[str, Any]) -> str:
-    """:func:`dumps` of parameters or bindings: by hand when every value is a string (the
-    common case, a third cheaper than the C encoder's call), else :func:`tree_json`."""
-    try:
-        return "{" + ",".join([_string(k) + ":" + _string(v) for k, v in values.items()]) + "}"
-    except TypeError:  # a number or a boolean (or a key that is no string)
-        return tree_json(values if type(values) is dict else dict(values))
 
 
 # --- request handling ---------------------------------------------------------------------
@@ -803,6 +794,28 @@ def _signal_of(obj: Any, where: str | int) -> tuple[str, dict[str, Any], float |
     return obj["type"], params, None if at is None else float(at)
 
 
+def _signals_of(data: list[Any]) -> list[tuple[str, dict[str, Any], float | None]]:
+    """The events of a request's list, checked (:func:`_signal_of`). The common event — a
+    type and parameters of ASCII strings, no time — is taken as the parser made it (its
+    dict is the request's own), four times cheaper than checking it field by field: that
+    check was the event loop's largest cost in batches (issue 31, item 10)."""
+    events: list[tuple[str, dict[str, Any], float | None]] = []
+    append = events.append
+    for i, obj in enumerate(data):
+        if type(obj) is dict and len(obj) == 2:
+            etype, params = obj.get("type"), obj.get("params")
+            if type(etype) is str and etype and type(params) is dict:
+                # ASCII holds no lone surrogate: what check_value would look for in a string
+                for value in params.values():
+                    if type(value) is not str or not value.isascii():
+                        break
+                else:
+                    append((etype, params, None))
+                    continue
+        append(_signal_of(obj, i))
+    return events
+
+
 def _event_name(where: str | int) -> str:
     return f"event {where}" if isinstance(where, int) else where
 
@@ -815,7 +828,7 @@ async def post_events(service: Service, request: Request, client: str) -> Respon
             raise Problem(422, "Bad request body", "an empty list of events")
         if len(data) > service.limits.max_events:
             raise too_many_events(len(data), service.limits)
-        events = [_signal_of(e, i) for i, e in enumerate(data)]
+        events = _signals_of(data)
     else:
         events = [_signal_of(data, "the event")]
     accepted = await service.signal(client, events, raw.decode("utf-8"))

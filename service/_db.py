@@ -28,32 +28,13 @@ from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Journal", "Stored", "LogEntry", "dumps", "tree_json", "BUSY_TIMEOUT"]
+from ._json import dumps
+
+__all__ = ["Journal", "Stored", "LogEntry", "BUSY_TIMEOUT"]
 
 #: Seconds a statement waits for a lock held by another connection before it fails with
 #: "database is locked".
 BUSY_TIMEOUT = 1.0
-
-#: Compact JSON, as stored.
-dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
-_dumps = dumps
-
-# The C encoder :data:`dumps` builds at every call (``JSONEncoder.iterencode``), built once:
-# that construction was half the cost of encoding a signal (issue 31, item 10). No circular
-# check (a marker dict kept across calls could keep a failed call's ids): only for values
-# the service builds itself, trees by construction.
-_c_encoder = getattr(json.encoder, "c_make_encoder", None)
-_encode = (None if _c_encoder is None else
-           _c_encoder(None, None, json.encoder.encode_basestring, None, ":", ",", False,
-                      False, True))
-
-
-def tree_json(value: dict[str, Any] | list[Any]) -> str:
-    """:data:`dumps` of an object or array the service built (acyclic), the same text,
-    with the C encoder built once (:data:`dumps` itself where Python has none)."""
-    if _encode is None:
-        return _dumps(value)
-    return "".join(_encode(value, 0))
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS log (
@@ -308,7 +289,7 @@ class Journal:
             db.execute("BEGIN IMMEDIATE")
         try:
             db.executemany("INSERT INTO log (kind, client, body) VALUES (?, ?, ?)",
-                           [(k, c, b if isinstance(b, str) else _dumps(b))
+                           [(k, c, b if isinstance(b, str) else dumps(b))
                             for k, c, b in entries])
             if add is not None:
                 db.execute("INSERT INTO expressions (id, client, body) VALUES (?, ?, ?)",
@@ -325,7 +306,7 @@ class Journal:
                     "INSERT INTO notifications (cursor, client, expression, body) "
                     "VALUES (?, ?, ?, ?)",
                     [(cursor, client, expression,
-                      body if isinstance(body, str) else _dumps(body)) for cursor,
+                      body if isinstance(body, str) else dumps(body)) for cursor,
                      (client, expression, body, _) in zip(cursors, notifications, strict=True)])
                 now = time.time()
                 hooks = [(cursor, url, now, client) for cursor, (client, *_, url)
@@ -387,16 +368,17 @@ class Journal:
         return gone
 
     def replace_log(self, rows: Sequence[tuple[str, str, Any]]) -> None:
-        """Replace the whole log with ``rows`` (kind, client, body), numbered after the last
-        row it had, in one transaction (the compaction of :mod:`._replay`)."""
+        """Replace the whole log with ``rows`` (kind, client, body: JSON, or an object to
+        encode), numbered after the last row it had, in one transaction (the compaction of
+        :mod:`._replay`)."""
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
             last = int(db.execute("SELECT MAX(seq) FROM log").fetchone()[0] or 0)
             db.execute("DELETE FROM log")
             db.executemany("INSERT INTO log (seq, kind, client, body) VALUES (?, ?, ?, ?)",
-                           [(last + i, k, c, _dumps(b)) for i, (k, c, b)
-                            in enumerate(rows, 1)])
+                           [(last + i, k, c, b if isinstance(b, str) else dumps(b))
+                            for i, (k, c, b) in enumerate(rows, 1)])
             db.execute("COMMIT")
         except BaseException:
             self.abort()

@@ -18,8 +18,10 @@ that never reads stop detection for every other client.
 from __future__ import annotations
 
 import resource
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the web stack is imported when a problem is made: the command line
@@ -113,9 +115,7 @@ def over_retention(retained: dict[str, int], new: Sequence[tuple[str, Any, Any, 
     ``retained`` (undeleted, per client): how many of each client's oldest stored ones to
     discard, and the indexes in ``new`` that are themselves past the quota (the oldest of a
     request producing more than it for one client)."""
-    per: dict[str, int] = {}
-    for owner, *_ in new:
-        per[owner] = per.get(owner, 0) + 1
+    per = Counter(map(itemgetter(0), new))
     discard: dict[str, int] = {}
     skip_first: dict[str, int] = {}
     for owner, count in per.items():
@@ -126,6 +126,8 @@ def over_retention(retained: dict[str, int], new: Sequence[tuple[str, Any, Any, 
             if excess > stored:
                 skip_first[owner] = excess - stored
     dropped: list[int] = []
+    if not skip_first:  # the common case: no new notification past the quota itself
+        return discard, dropped
     for i, (owner, *_) in enumerate(new):
         if skip_first.get(owner, 0) > 0:
             skip_first[owner] -= 1

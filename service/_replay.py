@@ -41,6 +41,7 @@ from xmlevents.algebra import XmlEventsError
 from ._db import Journal
 from ._engine import Engine, Join, Provider, Signal, check_signal
 from ._errors import RegistrationError
+from ._json import signal_json
 from ._markup import parse_markup
 from ._text import parse_expression
 from .ast import Registration, check_value
@@ -238,15 +239,11 @@ def _replay_rows(state: Replayed, rows: Iterator[tuple[int, str, str, str]],
 
 def _kept(engine: Engine) -> dict[int, Signal]:
     """The signals the engine's stored instances hold, by tick (unordered)."""
-    kept: dict[int, Signal] = {}
-    for node in engine.operators:
-        for groups in node.storage.values():
-            for group in groups.values():
-                for buf in group.bufs:
-                    for instance in buf:
-                        for s in instance.events:
-                            kept[s.ts] = s
-    return kept
+    # One comprehension: a third cheaper than the same loops written out, and the walk is a
+    # fifth of a look's cost where much of the state stays live (issue 31, item 10).
+    return {s.ts: s for node in engine.operators for groups in node.storage.values()
+            for group in groups.values() for buf in group.bufs for instance in buf
+            for s in instance.events}
 
 
 def kept_signals(engine: Engine) -> list[Signal]:
@@ -259,8 +256,9 @@ def kept_signals(engine: Engine) -> list[Signal]:
 def live_log(state: Replayed, signals: list[Signal] | None = None
              ) -> tuple[list[tuple[str, str, Any]], int]:
     """The log of the live state (see the module): (kind, client, body) rows, the kept
-    signals between two registrations in ``kept`` rows of at most :data:`KEPT_ROW`; and the
-    entries it holds (each signal one). ``signals``: :func:`kept_signals`, if known."""
+    signals between two registrations in ``kept`` rows of at most :data:`KEPT_ROW` (their
+    bodies JSON already, written by hand: encoding them was half a compaction's cost); and
+    the entries it holds (each signal one). ``signals``: :func:`kept_signals`, if known."""
     if signals is None:
         signals = kept_signals(state.engine)
     out: list[tuple[str, str, Any]] = []
@@ -268,15 +266,13 @@ def live_log(state: Replayed, signals: list[Signal] | None = None
 
     def kept(upto: float) -> None:
         nonlocal i
-        run: list[dict[str, Any]] = []
-        while i < len(signals) and signals[i].ts <= upto:
-            run.append(_signal_json(signals[i]))
-            i += 1
-            if len(run) == KEPT_ROW:
-                out.append(("kept", "", run))
-                run = []
-        if run:
-            out.append(("kept", "", run))
+        end = i
+        while end < len(signals) and signals[end].ts <= upto:
+            end += 1
+        for start in range(i, end, KEPT_ROW):
+            row = [signal_json(s, ident=False) for s in signals[start:min(end, start + KEPT_ROW)]]
+            out.append(("kept", "", "[" + ",".join(row) + "]"))
+        i = end
 
     for tick, client, body in state.registered.values():
         kept(tick)
@@ -284,13 +280,6 @@ def live_log(state: Replayed, signals: list[Signal] | None = None
     kept(float("inf"))
     out.append(("clock", "", {"tick": state.engine.tick}))
     return out, len(state.registered) + len(signals)
-
-
-def _signal_json(s: Signal) -> dict[str, Any]:
-    body: dict[str, Any] = {"type": s.type, "params": dict(s.params), "tick": s.ts}
-    if s.time is not None:
-        body["time"] = s.time
-    return body
 
 
 def grown(state: Replayed) -> bool:

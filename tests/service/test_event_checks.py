@@ -1,6 +1,7 @@
 """The event loop's checks of a request's events, made cheaper for batches (issue 31, item
 10): an event whose fields are right skips the generic field checks, and an ASCII string
-parameter the value check. Same events and same problems as the checks in full."""
+parameter the value check, and the common event of a list is taken as parsed. Same events
+and same problems as the checks in full."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 
 from tests.strategies import examples
 from xmlevents.algebra import XmlEventsError
-from xmlevents.service._app import _EVENT, _expect, _signal_of
+from xmlevents.service._app import _EVENT, _expect, _signal_of, _signals_of
 from xmlevents.service._problem import Problem
 from xmlevents.service.ast import check_value
 
@@ -65,3 +66,26 @@ def _outcome(check: Any, obj: Any, where: Any) -> object:
 def test_an_event_is_checked_as_in_full(obj: Any, index: int) -> None:
     assert _outcome(_signal_of, obj, index) == _outcome(_reference, obj, f"event {index}")
     assert _outcome(_signal_of, obj, "the event") == _outcome(_reference, obj, "the event")
+
+
+def _listed(check: Any, objs: list[Any]) -> object:
+    try:
+        return check(objs)
+    except Problem as problem:
+        return problem.status, problem.detail
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(st.lists(st.one_of(_events, st.fixed_dictionaries(
+    {"type": st.sampled_from(["newCD", "newMusicDVD"]),
+     "params": st.dictionaries(st.sampled_from(["title", "artist"]),
+                               st.text(max_size=3), max_size=2)})), max_size=6))
+@example([{"type": "newCD", "params": {"title": "Boy"}}, {"type": "", "params": {}}])
+@example([{"type": "newCD", "params": {"title": "é\ud800"}}])
+def test_a_list_of_events_is_checked_as_in_full(objs: list[Any]) -> None:
+    """The list's fast path (an event of ASCII string parameters taken as parsed) gives the
+    same events, or the same problem for the first bad one, as the checks in full."""
+    def reference(objs: list[Any]) -> object:
+        return [_reference(obj, f"event {i}") for i, obj in enumerate(objs)]
+
+    assert _listed(_signals_of, objs) == _listed(reference, objs)

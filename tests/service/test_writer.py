@@ -17,10 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.strategies import examples
-from xmlevents.service import Service, _db
+from xmlevents.service import Service, _json
 from xmlevents.service._app import _notification, _notification_text
-from xmlevents.service._db import dumps
 from xmlevents.service._engine import Detection, Signal, _detected, _signal
+from xmlevents.service._json import dumps, signal_json
 
 
 @settings(max_examples=15, deadline=None)
@@ -109,8 +109,23 @@ def test_a_notification_is_stored_as_its_json(expression: str, bindings: dict[st
     detection = Detection(expression, bindings, tuple(events), nxt, 1)
     with pytest.MonkeyPatch.context() as patch:
         if fallback:
-            patch.setattr(_db, "_encode", None)
+            patch.setattr(_json, "_encode", None)
         assert _notification_text(detection, {}) == dumps(_notification(detection))
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(_signals, st.booleans())
+def test_a_kept_signal_is_stored_as_its_json(signal: Signal, fallback: bool) -> None:
+    """A compacted log's kept signal, written by hand (issue 31, item 10), is :func:`dumps`
+    of the signal's JSON without its id, character for character; with the id, of
+    :meth:`Signal.to_json`."""
+    body = signal.to_json()
+    with pytest.MonkeyPatch.context() as patch:
+        if fallback:
+            patch.setattr(_json, "_encode", None)
+        assert signal_json(signal) == dumps(body)
+        del body["id"]
+        assert signal_json(signal, ident=False) == dumps(body)
 
 
 @settings(max_examples=examples(100), deadline=None)
