@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import sqlite3
 import threading
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from hypothesis import strategies as st
 from tests.strategies import examples
 from xmlevents.service import Service, _json
 from xmlevents.service._app import _notification, _notification_text
+from xmlevents.service._db import Journal
 from xmlevents.service._engine import Detection, Signal, _detected, _signal
 from xmlevents.service._json import dumps, signal_json
 
@@ -143,3 +145,36 @@ def test_the_engines_fast_constructors_make_the_same_values(signal: Signal,
     assert again == detection and repr(again) == repr(detection)
     with pytest.raises(dataclasses.FrozenInstanceError):
         again.tick = 0  # type: ignore[misc]
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["alice", "bob"]), st.text(max_size=3),
+                          st.sampled_from([None, "http://example.com/hook"])),
+                max_size=700),
+       st.sampled_from([None, 9, 999]))
+def test_notifications_are_stored_many_rows_a_statement(
+        tmp_path_factory: pytest.TempPathFactory, notes: list[tuple[str, str, str | None]],
+        values: int | None) -> None:
+    """A request's notifications and deliveries inserted many rows a statement (issue 31,
+    item 10) are every row, in order, with their cursors — whatever the connection's limit
+    of values a statement (``values``: lowered to 9, two rows of four, and SQLite's old
+    999)."""
+    journal = Journal(str(tmp_path_factory.mktemp("n") / "n.db"))
+    try:
+        if values is not None:
+            journal._db.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, values)
+        journal.write([("signals", "alice", "[]")], [])
+        rows = [(c, e, {"n": i}, url) for i, (c, e, url) in enumerate(notes)]
+        for _ in range(2):  # the second request's cursors follow the first's
+            cursors = journal.write([("signals", "alice", "[]")], rows)
+            assert cursors == (list(range(cursors[0], cursors[0] + len(rows))) if rows else [])
+        stored = journal._db.execute("SELECT cursor, client, expression, body "
+                                     "FROM notifications ORDER BY cursor").fetchall()
+        assert stored == [(k + 1, c, e, dumps(b)) for k, (c, e, b, _)
+                          in enumerate(rows + rows)]
+        due = journal._db.execute("SELECT cursor, url, client FROM deliveries "
+                                  "ORDER BY cursor").fetchall()
+        assert due == [(k + 1, url, c) for k, (c, _, _, url) in enumerate(rows + rows)
+                       if url is not None]
+    finally:
+        journal.close()
