@@ -61,6 +61,7 @@ import math
 import secrets
 import sqlite3
 import threading
+import time
 from collections import Counter
 from collections.abc import (
     AsyncIterator,
@@ -231,6 +232,10 @@ class Service:
             self.reader = Journal.reader(db)
             #: Notifications each client keeps (the retention quota); the writer's.
             self.retained = self.journal.retained()
+            #: When the quota's discards were last logged for each client, and how many
+            #: were discarded since (:meth:`_warn_retention`); the writer's.
+            self._warned: dict[str, float] = {}
+            self._discarded: dict[str, int] = {}
         except BaseException:
             with contextlib.suppress(AttributeError):
                 self.journal.close()
@@ -485,13 +490,28 @@ class Service:
         lost = {owner: self.journal.discard_oldest(owner, count)
                 for owner, count in discard.items()}
         if discard or dropped:
-            _log.warning("retention quota (%s notifications a client): discarded the oldest "
-                         "of %s", f"{self.limits.max_retained:,}",
-                         ", ".join(sorted({found[i][0] for i in dropped} | set(discard))))
+            self._warn_retention(discard, Counter(found[i][0] for i in dropped))
         if dropped:
             skip = set(dropped)
             found = [f for i, f in enumerate(found) if i not in skip]
         return found, lost
+
+    def _warn_retention(self, discarded: Mapping[str, int], dropped: Mapping[str, int]
+                        ) -> None:
+        """Log the notifications the retention quota discarded, once a client every
+        :data:`RETENTION_WARNING` seconds with the count since its last line: a client that
+        never acknowledges is over its quota at every request (a line a request before)."""
+        now = time.monotonic()
+        for client in sorted(set(discarded) | set(dropped)):
+            count = (self._discarded.get(client, 0) + discarded.get(client, 0)
+                     + dropped.get(client, 0))
+            if now - self._warned.get(client, -math.inf) < RETENTION_WARNING:
+                self._discarded[client] = count
+                continue
+            self._warned[client], self._discarded[client] = now, 0
+            _log.warning("retention quota (%s notifications a client): %s of %s's oldest "
+                         "notifications discarded", f"{self.limits.max_retained:,}",
+                         f"{count:,}", client)
 
     def _kept(self, found: Iterable[tuple[str, Any, Any, Any]],
               lost: Mapping[str, int]) -> None:
@@ -499,7 +519,7 @@ class Service:
         now (:meth:`_retain`'s, committed)."""
         retained = self.retained
         for owner, n in lost.items():
-            retained[owner] -= n
+            retained[owner] = retained.get(owner, 0) - n
         for owner, n in Counter(map(_owner, found)).items():
             retained[owner] = retained.get(owner, 0) + n
 
@@ -566,6 +586,10 @@ class Service:
         self.reader.close()
         self.journal.close()
         self.db_lock.release()
+
+#: Seconds between two log lines of a client's notifications discarded by the retention
+#: quota.
+RETENTION_WARNING = 60.0
 
 #: A notification's owner and webhook URL, of the writer's (owner, expression, text, URL).
 _owner, _url = itemgetter(0), itemgetter(3)
@@ -831,6 +855,10 @@ async def post_events(service: Service, request: Request, client: str) -> Respon
         events = _signals_of(data)
     else:
         events = [_signal_of(data, "the event")]
+    # The parsed body is dropped before the request waits for the writer: under load a
+    # batch waits a second or more, and its thousand dicts, kept, outlived the collector's
+    # youngest generation and were walked again by the older ones (issue 31, item 10).
+    del data
     accepted = await service.signal(client, events, raw.decode("utf-8"))
     return JSONResponse({"accepted": accepted}, status_code=202)
 

@@ -122,7 +122,8 @@ def over_retention(retained: dict[str, int], new: Sequence[tuple[str, Any, Any, 
         excess = retained.get(owner, 0) + count - limits.max_retained
         if excess > 0:
             stored = retained.get(owner, 0)
-            discard[owner] = min(excess, stored)
+            if stored:
+                discard[owner] = min(excess, stored)
             if excess > stored:
                 skip_first[owner] = excess - stored
     dropped: list[int] = []

@@ -241,6 +241,42 @@ def test_the_retention_count_is_read_back_at_start(tmp_path: Path) -> None:
     assert asyncio.run(run()) == (["t1", "t2"], 1)
 
 
+def test_discards_are_logged_once_a_minute_a_client(tmp_path: Path,
+                                                     caplog: pytest.LogCaptureFixture,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A client over its retention quota at every request gets one log line a minute with
+    the count discarded since the last one, not one line a request."""
+    now = [1000.0]
+    monkeypatch.setattr(time, "monotonic", lambda: now[0])
+    limits = Limits(max_retained=2)
+
+    async def run() -> None:
+        service = Service(str(tmp_path / "w.db"), limits=limits)
+        service.start()
+        try:
+            await service.register(ANONYMOUS, "text", "newCD(title=T)", {}, None)
+            for k in range(4):  # 3 notifications a request: 1, then 3 discarded each time
+                await service.signal(ANONYMOUS, [("newCD", {"title": f"t{k}{i}"}, None)
+                                                 for i in range(3)])
+                now[0] += 20
+            now[0] += 60
+            await service.signal(ANONYMOUS, [("newCD", {"title": "last"}, None)])
+        finally:
+            await service.stop()
+
+    with caplog.at_level("WARNING", logger="xmlevents.service"):
+        asyncio.run(run())
+    lines = [r.getMessage() for r in caplog.records if "retention quota" in r.getMessage()]
+    assert lines == [
+        "retention quota (2 notifications a client): 1 of anonymous's oldest notifications "
+        "discarded",
+        # t=1020, 1040 within the minute; t=1060 logs the 3 + 3 + 3 since
+        "retention quota (2 notifications a client): 9 of anonymous's oldest notifications "
+        "discarded",
+        "retention quota (2 notifications a client): 1 of anonymous's oldest notifications "
+        "discarded"]
+
+
 @pytest.mark.slow  # the real command in a subprocess: a second or two
 def test_serve_options_reach_the_server(tmp_path: Path) -> None:
     """``xmlevents serve``'s limit and CORS options are the running service's; a bad value is
