@@ -888,10 +888,13 @@ class Run:
         general = automaton.general
         detector: Detector | None = None
         top_view: Any = None  # the view above the root element, once the detector is made
-        # text nodes read (their detection locations are ("text", index)); ``gap`` is true
-        # after a tag, where character data, a comment or a PI begins a new text node
+        # text nodes read (their detection locations are ("text", index)); ``last_text`` is
+        # where the last one was read, as (elements read, depth): a tag changes one or the
+        # other (a start tag the first, an end tag the second), so character data, a comment
+        # or a PI where it has not changed continues that node, and the tag handlers keep no
+        # flag for the text handler (issue 33, item 4: a store per tag, for every query)
         texts = 0
-        gap = True
+        last_text = (-1, -1)
         epilogue = False  # a text node (comment, PI) after the root element was read
 
         def switch(on: bool) -> None:
@@ -1009,16 +1012,18 @@ class Run:
             garbage = 0
 
         def start(label: str, attrs: Any = None) -> None:
-            nonlocal shape, sets, node, counts, gap
+            nonlocal shape, sets, node, counts
             node += 1
-            gap = True
-            first = counts is None
             if counts is None:
                 # the parent's first child: the only event at which the depth grows
                 if len(stack) >= max_depth:
                     raise TooDeep(len(stack) + 1)
-                counts = {}
-            pos = counts[label] = counts.get(label, 0) + 1
+                counts = {label: 1}
+                pos = 1
+                first = True
+            else:
+                pos = counts[label] = counts.get(label, 0) + 1
+                first = False
             # enter' memoised per (shape, name): one lookup once warm (section 5.2)
             tr = shape.by_tag.get(label)
             if tr is None:
@@ -1028,6 +1033,13 @@ class Run:
                 # here, so there is nothing to report or push (Listing 1 moves only sets).
                 if general:
                     above = stack[-1][8] if stack else top_view
+                    if above is not None:
+                        view = above.calm.get(tr)
+                        if view is not None:  # nothing to check (the usual case)
+                            push((tr, None, None, label, node, pos, counts, 0, view))
+                            shape = tr.target
+                            counts = None
+                            return
                     view = None if above is None else above.plain.get(tr)
                     if view is None:
                         view = view_of(tr, None, None)
@@ -1039,6 +1051,9 @@ class Run:
                         examine("start", node, view, None)
                         if garbage > counter.held + SLACK:
                             compact()
+                    elif view is not None and above is not None and (
+                            not view.origins or shape in view.quiet):
+                        above.calm[tr] = view
                     return
                 push((tr, None, None, label, node, pos, counts, 0, None))
                 shape = tr.target
@@ -1198,27 +1213,23 @@ class Run:
                 compact()
 
         def end(label: object = None) -> None:
-            nonlocal shape, sets, counts, gap
-            gap = True
-            frame = pop()
+            nonlocal shape, sets, counts
+            opened, fsets, cand, _name, at, _pos, counts, held, _view = pop()
             # leave' memoised on the element's enter' by the shape its content ended in
-            tr = frame[0].leaves.get(shape)
+            tr = opened.leaves.get(shape)
             if tr is None:
-                tr = leave_after(frame[0], shape)
-            counts = frame[6]
-            fsets = frame[1]
-            cand = frame[2]
+                tr = leave_after(opened, shape)
             csets = sets
             if csets is None and fsets is None and cand is None:
                 shape = tr.target  # fast path: no candidate anywhere to move or report
                 if general and counter.held and stack:
                     view = stack[-1][8]
                     if view is None or (view.origins and shape not in view.quiet):
-                        examine("end", frame[4], view, None)
+                        examine("end", at, view, None)
                         if garbage > counter.held + SLACK:
                             compact()
                 return
-            if csets is None and frame[7] and tr.keep == frame[7] - 1:
+            if csets is None and held and tr.keep == held - 1:
                 # the end of a line held in its entry's group (see start): the state's sets
                 # are the father's, as the route would rebuild them
                 shape = tr.target
@@ -1227,7 +1238,7 @@ class Run:
                     view = stack[-1][8]
                     if view is None or (shape not in view.still and (
                             fsets is not None or (view.origins and shape not in view.quiet))):
-                        examine("end", frame[4], view, fsets)
+                        examine("end", at, view, fsets)
                 if garbage > counter.held + SLACK:
                     compact()
                 return
@@ -1245,7 +1256,7 @@ class Run:
                 if tr.report_mark and cand is not None:
                     found.append(cand)
                 if found:
-                    report(found, "end", frame[4])
+                    report(found, "end", at)
             one = tr.one
             if one is not None:
                 new = _routed_one(one, csets, fsets,
@@ -1260,7 +1271,7 @@ class Run:
                 view = stack[-1][8]
                 if view is None or (shape not in view.still and (
                         new is not None or (view.origins and shape not in view.quiet))):
-                    examine("end", frame[4], view, new)
+                    examine("end", at, view, new)
             if garbage > counter.held + SLACK:
                 compact()
 
@@ -1304,10 +1315,11 @@ class Run:
             comments or PIs before the next tag are the same node. Outside the root element,
             comments and PIs are the root's siblings: before it, the node the document starts
             with (no candidate exists yet); after it, the last node, where nothing follows."""
-            nonlocal shape, sets, gap, texts, epilogue
-            if not gap:
+            nonlocal shape, sets, last_text, texts, epilogue
+            at = (node, len(stack))
+            if at == last_text:
                 return
-            gap = False
+            last_text = at
             texts += 1
             if not stack:
                 if node == 0:
