@@ -872,8 +872,8 @@ class Run:
         # before it, that state's candidate sets, its own undecided candidate, its name,
         # pre-order index, position among same-named siblings, the counts of names among
         # it and its preceding siblings, 1 + the entry whose group holds its candidate if
-        # it went there at its start tag (_Enter.hold) or 0, and the general check's view
-        # down to it, or None)
+        # it went there at its start tag (_Enter.hold) or 0, the general check's view down
+        # to it, or None, and the view down to its parent as ``here`` was when it was pushed)
         stack: list[tuple[Any, ...]] = []
         push = stack.append
         pop = stack.pop
@@ -887,7 +887,10 @@ class Run:
         # met a hole variable that makes it useful (Automaton.risky)
         general = automaton.general
         detector: Detector | None = None
-        top_view: Any = None  # the view above the root element, once the detector is made
+        # the view of the innermost open element (its frame's) while the check is on, kept
+        # here rather than read from the stack at every tag; None where unknown (the check
+        # just turned on), which makes the next start tag compute the views of the stack
+        here: Any = None
         # text nodes read (their detection locations are ("text", index)); ``last_text`` is
         # where the last one was read, as (elements read, depth): a tag changes one or the
         # other (a start tag the first, an end tag the second), so character data, a comment
@@ -898,8 +901,9 @@ class Run:
         epilogue = False  # a text node (comment, PI) after the root element was read
 
         def switch(on: bool) -> None:
-            nonlocal general
+            nonlocal general, here
             general = on
+            here = None
 
         automaton.watch(switch)
         self._switch = switch  # held here: the automaton holds it weakly
@@ -927,10 +931,9 @@ class Run:
                 emit((event, at, out))
 
         def detect() -> Detector:
-            nonlocal detector, top_view
+            nonlocal detector
             if detector is None:
                 detector = Detector(automaton.universality())
-                top_view = detector.top
             return detector
 
         def view_of(tr: _Enter, fsets: Sets | None, cand: Candidate | None) -> Any:
@@ -939,8 +942,10 @@ class Run:
             try:
                 if stack and stack[-1][8] is None:
                     # frames pushed before the check was on get their views now, once
+                    above = detect().top
                     for j, view in enumerate(detect().views(stack)):
-                        stack[j] = (*stack[j][:8], view)
+                        stack[j] = (*stack[j][:8], view, above)
+                        above = view
                 return detect().below(stack[-1][8] if stack else None, stack, tr, fsets, cand)
             except TooManyTypes:
                 automaton.give_up_general()  # too large a subset construction: as Theorem 1
@@ -1012,7 +1017,7 @@ class Run:
             garbage = 0
 
         def start(label: str, attrs: Any = None) -> None:
-            nonlocal shape, sets, node, counts
+            nonlocal shape, sets, node, counts, here
             node += 1
             if counts is None:
                 # the parent's first child: the only event at which the depth grows
@@ -1024,26 +1029,30 @@ class Run:
             else:
                 pos = counts[label] = counts.get(label, 0) + 1
                 first = False
-            # enter' memoised per (shape, name): one lookup once warm (section 5.2)
-            tr = shape.by_tag.get(label)
-            if tr is None:
+            # enter' memoised per (shape, name): one lookup once warm (section 5.2), a
+            # subscript rather than a method call (a miss is once per shape and name)
+            try:
+                tr = shape.by_tag[label]
+            except KeyError:
                 tr = enter_named(shape, label)
             if sets is None and not tr.marks:
                 # Fast path, the usual case: no candidate pending in this state and none made
                 # here, so there is nothing to report or push (Listing 1 moves only sets).
                 if general:
-                    above = stack[-1][8] if stack else top_view
+                    above = here
                     if above is not None:
                         view = above.calm.get(tr)
                         if view is not None:  # nothing to check (the usual case)
-                            push((tr, None, None, label, node, pos, counts, 0, view))
+                            push((tr, None, None, label, node, pos, counts, 0, view, above))
+                            here = view
                             shape = tr.target
                             counts = None
                             return
                     view = None if above is None else above.plain.get(tr)
                     if view is None:
                         view = view_of(tr, None, None)
-                    push((tr, None, None, label, node, pos, counts, 0, view))
+                    push((tr, None, None, label, node, pos, counts, 0, view, above))
+                    here = view
                     shape = tr.target
                     counts = None
                     if view is not None and view.origins and counter.held \
@@ -1055,7 +1064,7 @@ class Run:
                             not view.origins or shape in view.quiet):
                         above.calm[tr] = view
                     return
-                push((tr, None, None, label, node, pos, counts, 0, None))
+                push((tr, None, None, label, node, pos, counts, 0, None, None))
                 shape = tr.target
                 counts = None
                 return
@@ -1065,7 +1074,7 @@ class Run:
                 # frame (the usual case while candidates wait for an ancestor's end).
                 view = None
                 if general:
-                    above = stack[-1][8] if stack else top_view
+                    above = here
                     if first or not stack:
                         # the level has read nothing: no origin to make (see below)
                         view = None if above is None else above.plain.get(tr)
@@ -1077,7 +1086,8 @@ class Run:
                                                    tuple(map(is_not, sets or (), _NOT_EMPTY))))
                         if view is None:
                             view = view_of(tr, sets, None)
-                push((tr, sets, None, label, node, pos, counts, 0, view))
+                push((tr, sets, None, label, node, pos, counts, 0, view, here))
+                here = view
                 shape = tr.target
                 sets = None
                 counts = None
@@ -1113,13 +1123,14 @@ class Run:
                             counter.peak = counter.held
                         view = None
                         if general:
-                            above = stack[-1][8]
+                            above = here
                             if above is not None:
                                 # the key Detector.below makes: only ``hold`` holds any
                                 view = above.next.get((tr, len(stack), False, tr.hold_mask))
                             if view is None:
                                 view = view_of(tr, sets, None)
-                        push((tr, sets, None, label, node, pos, counts, hold + 1, view))
+                        push((tr, sets, None, label, node, pos, counts, hold + 1, view, here))
+                        here = view
                         shape = tr.target
                         sets = None
                         counts = None
@@ -1138,7 +1149,7 @@ class Run:
                 waiting = Candidate(node, path, attributes(attrs), counter)
                 view = None
                 if general:
-                    above = stack[-1][8] if stack else top_view
+                    above = here
                     if above is not None and not garbage:
                         if first or not stack or sets is None:
                             view = above.next.get((tr, len(stack), True, None))
@@ -1147,7 +1158,8 @@ class Run:
                                                    tuple(map(is_not, sets, _NOT_EMPTY))))
                     if view is None:
                         view = view_of(tr, None if first else sets, waiting)
-                push((tr, sets, waiting, label, node, pos, counts, 0, view))
+                push((tr, sets, waiting, label, node, pos, counts, 0, view, here))
+                here = view
                 shape = tr.target
                 sets = None
                 counts = None
@@ -1189,7 +1201,7 @@ class Run:
                 # before a first child the level has read nothing: its sets hold only copies
                 # pushed from above, no candidate of its own (no origin to make)
                 fsets = None if first else sets
-                above = stack[-1][8] if stack else top_view
+                above = here
                 if above is not None and not garbage:
                     # the view memoised under the key Detector.below makes, read here: with
                     # no reported candidate left in the sets (garbage 0), a set holds one iff
@@ -1202,7 +1214,8 @@ class Run:
                                                tuple(map(is_not, fsets, _NOT_EMPTY))))
                 if view is None:
                     view = view_of(tr, fsets, cand)
-            push((tr, sets, cand, label, node, pos, counts, 0, view))
+            push((tr, sets, cand, label, node, pos, counts, 0, view, here))
+            here = view
             shape = tr.target
             sets = new
             counts = None
@@ -1213,17 +1226,18 @@ class Run:
                 compact()
 
         def end(label: object = None) -> None:
-            nonlocal shape, sets, counts
-            opened, fsets, cand, _name, at, _pos, counts, held, _view = pop()
+            nonlocal shape, sets, counts, here
+            opened, fsets, cand, _name, at, _pos, counts, held, _view, here = pop()
             # leave' memoised on the element's enter' by the shape its content ended in
-            tr = opened.leaves.get(shape)
-            if tr is None:
+            try:
+                tr = opened.leaves[shape]
+            except KeyError:
                 tr = leave_after(opened, shape)
             csets = sets
             if csets is None and fsets is None and cand is None:
                 shape = tr.target  # fast path: no candidate anywhere to move or report
                 if general and counter.held and stack:
-                    view = stack[-1][8]
+                    view = here
                     if view is None or (view.origins and shape not in view.quiet):
                         examine("end", at, view, None)
                         if garbage > counter.held + SLACK:
@@ -1235,7 +1249,7 @@ class Run:
                 shape = tr.target
                 sets = fsets
                 if general and counter.held and stack:
-                    view = stack[-1][8]
+                    view = here
                     if view is None or (shape not in view.still and (
                             fsets is not None or (view.origins and shape not in view.quiet))):
                         examine("end", at, view, fsets)
@@ -1268,7 +1282,7 @@ class Run:
             shape = tr.target
             sets = new
             if general and counter.held and stack:
-                view = stack[-1][8]
+                view = here
                 if view is None or (shape not in view.still and (
                         new is not None or (view.origins and shape not in view.quiet))):
                     examine("end", at, view, new)
