@@ -1125,12 +1125,23 @@ class Run:
                         if general:
                             above = here
                             if above is not None:
+                                settled = above.held.get(tr)
+                                if settled is not None and settled[0] == len(stack):
+                                    # nothing to check here (the usual case, see calm)
+                                    view = settled[1]
+                                    push((tr, sets, None, label, node, pos, counts, hold + 1,
+                                          view, above))
+                                    here = view
+                                    shape = tr.target
+                                    sets = None
+                                    counts = None
+                                    return
                                 # the key Detector.below makes: only ``hold`` holds any
                                 view = above.next.get((tr, len(stack), False, tr.hold_mask))
                             if view is None:
                                 view = view_of(tr, sets, None)
                         push((tr, sets, None, label, node, pos, counts, hold + 1, view, here))
-                        here = view
+                        above, here = here, view
                         shape = tr.target
                         sets = None
                         counts = None
@@ -1139,6 +1150,9 @@ class Run:
                             examine("start", node, view, None)
                             if garbage > counter.held + SLACK:
                                 compact()
+                        elif view is not None and above is not None and (
+                                not view.origins or shape in view.quiet):
+                            above.held[tr] = (len(stack) - 1, view)
                         return
             if tr.waits:
                 # a candidate that waits, nothing else (the start path below, shortened)
