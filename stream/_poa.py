@@ -1259,7 +1259,8 @@ class Run:
                 return
             if csets is None and held and tr.keep == held - 1:
                 # the end of a line held in its entry's group (see start): the state's sets
-                # are the father's, as the route would rebuild them
+                # are the father's, as the route would rebuild them (nothing reported here,
+                # so only the check can make a compaction due)
                 shape = tr.target
                 sets = fsets
                 if general and counter.held and stack:
@@ -1267,8 +1268,8 @@ class Run:
                     if view is None or (shape not in view.still and (
                             fsets is not None or (view.origins and shape not in view.quiet))):
                         examine("end", at, view, fsets)
-                if garbage > counter.held + SLACK:
-                    compact()
+                        if garbage > counter.held + SLACK:
+                            compact()
                 return
             # leave() inlined (the path of every end tag while candidates wait)
             if tr.reports:
