@@ -938,7 +938,9 @@ class Run:
 
         def view_of(tr: _Enter, fsets: Sets | None, cand: Candidate | None) -> Any:
             """The general check's view down to the element about to be pushed, or None if
-            the check has just been given up."""
+            the check has just been given up; ``here`` made the view of the stack's top, which
+            the caller pushes as the element's parent's."""
+            nonlocal here
             try:
                 if stack and stack[-1][8] is None:
                     # frames pushed before the check was on get their views now, once
@@ -946,7 +948,8 @@ class Run:
                     for j, view in enumerate(detect().views(stack)):
                         stack[j] = (*stack[j][:8], view, above)
                         above = view
-                return detect().below(stack[-1][8] if stack else None, stack, tr, fsets, cand)
+                here = stack[-1][8] if stack else detect().top
+                return detect().below(here, stack, tr, fsets, cand)
             except TooManyTypes:
                 automaton.give_up_general()  # too large a subset construction: as Theorem 1
                 return None
@@ -1051,6 +1054,7 @@ class Run:
                     view = None if above is None else above.plain.get(tr)
                     if view is None:
                         view = view_of(tr, None, None)
+                        above = here
                     push((tr, None, None, label, node, pos, counts, 0, view, above))
                     here = view
                     shape = tr.target

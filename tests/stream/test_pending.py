@@ -339,3 +339,30 @@ def test_held_candidates_are_lxmls_matches_at_their_earliest_detection(
     found = [m.node for m in Query(query).evaluate(to_xml(tree))]  # type: ignore[arg-type]
     assert sorted(found) == sorted(oracle(query, to_xml(tree)))  # type: ignore[arg-type]
     check_earliest(query, tree, detections(Query(query), tree))  # type: ignore[arg-type]
+
+
+def test_the_views_are_kept_when_the_check_turns_on_at_the_root() -> None:
+    """The general check turns on while the root's start tag is read (the first hole
+    variable that needs it is met there): the views of the stack are made once, and each
+    frame keeps its parent's, so that the end tags do not make them again (a frame pushed
+    just then once kept none, and every end tag of the root's children ran the check)."""
+    from xmlevents.stream._universal import Detector
+
+    calls = 0
+    views = Detector.views
+
+    def counted(self: Detector, *args: object) -> object:
+        nonlocal calls
+        calls += 1
+        return views(self, *args)  # type: ignore[arg-type]
+
+    counts = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Detector, "views", counted)
+        for n in (20, 200):
+            calls = 0
+            data = b"<r>" + b"<a><b/></a>" * n + b"</r>"
+            found = [m.node for m in Query("//*[not(following-sibling::q)]").evaluate(data)]
+            assert sorted(found) == sorted(oracle("//*[not(following-sibling::q)]", data))
+            counts.append(calls)
+    assert counts[0] == counts[1] <= 2, counts
