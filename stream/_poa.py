@@ -95,12 +95,12 @@ class _Enter:
     ``leaves`` memoises the ``leave'`` transitions at the end of such an element, by the shape
     of the state after its last child (``source`` and ``cls`` say how to compute one)."""
 
-    __slots__ = ("cls", "general", "inert", "instant", "leaves", "marks", "push", "report",
-                 "source", "target", "waits")
+    __slots__ = ("cls", "general", "hold", "hold_mask", "hold_others", "inert", "instant",
+                 "leaves", "marks", "push", "report", "source", "target", "waits")
 
     def __init__(self, source: Shape, cls: int, target: Shape,
                  report: tuple[tuple[int, bool], ...], push: Routes, marks: bool,
-                 idle: frozenset[int] = frozenset()) -> None:
+                 idle: frozenset[int] = frozenset(), hold: int = -1) -> None:
         self.source = source
         self.cls = cls
         self.target = target
@@ -122,6 +122,15 @@ class _Enter:
         #: the element is a candidate that waits, and nothing else happens (a line while the
         #: lines wait for the root's end)
         self.waits = marks and not self.instant and not self.report and not push
+        #: where the element's candidate goes with the entry's set whatever its content (see
+        #: :meth:`Automaton.enter`): that entry, else -1; the run then adds it to the group
+        #: that entry holds at the start tag, with no Candidate, route or view of its own
+        self.hold = hold if self.waits else -1
+        #: the general check's key for the state's sets when only ``hold`` holds candidates
+        #: (:meth:`._universal.Detector.below`), and the other entries that may hold any
+        self.hold_mask = tuple(k == hold for k in range(len(source.entries)))
+        self.hold_others = tuple(k for k in range(len(source.entries))
+                                 if k != hold and k not in idle)
 
 
 # per target entry j: (j, child entries, father entries, whether the element's candidate goes in)
@@ -132,12 +141,12 @@ class _Leave:
     """``leave'`` from a father shape and a child shape on a label class: the target shape,
     what is reported, and per target entry the child and father entries it collects."""
 
-    __slots__ = ("marks", "one", "report_child", "report_father", "report_mark", "reports",
-                 "route", "target", "width")
+    __slots__ = ("keep", "marks", "one", "report_child", "report_father", "report_mark",
+                 "reports", "route", "target", "width")
 
     def __init__(self, target: Shape, report_child: tuple[int, ...],
                  report_father: tuple[int, ...], report_mark: bool,
-                 route: Routes) -> None:
+                 route: Routes, father_width: int = -1) -> None:
         self.target = target
         self.report_child = report_child
         self.report_father = report_father
@@ -149,6 +158,14 @@ class _Leave:
         self.width = len(target.entries)
         #: the route, where there is one (see :func:`_routed_one`)
         self.one = route[0] if len(route) == 1 else None
+        #: the entry whose father set is passed on to the same entry, nothing else routed or
+        #: reported: the state's sets after the element are the father's as they are, when
+        #: the content holds none and only that entry does (the end of a held line)
+        self.keep = -1
+        if self.one is not None and not self.reports and self.width == father_width:
+            k, _cs, fs, _m = self.one
+            if k in fs:
+                self.keep = k
 
 
 class Automaton:
@@ -304,10 +321,20 @@ class Automaton:
         report: list[tuple[int, bool]] = []
         push: dict[tuple[int, int], list[tuple[int, bool]]] = {}
         marks = False
+        # per entry, the right variables of its productions and whether one marks the element
+        # with a universal content (see hold below)
+        rights: dict[int, set[int]] = {}
+        marking: set[int] = set()
+        free: set[int] = set()
         for i, (x2, _x1, b) in enumerate(shape.entries):
             for x3, x5, marked in g.productions(x2, cls):
                 if root and not self._kept(x5, root):
                     continue  # a document has one root element
+                rights.setdefault(i, set()).add(x5)
+                if marked:
+                    marking.add(i)
+                    if g.universal(x3):
+                        free.add(i)
                 marks = marks or marked
                 if not root:
                     self._risk(x5)
@@ -325,8 +352,21 @@ class Automaton:
         # own candidate does (the same form as a leave' route, without child sets)
         routes = tuple((index[k], (), tuple(dict.fromkeys(i for i, _m in v)),
                         any(m for _i, m in v)) for k, v in push.items())
+        # The element's candidate is held in the entry's group (issue 33, item 4) where its
+        # fate is that entry's: every production marking it is the entry's, with a universal
+        # content, and all the entry's productions have one right variable. Then whatever the
+        # content, the end tag routes the candidate exactly where it routes the entry's set
+        # (one target pair (x5, x1), reached through the marking production, whose content
+        # always derives), and the chains marking it are the chains through the entry (each
+        # production's holes within the marking one's), so the general check decides or
+        # rejects it with the entry's candidates.
+        hold = -1
+        if not root and len(marking) == 1:
+            (i,) = marking
+            if i in free and len(rights[i]) == 1:
+                hold = i
         found = _Enter(shape, cls, target, tuple(dict.fromkeys(report)), routes, marks,
-                       self.idle(shape))
+                       self.idle(shape), hold)
         memo[cls] = found
         return found
 
@@ -388,7 +428,7 @@ class Automaton:
         report_child = [k for k in report_child if k not in idle_child]
         report_father = {i for i in report_father if i not in idle_father}
         found = _Leave(target, tuple(dict.fromkeys(report_child)), tuple(sorted(report_father)),
-                       report_mark, tuple(route))
+                       report_mark, tuple(route), len(father.entries))
         memo[key0] = found
         return found
 
@@ -415,9 +455,12 @@ class Candidate:
     of the stack does, and all were marked in the innermost open element's content (so the
     general check's origins, by pre-order index, see each group whole). Reporting or
     rejecting the group does so for each of them; a set then holds one object where it held
-    every line of a poem, and moving it costs the same whatever the group's size."""
+    every line of a poem, and moving it costs the same whatever the group's size.
 
-    __slots__ = ("_counter", "attributes", "more", "node", "path", "reported")
+    ``rows`` holds the group's members added at their own start tag (``_Enter.hold``) as the
+    ``(node, path, attributes)`` a report gives: no object of their own while they wait."""
+
+    __slots__ = ("_counter", "attributes", "more", "node", "path", "reported", "rows")
 
     def __init__(self, node: int, path: str, attributes: dict[str, str],
                  counter: Counter) -> None:
@@ -426,6 +469,7 @@ class Candidate:
         self.attributes = attributes
         self.reported = False
         self.more: list[Candidate] | None = None
+        self.rows: list[tuple[int, str, dict[str, str]]] | None = None
         self._counter = counter
         counter.held += 1
         if counter.held > counter.peak:
@@ -433,14 +477,18 @@ class Candidate:
 
     def __del__(self) -> None:
         if not self.reported:
-            self._counter.held -= 1
+            self._counter.held -= 1 if self.rows is None else 1 + len(self.rows)
 
     def __repr__(self) -> str:
         return f"Candidate({self.node}, {self.path!r})"
 
     def members(self) -> list[Candidate]:
-        """This candidate and those merged into it."""
+        """This candidate and those merged into it (not its ``rows``)."""
         return [self] if self.more is None else [self, *self.more]
+
+    def nodes(self) -> list[int]:
+        """The pre-order indexes of the group's candidates, rows included."""
+        return [c.node for c in self.members()] + [r[0] for r in self.rows or ()]
 
     def absorb(self, other: Candidate) -> None:
         """Merge ``other``'s group into this one (the caller takes the larger as ``self``:
@@ -452,6 +500,12 @@ class Candidate:
         if other.more is not None:
             more.extend(other.more)
             other.more = None
+        if other.rows is not None:
+            if self.rows is None:
+                self.rows = other.rows
+            else:
+                self.rows.extend(other.rows)
+            other.rows = None
 
 
 class Bag:
@@ -566,7 +620,7 @@ FEW = 8
 
 
 def _size(c: Candidate) -> int:
-    return 1 if c.more is None else 1 + len(c.more)
+    return (1 if c.more is None else 1 + len(c.more)) + (0 if c.rows is None else len(c.rows))
 
 
 def _gathered(parts: list[Pending], add: Candidate | None, limit: int) -> Pending:
@@ -595,8 +649,10 @@ def _gathered(parts: list[Pending], add: Candidate | None, limit: int) -> Pendin
         lead = movable[0]
         most = _size(lead)
         for c in movable:
-            if c.more is not None and len(c.more) >= most:
-                lead, most = c, len(c.more) + 1
+            if c.more is not None or c.rows is not None:
+                size = _size(c)
+                if size >= most:
+                    lead, most = c, size
         for c in movable:
             if c is not lead:
                 lead.absorb(c)
@@ -610,6 +666,23 @@ def _gathered(parts: list[Pending], add: Candidate | None, limit: int) -> Pendin
     if fixed or movable:
         kept.append(_EMPTY.union(fixed, movable))
     return kept[0] if len(kept) == 1 else _merge(kept, None)
+
+
+def _met(parts: list[Pending], limit: int) -> Pending | None:
+    """:func:`_gathered` for the usual meeting of two groups of the content (a line group's
+    lines and those of the line groups before it): the smaller absorbed, the larger's set
+    passed on; None where the parts are anything else."""
+    p, q = parts
+    if p.__class__ is frozenset and q.__class__ is frozenset and len(p) == len(q) == 1:
+        (a,) = p
+        (b,) = q
+        if a.node > limit and b.node > limit and not a.reported and not b.reported \
+                and a is not b:
+            if _size(a) < _size(b):
+                p, a, b = q, b, a
+            a.absorb(b)
+            return p
+    return None
 
 
 def _routed_one(route: tuple[int, tuple[int, ...], tuple[int, ...], bool], csets: Sets | None,
@@ -646,14 +719,15 @@ def _routed_one(route: tuple[int, tuple[int, ...], tuple[int, ...], bool], csets
     add = live if mark else None
     got: Pending
     if parts is not None:
-        got = _gathered(parts, add, limit)
+        met = _met(parts, limit) if add is None and len(parts) == 2 else None
+        got = _gathered(parts, add, limit) if met is None else met
     elif one is None:
         if add is None:
             return None
         got = frozenset((add,))
     elif add is None:
         got = one  # passed on as it is
-    elif len(one) == 1 and add.more is None:
+    elif len(one) == 1 and add.more is None and add.rows is None:
         # the usual case: one more candidate beside one group (a line after the lines
         # before it), merged into it where it may be
         got = one
@@ -797,8 +871,9 @@ class Run:
         # per open element, a tuple: (the enter' transition that opened it, from the state
         # before it, that state's candidate sets, its own undecided candidate, its name,
         # pre-order index, position among same-named siblings, the counts of names among
-        # it and its preceding siblings, a free slot (0), and the general check's view down
-        # to it, or None)
+        # it and its preceding siblings, 1 + the entry whose group holds its candidate if
+        # it went there at its start tag (_Enter.hold) or 0, the general check's view down
+        # to it, or None, and the view down to its parent as ``here`` was when it was pushed)
         stack: list[tuple[Any, ...]] = []
         push = stack.append
         pop = stack.pop
@@ -812,16 +887,23 @@ class Run:
         # met a hole variable that makes it useful (Automaton.risky)
         general = automaton.general
         detector: Detector | None = None
-        top_view: Any = None  # the view above the root element, once the detector is made
-        # text nodes read (their detection locations are ("text", index)); ``gap`` is true
-        # after a tag, where character data, a comment or a PI begins a new text node
+        # the view of the innermost open element (its frame's) while the check is on, kept
+        # here rather than read from the stack at every tag; None where unknown (the check
+        # just turned on), which makes the next start tag compute the views of the stack
+        here: Any = None
+        # text nodes read (their detection locations are ("text", index)); ``last_text`` is
+        # where the last one was read, as (elements read, depth): a tag changes one or the
+        # other (a start tag the first, an end tag the second), so character data, a comment
+        # or a PI where it has not changed continues that node, and the tag handlers keep no
+        # flag for the text handler (issue 33, item 4: a store per tag, for every query)
         texts = 0
-        gap = True
+        last_text = (-1, -1)
         epilogue = False  # a text node (comment, PI) after the root element was read
 
         def switch(on: bool) -> None:
-            nonlocal general
+            nonlocal general, here
             general = on
+            here = None
 
         automaton.watch(switch)
         self._switch = switch  # held here: the automaton holds it weakly
@@ -841,26 +923,33 @@ class Run:
                             m.reported = True
                             out.append((m.node, m.path, m.attributes))
                         counter.held -= len(c.more)
+                    if c.rows is not None:  # and those held as rows
+                        out.extend(c.rows)
+                        counter.held -= len(c.rows)
             if out:
                 counter.matches += len(out)
                 emit((event, at, out))
 
         def detect() -> Detector:
-            nonlocal detector, top_view
+            nonlocal detector
             if detector is None:
                 detector = Detector(automaton.universality())
-                top_view = detector.top
             return detector
 
         def view_of(tr: _Enter, fsets: Sets | None, cand: Candidate | None) -> Any:
             """The general check's view down to the element about to be pushed, or None if
-            the check has just been given up."""
+            the check has just been given up; ``here`` made the view of the stack's top, which
+            the caller pushes as the element's parent's."""
+            nonlocal here
             try:
                 if stack and stack[-1][8] is None:
                     # frames pushed before the check was on get their views now, once
+                    above = detect().top
                     for j, view in enumerate(detect().views(stack)):
-                        stack[j] = (*stack[j][:8], view)
-                return detect().below(stack[-1][8] if stack else None, stack, tr, fsets, cand)
+                        stack[j] = (*stack[j][:8], view, above)
+                        above = view
+                here = stack[-1][8] if stack else detect().top
+                return detect().below(here, stack, tr, fsets, cand)
             except TooManyTypes:
                 automaton.give_up_general()  # too large a subset construction: as Theorem 1
                 return None
@@ -888,6 +977,8 @@ class Run:
                         for m in c.more:
                             m.reported = True
                         counter.held -= len(c.more)
+                    if c.rows is not None:
+                        counter.held -= len(c.rows)
 
         # the paths of open elements as far as a candidate below asked for them: per depth,
         # (pre-order index, path); an entry whose index is not the open element's at that
@@ -929,29 +1020,43 @@ class Run:
             garbage = 0
 
         def start(label: str, attrs: Any = None) -> None:
-            nonlocal shape, sets, node, counts, gap
+            nonlocal shape, sets, node, counts, here
             node += 1
-            gap = True
-            first = counts is None
             if counts is None:
                 # the parent's first child: the only event at which the depth grows
                 if len(stack) >= max_depth:
                     raise TooDeep(len(stack) + 1)
-                counts = {}
-            pos = counts[label] = counts.get(label, 0) + 1
-            # enter' memoised per (shape, name): one lookup once warm (section 5.2)
-            tr = shape.by_tag.get(label)
-            if tr is None:
+                counts = {label: 1}
+                pos = 1
+                first = True
+            else:
+                pos = counts[label] = counts.get(label, 0) + 1
+                first = False
+            # enter' memoised per (shape, name): one lookup once warm (section 5.2), a
+            # subscript rather than a method call (a miss is once per shape and name)
+            try:
+                tr = shape.by_tag[label]
+            except KeyError:
                 tr = enter_named(shape, label)
             if sets is None and not tr.marks:
                 # Fast path, the usual case: no candidate pending in this state and none made
                 # here, so there is nothing to report or push (Listing 1 moves only sets).
                 if general:
-                    above = stack[-1][8] if stack else top_view
+                    above = here
+                    if above is not None:
+                        view = above.calm.get(tr)
+                        if view is not None:  # nothing to check (the usual case)
+                            push((tr, None, None, label, node, pos, counts, 0, view, above))
+                            here = view
+                            shape = tr.target
+                            counts = None
+                            return
                     view = None if above is None else above.plain.get(tr)
                     if view is None:
                         view = view_of(tr, None, None)
-                    push((tr, None, None, label, node, pos, counts, 0, view))
+                        above = here
+                    push((tr, None, None, label, node, pos, counts, 0, view, above))
+                    here = view
                     shape = tr.target
                     counts = None
                     if view is not None and view.origins and counter.held \
@@ -959,8 +1064,11 @@ class Run:
                         examine("start", node, view, None)
                         if garbage > counter.held + SLACK:
                             compact()
+                    elif view is not None and above is not None and (
+                            not view.origins or shape in view.quiet):
+                        above.calm[tr] = view
                     return
-                push((tr, None, None, label, node, pos, counts, 0, None))
+                push((tr, None, None, label, node, pos, counts, 0, None, None))
                 shape = tr.target
                 counts = None
                 return
@@ -970,7 +1078,7 @@ class Run:
                 # frame (the usual case while candidates wait for an ancestor's end).
                 view = None
                 if general:
-                    above = stack[-1][8] if stack else top_view
+                    above = here
                     if first or not stack:
                         # the level has read nothing: no origin to make (see below)
                         view = None if above is None else above.plain.get(tr)
@@ -982,7 +1090,8 @@ class Run:
                                                    tuple(map(is_not, sets or (), _NOT_EMPTY))))
                         if view is None:
                             view = view_of(tr, sets, None)
-                push((tr, sets, None, label, node, pos, counts, 0, view))
+                push((tr, sets, None, label, node, pos, counts, 0, view, here))
+                here = view
                 shape = tr.target
                 sets = None
                 counts = None
@@ -992,6 +1101,63 @@ class Run:
                     if garbage > counter.held + SLACK:
                         compact()
                 return
+            hold = tr.hold
+            if hold >= 0 and sets is not None and stack:
+                # A line while the lines before it wait for an ancestor (issue 33, item 4):
+                # its fate is that of the group the one entry holding candidates has, marked
+                # in this content (see _Enter.hold), so it joins the group now, as the row a
+                # report gives; its frame holds no candidate, and its end passes the sets on.
+                held = sets[hold]
+                if held.__class__ is frozenset and len(held) == 1:
+                    (lead,) = held
+                    if lead.node > stack[-1][4] and not lead.reported and (
+                            not tr.hold_others or
+                            all(sets[j] is _EMPTY for j in tr.hold_others)):
+                        if paths and len(paths) == len(stack) and paths[-1][0] == stack[-1][4]:
+                            path = f"{paths[-1][1]}/{label}[{pos}]"
+                        else:
+                            path = path_to(len(stack)) + f"/{label}[{pos}]"
+                        rows = lead.rows
+                        if rows is None:
+                            lead.rows = [(node, path, attributes(attrs))]
+                        else:
+                            rows.append((node, path, attributes(attrs)))
+                        counter.held += 1
+                        if counter.held > counter.peak:
+                            counter.peak = counter.held
+                        view = None
+                        if general:
+                            above = here
+                            if above is not None:
+                                settled = above.held.get(tr)
+                                if settled is not None and settled[0] == len(stack):
+                                    # nothing to check here (the usual case, see calm)
+                                    view = settled[1]
+                                    push((tr, sets, None, label, node, pos, counts, hold + 1,
+                                          view, above))
+                                    here = view
+                                    shape = tr.target
+                                    sets = None
+                                    counts = None
+                                    return
+                                # the key Detector.below makes: only ``hold`` holds any
+                                view = above.next.get((tr, len(stack), False, tr.hold_mask))
+                            if view is None:
+                                view = view_of(tr, sets, None)
+                        push((tr, sets, None, label, node, pos, counts, hold + 1, view, here))
+                        above, here = here, view
+                        shape = tr.target
+                        sets = None
+                        counts = None
+                        if view is not None and view.origins and counter.held \
+                                and shape not in view.quiet:
+                            examine("start", node, view, None)
+                            if garbage > counter.held + SLACK:
+                                compact()
+                        elif view is not None and above is not None and (
+                                not view.origins or shape in view.quiet):
+                            above.held[tr] = (len(stack) - 1, view)
+                        return
             if tr.waits:
                 # a candidate that waits, nothing else (the start path below, shortened)
                 if paths and len(paths) == len(stack) and paths[-1][0] == stack[-1][4]:
@@ -1001,7 +1167,7 @@ class Run:
                 waiting = Candidate(node, path, attributes(attrs), counter)
                 view = None
                 if general:
-                    above = stack[-1][8] if stack else top_view
+                    above = here
                     if above is not None and not garbage:
                         if first or not stack or sets is None:
                             view = above.next.get((tr, len(stack), True, None))
@@ -1010,7 +1176,8 @@ class Run:
                                                    tuple(map(is_not, sets, _NOT_EMPTY))))
                     if view is None:
                         view = view_of(tr, None if first else sets, waiting)
-                push((tr, sets, waiting, label, node, pos, counts, 0, view))
+                push((tr, sets, waiting, label, node, pos, counts, 0, view, here))
+                here = view
                 shape = tr.target
                 sets = None
                 counts = None
@@ -1052,7 +1219,7 @@ class Run:
                 # before a first child the level has read nothing: its sets hold only copies
                 # pushed from above, no candidate of its own (no origin to make)
                 fsets = None if first else sets
-                above = stack[-1][8] if stack else top_view
+                above = here
                 if above is not None and not garbage:
                     # the view memoised under the key Detector.below makes, read here: with
                     # no reported candidate left in the sets (garbage 0), a set holds one iff
@@ -1065,7 +1232,8 @@ class Run:
                                                tuple(map(is_not, fsets, _NOT_EMPTY))))
                 if view is None:
                     view = view_of(tr, fsets, cand)
-            push((tr, sets, cand, label, node, pos, counts, 0, view))
+            push((tr, sets, cand, label, node, pos, counts, 0, view, here))
+            here = view
             shape = tr.target
             sets = new
             counts = None
@@ -1076,23 +1244,34 @@ class Run:
                 compact()
 
         def end(label: object = None) -> None:
-            nonlocal shape, sets, counts, gap
-            gap = True
-            frame = pop()
+            nonlocal shape, sets, counts, here
+            opened, fsets, cand, _name, at, _pos, counts, held, _view, here = pop()
             # leave' memoised on the element's enter' by the shape its content ended in
-            tr = frame[0].leaves.get(shape)
-            if tr is None:
-                tr = leave_after(frame[0], shape)
-            counts = frame[6]
-            fsets = frame[1]
-            cand = frame[2]
+            try:
+                tr = opened.leaves[shape]
+            except KeyError:
+                tr = leave_after(opened, shape)
             csets = sets
             if csets is None and fsets is None and cand is None:
                 shape = tr.target  # fast path: no candidate anywhere to move or report
                 if general and counter.held and stack:
-                    view = stack[-1][8]
+                    view = here
                     if view is None or (view.origins and shape not in view.quiet):
-                        examine("end", frame[4], view, None)
+                        examine("end", at, view, None)
+                        if garbage > counter.held + SLACK:
+                            compact()
+                return
+            if csets is None and held and tr.keep == held - 1:
+                # the end of a line held in its entry's group (see start): the state's sets
+                # are the father's, as the route would rebuild them (nothing reported here,
+                # so only the check can make a compaction due)
+                shape = tr.target
+                sets = fsets
+                if general and counter.held and stack:
+                    view = here
+                    if view is None or (shape not in view.still and (
+                            fsets is not None or (view.origins and shape not in view.quiet))):
+                        examine("end", at, view, fsets)
                         if garbage > counter.held + SLACK:
                             compact()
                 return
@@ -1110,7 +1289,7 @@ class Run:
                 if tr.report_mark and cand is not None:
                     found.append(cand)
                 if found:
-                    report(found, "end", frame[4])
+                    report(found, "end", at)
             one = tr.one
             if one is not None:
                 new = _routed_one(one, csets, fsets,
@@ -1122,10 +1301,10 @@ class Run:
             shape = tr.target
             sets = new
             if general and counter.held and stack:
-                view = stack[-1][8]
+                view = here
                 if view is None or (shape not in view.still and (
                         new is not None or (view.origins and shape not in view.quiet))):
-                    examine("end", frame[4], view, new)
+                    examine("end", at, view, new)
             if garbage > counter.held + SLACK:
                 compact()
 
@@ -1169,10 +1348,11 @@ class Run:
             comments or PIs before the next tag are the same node. Outside the root element,
             comments and PIs are the root's siblings: before it, the node the document starts
             with (no candidate exists yet); after it, the last node, where nothing follows."""
-            nonlocal shape, sets, gap, texts, epilogue
-            if not gap:
+            nonlocal shape, sets, last_text, texts, epilogue
+            at = (node, len(stack))
+            if at == last_text:
                 return
-            gap = False
+            last_text = at
             texts += 1
             if not stack:
                 if node == 0:
@@ -1265,7 +1445,7 @@ class Run:
         shape, sets, _stack = self._view()
         rows = []
         for j, (x, f, b) in enumerate(shape.entries):
-            m = frozenset(u.node for c in sets[j] if not c.reported for u in c.members()) \
+            m = frozenset(n for c in sets[j] if not c.reported for n in c.nodes()) \
                 if sets is not None else frozenset()
             rows.append((g.name(x), g.name(f), b, m))
         return rows

@@ -326,8 +326,8 @@ class _Level:
     the views below it by ``enter'``, depth, candidate and sets (``next``), and the verdicts
     by current shape and sets (``verdicts``)."""
 
-    __slots__ = ("after", "before", "next", "origins", "plain", "quiet", "reach", "still",
-                 "verdicts")
+    __slots__ = ("after", "before", "calm", "held", "next", "origins", "plain", "quiet",
+                 "reach", "still", "verdicts")
 
     def __init__(self, before: Family, after: Family, reach: frozenset[int],
                  origins: Origins) -> None:
@@ -337,6 +337,12 @@ class _Level:
         self.origins = origins
         self.next: dict[tuple[Any, int, bool, tuple[bool, ...] | None], _Level] = {}
         self.plain: dict[Any, _Level] = {}  # by enter' alone, for frames without candidates
+        #: those of ``plain`` at whose start tag the run has no check to make: no origins, or
+        #: the shape entered among their ``quiet`` ones (which only grow; issue 33, item 4)
+        self.calm: dict[Any, _Level] = {}
+        #: the same for the views below by a held line's ``enter'`` (``_poa._Enter.hold``),
+        #: with the depth they were made at (part of their key in ``next``)
+        self.held: dict[Any, tuple[int, _Level]] = {}
         #: the shapes at which none of the origins is decided (the run skips the check there)
         self.quiet: set[Any] = set()
         #: the shapes at which the check finds nothing whatever the current sets hold (the run
