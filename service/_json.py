@@ -4,7 +4,7 @@ on the paths that run for every signal (issue 31, item 10).
 :data:`dumps` is the reference; every other function here gives the same text for what it
 is given (``tests/service/test_writer.py`` checks them against it), at a fraction of its
 cost on the shapes the service writes most — an object of string values, a signal — which
-made a fifth of the writer's time in batches, and most of a compaction's.
+made a fifth of the writer's time in batches, and a third of a compaction's.
 """
 
 from __future__ import annotations
