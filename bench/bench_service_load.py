@@ -8,7 +8,12 @@ Prints, each with the machine's load (``uptime``) at the time:
   cost here, whatever the service does);
 * single-event ``POST /events`` requests/s (target >= 3,000), latency p50/p99 (target p99 <
   100 ms at 64 connections);
-* events/s in batches of 1,000 (target >= 40,000), latency p50/p99;
+* events/s in batches of 1,000 (target >= 40,000), latency p50/p99: on fresh servers (one a
+  run, started first), then on the server of the other runs after them, at 64 and at 4
+  connections — by then (at the default ``--seconds``) its client has reached its retention
+  quota (100,000 notifications: the bench's client never acknowledges), and each request
+  discards as many notifications as it stores, and wrk's titles repeat (each run numbers
+  them from 0), so that the live state is steady and the log is compacted as it grows;
 * the writer alone: ``Service.signal`` in the bench's process on batches of 1,000 checked
   beforehand, no HTTP: what the one writer gives with a core to itself, the ceiling of
   batches if HTTP and JSON were spread over other processes (run by ``--python``'s
@@ -23,9 +28,13 @@ records the server under single-event load with py-spy (if installed) and prints
 time goes. ``--client aiohttp`` uses aiohttp instead of wrk (its Python client takes a core
 of the two itself: figures are lower).
 
+``--pin CPU`` runs the server (and the writer alone) on that CPU and wrk on the others: this
+machine's two cores differ by a fourth in speed, and a run's figures move with the core the
+server lands on.
+
     python3 bench/bench_service_load.py [--expressions 1000] [--connections 64]
         [--seconds 5] [--repeat 2] [--client wrk|aiohttp] [--profile FILE]
-        [--python OTHER_VENV/bin/python] [--writer-only]
+        [--python OTHER_VENV/bin/python] [--pin CPU] [--writer-only]
 """
 
 from __future__ import annotations
@@ -157,13 +166,14 @@ end
 
 
 def wrk(url: str, method: str, batch: int, connections: int, seconds: float,
-        tmp: str) -> tuple[float, float, float, int]:
+        tmp: str, cores: str | None = None) -> tuple[float, float, float, int]:
     """Requests/s, p50 and p99 (ms) and errors (non-2xx included) of a wrk run posting
-    ``batch`` events a request (0: no body)."""
+    ``batch`` events a request (0: no body); ``cores``: the CPUs wrk may run on."""
     script = os.path.join(tmp, "load.lua")
     with open(script, "w") as f:
         f.write(_LUA % (batch, method, TOKEN))
-    out = subprocess.run(["wrk", "-t", "2", "-c", str(connections), "-d",
+    pin = [] if cores is None else ["taskset", "-c", cores]
+    out = subprocess.run([*pin, "wrk", "-t", "2", "-c", str(connections), "-d",
                           f"{max(1, round(seconds))}s", "--timeout", "10s", "-s", script, url],
                          capture_output=True, text=True, check=True).stdout
     match = re.search(r"^RESULT (\d+) (\S+) (\S+) (\S+) (\d+)$", out, re.M)
@@ -358,24 +368,64 @@ def main() -> None:
     parser.add_argument("--writer-only", action="store_true",
                         help="measure the writer alone in this process and print its events/s "
                         "and µs an event as JSON (what the full run starts --python with)")
+    parser.add_argument("--pin", metavar="CPU", default=None,
+                        help="run the server on this CPU and the load client and the writer "
+                        "alone on the others (taskset): this machine's two cores differ by "
+                        "a fourth in speed, and a run's figures with the core it lands on")
     args = parser.parse_args()
+    server_cores = client_cores = None
+    if args.pin is not None:
+        others = sorted(os.sched_getaffinity(0) - {int(args.pin)})
+        if not others or int(args.pin) not in os.sched_getaffinity(0):
+            parser.error(f"--pin {args.pin}: this machine's CPUs are "
+                         f"{sorted(os.sched_getaffinity(0))}, and the client needs another")
+        server_cores, client_cores = args.pin, ",".join(map(str, others))
     if args.writer_only:
         with tempfile.TemporaryDirectory() as tmp:
             print(json.dumps(writer_alone(args.expressions, args.seconds, tmp)))
         return
-    with tempfile.TemporaryDirectory() as tmp, served(tmp, TOKEN, args.expressions,
-                                                      args.python) as (_, base, proc):
+    with tempfile.TemporaryDirectory() as tmp:
+        print(f"server: {args.python}" + ("" if args.pin is None else
+                                          f" on CPU {server_cores}, client on {client_cores}"))
+        # batches on fresh servers first: before any run has filled the client's retention
+        # quota (100,000 notifications: the bench's client never acknowledges), which the
+        # runs below reach, after which each request discards as many as it stores
+        fresh = []
+        for _ in range(args.repeat):
+            with served(tmp, TOKEN, args.expressions, args.python, server_cores) as (
+                    _, base, proc):
+                fresh.append(measure(proc.pid, client(args, tmp, client_cores, base,
+                                                      "/events", "POST", 1000,
+                                                      args.connections)))
+        print(f"{args.expressions:,} expressions registered; client {args.client}, "
+              f"{args.connections} connections, best of {args.repeat} runs of "
+              f"{args.seconds:g} s; {os.cpu_count()} cores; {load()}")
+        report("batches of 1,000 (target 40,000/s)", max(fresh, key=lambda r: r.requests),
+               "events", 1000)
+        run_on(args, tmp, server_cores, client_cores)
+
+
+def client(args: argparse.Namespace, tmp: str, cores: str | None, base: str, path: str,
+           method: str, batch: int, connections: int
+           ) -> Callable[[], tuple[float, float, float, int]]:
+    """A run of the load client ``args.client`` (wrk on ``cores``, or aiohttp in this
+    process) against ``base + path``."""
+    def run() -> tuple[float, float, float, int]:
+        if args.client == "wrk":
+            return wrk(base + path, method, batch, connections, args.seconds, tmp, cores)
+        return aiohttp_load(base + path, method, batch, connections, args.seconds)
+    return run
+
+
+def run_on(args: argparse.Namespace, tmp: str, server_cores: str | None,
+           client_cores: str | None) -> None:
+    """The runs on one server, in order: the floor, single events, batches at 64 and at 4
+    connections; then the writer alone; then ``--profile``'s."""
+    with served(tmp, TOKEN, args.expressions, args.python, server_cores) as (_, base, proc):
 
         def go(path: str, method: str, batch: int, connections: int
                ) -> Callable[[], tuple[float, float, float, int]]:
-            def run() -> tuple[float, float, float, int]:
-                if args.client == "wrk":
-                    out = wrk(base + path, method, batch, connections, args.seconds, tmp)
-                else:
-                    out = aiohttp_load(base + path, method, batch, connections,
-                                       args.seconds)
-                return out
-            return run
+            return client(args, tmp, client_cores, base, path, method, batch, connections)
 
         def once(run: Callable[[], tuple[float, float, float, int]]) -> Result:
             result = measure(proc.pid, run)
@@ -388,18 +438,15 @@ def main() -> None:
             return max((once(run) for _ in range(args.repeat)), key=lambda r: r.requests)
 
         c = args.connections
-        print(f"server: {args.python}")
-        print(f"{args.expressions:,} expressions registered; client {args.client}, "
-              f"{c} connections, best of {args.repeat} runs of {args.seconds:g} s; "
-              f"{os.cpu_count()} cores; {load()}")
         report("floor: GET /health", best(go("/health", "GET", 0, c)))
         report("single events (target 3,000/s)", best(go("/events", "POST", 1, c)))
-        report("batches of 1,000 (target 40,000/s)",
+        report("batches, after the runs above",
                best(go("/events", "POST", 1000, c)), "events", 1000)
-        report("batches of 1,000, 4 connections",
+        report("batches, 4 connections, after",
                best(go("/events", "POST", 1000, 4)), "events", 1000)
-        # in a process of the served version's interpreter (--python)
-        alone = subprocess.run([args.python, os.path.abspath(__file__), "--writer-only",
+        # in a process of the served version's interpreter (--python), on the server's CPU
+        pin = [] if server_cores is None else ["taskset", "-c", server_cores]
+        alone = subprocess.run([*pin, args.python, os.path.abspath(__file__), "--writer-only",
                                 "--expressions", str(args.expressions), "--seconds",
                                 str(args.seconds)], capture_output=True, text=True,
                                check=True).stdout
