@@ -392,8 +392,8 @@ def main() -> None:
         # runs below reach, after which each request discards as many as it stores
         fresh = []
         for _ in range(args.repeat):
-            with served(tmp, TOKEN, args.expressions, args.python, server_cores) as (
-                    _, base, proc):
+            with served(tempfile.mkdtemp(dir=tmp), TOKEN, args.expressions, args.python,
+                        server_cores) as (_, base, proc):  # a database of its own
                 fresh.append(measure(proc.pid, client(args, tmp, client_cores, base,
                                                       "/events", "POST", 1000,
                                                       args.connections)))
@@ -421,7 +421,8 @@ def run_on(args: argparse.Namespace, tmp: str, server_cores: str | None,
            client_cores: str | None) -> None:
     """The runs on one server, in order: the floor, single events, batches at 64 and at 4
     connections; then the writer alone; then ``--profile``'s."""
-    with served(tmp, TOKEN, args.expressions, args.python, server_cores) as (_, base, proc):
+    with served(tempfile.mkdtemp(dir=tmp), TOKEN, args.expressions, args.python,
+                server_cores) as (_, base, proc):
 
         def go(path: str, method: str, batch: int, connections: int
                ) -> Callable[[], tuple[float, float, float, int]]:
