@@ -199,6 +199,30 @@ def _poem(n: int) -> bytes:
     return b"<TEI><text><body>" + poem * n + b"</body></text></TEI>"
 
 
+def _detector_calls(patch: pytest.MonkeyPatch, method: str, query: str,
+                    documents: list[bytes]) -> list[int]:
+    """The calls of the general check's ``method`` while ``query`` evaluates each of
+    ``documents``, whose matches must be lxml's."""
+    from xmlevents.stream._universal import Detector
+
+    calls = 0
+    real = getattr(Detector, method)
+
+    def counted(self: Detector, *args: object) -> object:
+        nonlocal calls
+        calls += 1
+        return real(self, *args)
+
+    patch.setattr(Detector, method, counted)
+    counts = []
+    for data in documents:
+        calls = 0
+        found = [m.node for m in Query(query).evaluate(data)]
+        assert sorted(found) == sorted(oracle(query, data))
+        counts.append(calls)
+    return counts
+
+
 @pytest.mark.parametrize("query", ["/*[not(nosuch)]//l", "/*[not(nosuch)]//*"])
 def test_the_general_check_is_not_run_per_event_where_it_can_find_nothing(
         monkeypatch: pytest.MonkeyPatch, query: str) -> None:
@@ -206,24 +230,7 @@ def test_the_general_check_is_not_run_per_event_where_it_can_find_nothing(
     general check could decide nothing at any shape, whatever the sets hold: it runs a
     bounded number of times (as the shapes and views are first met), not at every event
     while candidates are pending (issue 33, item 4: a fifth of that file's time)."""
-    from xmlevents.stream._universal import Detector
-
-    calls = 0
-    check = Detector.check
-
-    def counted(self: Detector, *args: object) -> object:
-        nonlocal calls
-        calls += 1
-        return check(self, *args)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(Detector, "check", counted)
-    counts = []
-    for n in (10, 40):
-        calls = 0
-        data = _poem(n)
-        found = [m.node for m in Query(query).evaluate(data)]
-        assert sorted(found) == sorted(oracle(query, data))
-        counts.append(calls)
+    counts = _detector_calls(monkeypatch, "check", query, [_poem(n) for n in (10, 40)])
     assert counts[1] == counts[0] < 40, counts
 
 
@@ -341,28 +348,12 @@ def test_held_candidates_are_lxmls_matches_at_their_earliest_detection(
     check_earliest(query, tree, detections(Query(query), tree))  # type: ignore[arg-type]
 
 
-def test_the_views_are_kept_when_the_check_turns_on_at_the_root() -> None:
+def test_the_views_are_kept_when_the_check_turns_on_at_the_root(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """The general check turns on while the root's start tag is read (the first hole
     variable that needs it is met there): the views of the stack are made once, and each
     frame keeps its parent's, so that the end tags do not make them again (a frame pushed
     just then once kept none, and every end tag of the root's children ran the check)."""
-    from xmlevents.stream._universal import Detector
-
-    calls = 0
-    views = Detector.views
-
-    def counted(self: Detector, *args: object) -> object:
-        nonlocal calls
-        calls += 1
-        return views(self, *args)  # type: ignore[arg-type]
-
-    counts = []
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(Detector, "views", counted)
-        for n in (20, 200):
-            calls = 0
-            data = b"<r>" + b"<a><b/></a>" * n + b"</r>"
-            found = [m.node for m in Query("//*[not(following-sibling::q)]").evaluate(data)]
-            assert sorted(found) == sorted(oracle("//*[not(following-sibling::q)]", data))
-            counts.append(calls)
+    counts = _detector_calls(monkeypatch, "views", "//*[not(following-sibling::q)]",
+                             [b"<r>" + b"<a><b/></a>" * n + b"</r>" for n in (20, 200)])
     assert counts[0] == counts[1] <= 2, counts
