@@ -490,7 +490,7 @@ class Service:
         lost = {owner: self.journal.discard_oldest(owner, count)
                 for owner, count in discard.items()}
         if discard or dropped:
-            self._warn_retention(discard, Counter(found[i][0] for i in dropped))
+            self._warn_retention(lost, Counter(found[i][0] for i in dropped))
         if dropped:
             skip = set(dropped)
             found = [f for i, f in enumerate(found) if i not in skip]

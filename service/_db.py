@@ -123,8 +123,6 @@ class Journal:
 
     def __init__(self, path: str, *, busy_timeout: float = BUSY_TIMEOUT) -> None:
         self.path = path
-        #: Rows an INSERT statement holds, by row width (:meth:`_insert`).
-        self._most_rows: dict[int, int] = {}
         self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
                                    timeout=busy_timeout)
         try:
@@ -171,7 +169,6 @@ class Journal:
         WAL mode), for reading only (``query_only``: a write through it fails)."""
         journal = cls.__new__(cls)
         journal.path = path
-        journal._most_rows = {}
         journal._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
                                       timeout=busy_timeout)
         journal._db.execute("PRAGMA query_only=1")
@@ -342,11 +339,8 @@ class Journal:
         writer lets the GIL go a few times a request, not once a row. The statements hold
         a power of two of rows each (at most :data:`INSERT_ROWS`, and the connection's
         limit of values), so that a handful of texts is ever prepared."""
-        most = self._most_rows.get(width)
-        if most is None:
-            values = self._db.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
-            most = self._most_rows[width] = 1 << (min(INSERT_ROWS, values // width)
-                                                  ).bit_length() - 1
+        values = self._db.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+        most = 1 << min(INSERT_ROWS, values // width).bit_length() - 1
         i, n = 0, len(rows)
         while i < n:
             size = min(most, 1 << (n - i).bit_length() - 1)

@@ -242,26 +242,28 @@ def _replay_rows(state: Replayed, rows: Iterator[tuple[int, str, str, str]],
 
 
 def _kept(engine: Engine) -> dict[int, Signal]:
-    """The signals the engine's stored instances hold, by tick (unordered)."""
-    # One comprehension: a third cheaper than the same loops written out, and the walk is a
-    # fifth of a look's cost where much of the state stays live (issue 31, item 10).
+    """The signals the engine's stored instances hold, by tick (unordered): what a look at
+    the log counts, and a compaction writes (:func:`_oldest_first`)."""
     return {s.ts: s for node in engine.operators for groups in node.storage.values()
             for group in groups.values() for buf in group.bufs for instance in buf
             for s in instance.events}
 
 
+def _oldest_first(kept: dict[int, Signal]) -> list[Signal]:
+    return [kept[t] for t in sorted(kept)]
+
+
 def kept_signals(engine: Engine) -> list[Signal]:
     """The signals the engine's stored instances hold, oldest first: with the live
     registrations, all its state depends on."""
-    kept = _kept(engine)
-    return [kept[t] for t in sorted(kept)]
+    return _oldest_first(_kept(engine))
 
 
 def live_log(state: Replayed, signals: list[Signal] | None = None
              ) -> tuple[list[tuple[str, str, Any]], int]:
     """The log of the live state (see the module): (kind, client, body) rows, the kept
     signals between two registrations in ``kept`` rows of at most :data:`KEPT_ROW` (their
-    bodies JSON already, written by hand: encoding them was half a compaction's cost); and
+    bodies JSON already, written by hand: encoding is a third of a compaction's cost); and
     the entries it holds (each signal one). ``signals``: :func:`kept_signals`, if known."""
     if signals is None:
         signals = kept_signals(state.engine)
@@ -313,7 +315,7 @@ def compact(journal: Journal, state: Replayed,
     state.live, state.looked = entries, state.entries
     if state.entries <= max(COMPACT_FACTOR * entries, entries + COMPACT_MIN):
         return False
-    live, _ = live_log(state, [kept[t] for t in sorted(kept)])
+    live, _ = live_log(state, _oldest_first(kept))
     journal.replace_log(live)
     state.entries = state.looked = entries
     if report is not None:
