@@ -18,9 +18,10 @@ Prints, each with the machine's load (``uptime``) at the time:
   beforehand, no HTTP: what the one writer gives with a core to itself, the ceiling of
   batches if HTTP and JSON were spread over other processes (run by ``--python``'s
   interpreter, ``--writer-only``);
-* for each, the server process's CPU: cores used (its user + system time over the run's wall
+* for each, the server's CPU: cores used (its user + system time over the run's wall
   time), and the share of it in each of its threads (the event loop, which parses HTTP and
-  JSON; the writer, which owns the engine and the writing connection; the reader).
+  JSON; the writer, which owns the engine, and the reader) and in its committer process
+  (SQLite's commits, ``serve --committer process``, the default).
 
 The machine is shared and its speed changes from minute to minute: compare ratios within one
 run (each load is run ``--repeat`` times, and the best is kept). ``--profile FILE`` also
@@ -28,13 +29,15 @@ records the server under single-event load with py-spy (if installed) and prints
 time goes. ``--client aiohttp`` uses aiohttp instead of wrk (its Python client takes a core
 of the two itself: figures are lower).
 
-``--pin CPU`` runs the server (and the writer alone) on that CPU and wrk on the others: this
-machine's two cores differ by a fourth in speed, and a run's figures move with the core the
-server lands on.
+``--pin CPU`` runs the server's process (and the writer alone) on that CPU, and wrk and the
+committer process on the others: this machine's two cores differ by a fourth in speed, and a
+run's figures move with the core the server lands on. ``--committer process|thread`` is
+passed to ``xmlevents serve`` (to compare the two in one sitting).
 
     python3 bench/bench_service_load.py [--expressions 1000] [--connections 64]
         [--seconds 5] [--repeat 2] [--client wrk|aiohttp] [--profile FILE]
-        [--python OTHER_VENV/bin/python] [--pin CPU] [--writer-only]
+        [--python OTHER_VENV/bin/python] [--pin CPU] [--committer process|thread]
+        [--writer-only]
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 import httpx
 from served import served
@@ -89,9 +93,19 @@ def events(tid: int, k: int, n: int) -> list[dict[str, object]]:
 # --- the server's CPU ------------------------------------------------------------------------
 
 def cpu_times(pid: int) -> dict[str, float]:
-    """Seconds of CPU (user + system) of each thread of ``pid``, by thread name (``total``:
-    the process)."""
+    """Seconds of CPU (user + system) of each thread of ``pid``, by thread name, and of its
+    child processes (``committer``: SQLite's process, ``serve --committer process``);
+    ``total``: all of them."""
     out: dict[str, float] = collections.defaultdict(float)
+    for child in children(pid):
+        try:
+            with open(f"/proc/{child}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue
+        seconds = (int(fields[11]) + int(fields[12])) / TICK
+        out["committer"] += seconds
+        out["total"] += seconds
     for tid in os.listdir(f"/proc/{pid}/task"):
         try:
             with open(f"/proc/{pid}/task/{tid}/stat") as f:
@@ -107,6 +121,31 @@ def cpu_times(pid: int) -> dict[str, float]:
         out[name] += seconds
         out["total"] += seconds
     return out
+
+
+def children(pid: int) -> list[int]:
+    """The child processes of ``pid``."""
+    found: list[int] = []
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                found += map(int, f.read().split())
+        except FileNotFoundError:
+            continue
+    return found
+
+
+def pin(pid: int, cores: str | None, children_on: str | None) -> None:
+    """Run every thread of ``pid`` on ``cores`` and its child processes (the committer) on
+    ``children_on`` (``taskset -a -p``): the server's core to itself, SQLite's process beside
+    the load client."""
+    if cores is None:
+        return
+    subprocess.run(["taskset", "-a", "-p", "-c", cores, str(pid)], check=True,
+                   stdout=subprocess.DEVNULL)
+    for child in children(pid):
+        subprocess.run(["taskset", "-a", "-p", "-c", children_on or cores, str(child)],
+                       check=True, stdout=subprocess.DEVNULL)
 
 
 def measure(pid: int, run: Callable[[], tuple[float, float, float, int]]) -> Result:
@@ -299,11 +338,14 @@ def _where(frames: list[str]) -> str:
 
 # --- the writer alone ---------------------------------------------------------------------
 
-def writer_alone(expressions: int, seconds: float, tmp: str) -> tuple[float, float]:
-    """Events/s and µs of CPU an event of ``Service.signal`` in this process, batches of
-    1,000 events checked beforehand, no HTTP: the one writer's ceiling with a core to itself,
-    what spreading HTTP and JSON over other processes could at best give batches. The garbage
-    collector is set as ``xmlevents serve`` sets it (``GC_THRESHOLD``)."""
+def writer_alone(expressions: int, seconds: float, tmp: str,
+                 committer: Literal["process", "thread"],
+                 cores: str | None, others: str | None) -> tuple[float, float]:
+    """Events/s and µs of CPU an event of ``Service.signal`` in this process (and its
+    committer process), batches of 1,000 events checked beforehand, no HTTP: the one
+    writer's ceiling with a core to itself, what spreading HTTP and JSON over other processes
+    could at best give batches. The garbage collector is set as ``xmlevents serve`` sets it
+    (``GC_THRESHOLD``). ``cores``: this process's CPUs, ``others`` its committer's."""
     import gc
 
     from xmlevents.service import Service
@@ -319,18 +361,21 @@ def writer_alone(expressions: int, seconds: float, tmp: str) -> tuple[float, flo
                          for e in found], json.dumps(found)))
 
     async def run() -> tuple[float, float]:
-        service = Service(os.path.join(tmp, "alone.db"))
+        service = Service(os.path.join(tmp, "alone.db"), committer=committer)
+        pin(os.getpid(), cores, others)
         try:
             for i in range(expressions):
                 await service.register("anonymous", "text",
                                        f'SEQ(newCD(title=T, artist="artist {i}"), '
                                        f'newMusicDVD(title=T, artist="artist {i}"))', {}, None)
+            child = cpu_times(os.getpid()).get("committer", 0.0)
             n, cpu, start = 0, time.process_time(), time.perf_counter()
             for checked, raw in batches:
                 n += await service.signal("anonymous", checked, raw)  # type: ignore[arg-type]
                 if time.perf_counter() - start > seconds:
                     break
             wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+            cpu += cpu_times(os.getpid()).get("committer", 0.0) - child
             return n / wall, cpu / n * 1e6
         finally:
             await service.stop()
@@ -368,10 +413,14 @@ def main() -> None:
     parser.add_argument("--writer-only", action="store_true",
                         help="measure the writer alone in this process and print its events/s "
                         "and µs an event as JSON (what the full run starts --python with)")
+    parser.add_argument("--committer", choices=("process", "thread"), default=None,
+                        help="serve --committer (default: serve's own, process); given, it "
+                        "is passed on, so a version without the option cannot be compared")
     parser.add_argument("--pin", metavar="CPU", default=None,
-                        help="run the server on this CPU and the load client and the writer "
-                        "alone on the others (taskset): this machine's two cores differ by "
-                        "a fourth in speed, and a run's figures with the core it lands on")
+                        help="run the server's process (and the writer alone) on this CPU and "
+                        "the load client and the committer process on the others (taskset): "
+                        "this machine's two cores differ by a fourth in speed, and a run's "
+                        "figures with the core it lands on")
     args = parser.parse_args()
     server_cores = client_cores = None
     if args.pin is not None:
@@ -382,7 +431,9 @@ def main() -> None:
         server_cores, client_cores = args.pin, ",".join(map(str, others))
     if args.writer_only:
         with tempfile.TemporaryDirectory() as tmp:
-            print(json.dumps(writer_alone(args.expressions, args.seconds, tmp)))
+            print(json.dumps(writer_alone(args.expressions, args.seconds, tmp,
+                                          args.committer or "process", server_cores,
+                                          client_cores)))
         return
     with tempfile.TemporaryDirectory() as tmp:
         print(f"server: {args.python}" + ("" if args.pin is None else
@@ -393,7 +444,8 @@ def main() -> None:
         fresh = []
         for _ in range(args.repeat):
             with served(tempfile.mkdtemp(dir=tmp), TOKEN, args.expressions, args.python,
-                        server_cores) as (_, base, proc):  # a database of its own
+                        serve_args(args)) as (_, base, proc):  # a database of its own
+                pin(proc.pid, server_cores, client_cores)
                 fresh.append(measure(proc.pid, client(args, tmp, client_cores, base,
                                                       "/events", "POST", 1000,
                                                       args.connections)))
@@ -403,6 +455,12 @@ def main() -> None:
         report("batches of 1,000 (target 40,000/s)", max(fresh, key=lambda r: r.requests),
                "events", 1000)
         run_on(args, tmp, server_cores, client_cores)
+
+
+def serve_args(args: argparse.Namespace) -> list[str]:
+    """The options of ``xmlevents serve`` the bench was given (none: the served version's
+    defaults)."""
+    return [] if args.committer is None else ["--committer", args.committer]
 
 
 def client(args: argparse.Namespace, tmp: str, cores: str | None, base: str, path: str,
@@ -422,7 +480,8 @@ def run_on(args: argparse.Namespace, tmp: str, server_cores: str | None,
     """The runs on one server, in order: the floor, single events, batches at 64 and at 4
     connections; then the writer alone; then ``--profile``'s."""
     with served(tempfile.mkdtemp(dir=tmp), TOKEN, args.expressions, args.python,
-                server_cores) as (_, base, proc):
+                serve_args(args)) as (_, base, proc):
+        pin(proc.pid, server_cores, client_cores)
 
         def go(path: str, method: str, batch: int, connections: int
                ) -> Callable[[], tuple[float, float, float, int]]:
@@ -446,11 +505,11 @@ def run_on(args: argparse.Namespace, tmp: str, server_cores: str | None,
         report("batches, 4 connections, after",
                best(go("/events", "POST", 1000, 4)), "events", 1000)
         # in a process of the served version's interpreter (--python), on the server's CPU
-        pin = [] if server_cores is None else ["taskset", "-c", server_cores]
-        alone = subprocess.run([*pin, args.python, os.path.abspath(__file__), "--writer-only",
+        alone = subprocess.run([args.python, os.path.abspath(__file__), "--writer-only",
                                 "--expressions", str(args.expressions), "--seconds",
-                                str(args.seconds)], capture_output=True, text=True,
-                               check=True).stdout
+                                str(args.seconds), *serve_args(args),
+                                *([] if args.pin is None else ["--pin", args.pin])],
+                               capture_output=True, text=True, check=True).stdout
         rate, cost = json.loads(alone.splitlines()[-1])
         print(f"  {'the writer alone, in process':<34} {rate:9,.0f} events/s  {cost:5.0f} µs "
               f"CPU each  (Service.signal, batches of 1,000 checked beforehand, no HTTP)  "

@@ -14,7 +14,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 import httpx
@@ -28,16 +28,15 @@ def free_port() -> int:
 
 @contextmanager
 def served(folder: str, token: str, expressions: int, python: str = sys.executable,
-           cores: str | None = None) -> Iterator[tuple[int, str, subprocess.Popen[bytes]]]:
+           options: Sequence[str] = ()) -> Iterator[tuple[int, str, subprocess.Popen[bytes]]]:
     """The server's port, base URL and process, ``expressions`` registered by the client
     whose bearer token is ``token``; ``python`` runs it (another version's environment);
-    ``cores``: the CPUs it may run on (``taskset -c``), else any."""
+    ``options``: more of ``xmlevents serve``'s."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    pin = [] if cores is None else ["taskset", "-c", cores]
-    proc = subprocess.Popen([*pin, python, "-m", "xmlevents", "serve", "--port", str(port), "--db",
-                             os.path.join(folder, "bench.db"), "--token", f"bench={token}"],
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen([python, "-m", "xmlevents", "serve", "--port", str(port), "--db",
+                             os.path.join(folder, "bench.db"), "--token", f"bench={token}",
+                             *options], stderr=subprocess.DEVNULL)
     try:
         for _ in range(200):
             try:

@@ -74,7 +74,7 @@ from collections.abc import (
 )
 from concurrent.futures import ThreadPoolExecutor
 from operator import itemgetter
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -85,6 +85,7 @@ from starlette.routing import BaseRoute, Route
 from xmlevents._foundation.jsonlines import JsonLineError, load_line
 from xmlevents.algebra import PositionedError, XmlEventsError
 
+from ._commit import CommitterGone, Pipe, PipedJournal, Writes
 from ._db import Journal, Stored
 from ._engine import Detection, Join, Provider, check_signal
 from ._errors import (
@@ -130,6 +131,8 @@ KEEPALIVE = 15.0
 SHUTDOWN_EVENT = ('retry: 5000\nevent: shutdown\ndata: {"detail": "the service is stopping; '
                   'reconnect with Last-Event-ID to resume"}\n\n')
 T = TypeVar("T")
+#: Where the writer's transactions are committed (:class:`Service`).
+Committer = Literal["thread", "process"]
 F = TypeVar("F", bound=tuple[str, Any, Any, Any])
 _log = logging.getLogger("xmlevents.service")
 
@@ -146,6 +149,10 @@ def _database_problem(exc: sqlite3.Error) -> Problem | None:
     """503 with ``Retry-After`` for a database another program holds (busy past
     :data:`~._db.BUSY_TIMEOUT`), 507 for a full disk; None for another error (a 500). The
     change was not applied in either case."""
+    if isinstance(exc, CommitterGone):
+        return Problem(503, "Service Unavailable",
+                       "the database's committer process ended; it is started again and "
+                       "nothing was applied: retry", headers={"Retry-After": "1"})
     text = str(exc).lower()
     if "database is locked" in text or "database is busy" in text:
         return Problem(503, "Service Unavailable",
@@ -180,13 +187,17 @@ class Service:
     def __init__(self, db: str, tokens: Mapping[str, str] | None = None, *,
                  join: Join = "correlate", providers: Mapping[str, Provider] | None = None,
                  lock: DatabaseLock | None = None, limits: Limits | None = None,
-                 allow_private_webhooks: bool = False, skip_bad_rows: bool = False) -> None:
+                 allow_private_webhooks: bool = False, skip_bad_rows: bool = False,
+                 committer: Committer = "thread") -> None:
         """Open ``db`` (taking its lock, or using ``lock``, one already held on it), rebuild
         the engine from its log and compact the log if it is much longer than the live
         state (:mod:`._replay`). ``limits``: the quotas (:mod:`._limits`).
         ``allow_private_webhooks``: accept callbacks to this machine and private networks
         (:mod:`._webhooks`). ``skip_bad_rows``: leave out the log rows that cannot be
-        replayed (listed in :attr:`skipped`) instead of raising.
+        replayed (listed in :attr:`skipped`) instead of raising. ``committer``: where the
+        writer's transactions are committed: ``"thread"``, by the writer thread itself, or
+        ``"process"``, by a process of their own while the writer goes on with the next
+        change (:mod:`._commit`; ``xmlevents serve`` runs so).
 
         Raises:
             DatabaseInUse: another process serves ``db``.
@@ -232,6 +243,18 @@ class Service:
             self.reader = Journal.reader(db)
             #: Notifications each client keeps (the retention quota); the writer's.
             self.retained = self.journal.retained()
+            #: The committer process (``committer="process"``), or None.
+            self._pipe: Pipe | None = None
+            #: The writer's journal: its own connection, or the committer process.
+            self.writes: Writes = self.journal
+            if committer == "process":
+                self._pipe = Pipe(db, self._pipe_failed, keep_fd=self.db_lock.fileno())
+                self.writes = PipedJournal(self._pipe)
+                self.journal.close()
+                #: A connection the writer reads the log through to rebuild its engine.
+                self.journal = Journal.reader(db)
+            elif committer != "thread":
+                raise ValueError(f"committer: 'thread' or 'process', not {committer!r}")
             #: When the quota's discards were last logged for each client, and how many
             #: were discarded since (:meth:`_warn_retention`); the writer's.
             self._warned: dict[str, float] = {}
@@ -239,6 +262,9 @@ class Service:
         except BaseException:
             with contextlib.suppress(AttributeError):
                 self.journal.close()
+            with contextlib.suppress(AttributeError):
+                if self._pipe is not None:
+                    self._pipe.close()
             self.db_lock.release()
             raise
         #: The engine no longer matches the log (a change failed after it reached the
@@ -297,13 +323,23 @@ class Service:
                     self._draining = False
                     return
             outcomes: list[tuple[asyncio.Future[Any], Any, BaseException | None]] = []
+            pipe = self._pipe
             for future, job in jobs:
                 if future.cancelled():
                     continue
+                pending = None if pipe is None else pipe.begin_job(
+                    functools.partial(_settle_one, loop, future))
                 try:
-                    outcomes.append((future, job(), None))
+                    result, error = job(), None
                 except BaseException as exc:  # the request's to raise, as an executor's
-                    outcomes.append((future, None, exc))
+                    result, error = None, exc
+                if pending is not None:
+                    assert pipe is not None
+                    outcome = pipe.end_job(pending, result, error)
+                    if outcome is None:  # answered once its commit is acknowledged
+                        continue
+                    result, error = outcome
+                outcomes.append((future, result, error))
             with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits
                 loop.call_soon_threadsafe(_settle, outcomes)
 
@@ -317,6 +353,8 @@ class Service:
         """In the writer thread, before a change: rebuild the engine from the log if a
         failed change left it ahead of the log."""
         if self._stale:
+            if self._pipe is not None:
+                self._pipe.reset()  # every change sent is committed or refused now
             state = replay(self.journal, join=self.join, providers=self.providers)
             self.engine, owner, callbacks = state.engine, state.owner, state.callbacks
             self._state = state
@@ -324,6 +362,8 @@ class Service:
             self.owner.update(owner)
             self.callbacks.clear()
             self.callbacks.update(callbacks)
+            # counted again: the committer process's failed changes were counted when sent
+            self.retained = self.writes.retained()
             self._stale = False
 
     def _committed(self, found: Iterable[tuple[str, str, Any, str | None]]) -> None:
@@ -331,11 +371,19 @@ class Service:
         and, for callbacks, the webhook worker. Done from here, not by the request, so that
         a request cancelled while it waited still wakes them."""
         owners = set(map(_owner, found))
+        if not owners or self._loop is None:
+            return
         hooks = any(map(_url, found))
-        if owners and self._loop is not None:
-            self._loop.call_soon_threadsafe(self._notify, owners)
-            if hooks:
-                self._loop.call_soon_threadsafe(self.webhooks.wake)
+        if self._pipe is not None:  # the change is on its way to the committer process
+            self._pipe.after_commit(functools.partial(self._wake, owners, hooks))
+        else:
+            self._wake(owners, hooks)
+
+    def _wake(self, owners: set[str], hooks: bool) -> None:
+        assert self._loop is not None
+        self._loop.call_soon_threadsafe(self._notify, owners)
+        if hooks:
+            self._loop.call_soon_threadsafe(self.webhooks.wake)
 
     def _logged(self, entries: int) -> None:
         """In the writer thread, after a commit of ``entries`` log entries: compact the log
@@ -347,7 +395,7 @@ class Service:
         state.entries += entries
         if grown(state):
             try:
-                compact(self.journal, state)
+                compact(self.writes, state)
             except sqlite3.Error as exc:
                 state.looked = state.entries
                 _log.warning("the log was not compacted: %s", exc)
@@ -359,6 +407,11 @@ class Service:
         self._stale = True
         with contextlib.suppress(RuntimeError):  # stopping: no new job; _stale stays
             self._writer.submit(self._fresh)
+
+    def _pipe_failed(self, error: BaseException) -> None:
+        """In the acknowledgements' thread: a change sent to the committer process failed
+        (or it ended), after the writer had applied it; the writer's engine is rebuilt."""
+        self._failed()
 
     # --- clients --------------------------------------------------------------------------
 
@@ -388,15 +441,15 @@ class Service:
 
         def job() -> str:
             self._fresh()
-            if self.journal.expression_count(client) >= self.limits.max_expressions:
+            if self.writes.expression_count(client) >= self.limits.max_expressions:
                 raise too_many_expressions(client, self.limits)
-            self.journal.begin()  # a busy database fails here, before the engine changes
+            self.writes.begin()  # a busy database fails here, before the engine changes
             ident = "x" + secrets.token_hex(8)
             tick = self.engine.tick
             try:
                 self.engine.register(registration, ident=ident)
             except BaseException:
-                self.journal.abort()
+                self.writes.abort()
                 raise
             body = {"id": ident, "format": fmt, "source": source,
                     "variables": dict(registration.inputs) if fmt == "text" else {},
@@ -405,7 +458,7 @@ class Service:
             dead = [(client, d.expression, _notification(d), callback)
                     for d in self.engine.dead()]
             try:
-                self.journal.write([("register", client, body)], dead,
+                self.writes.write([("register", client, body)], dead,
                                    add=(ident, client, body))
             except BaseException:
                 self.engine.unregister(ident)
@@ -426,7 +479,7 @@ class Service:
         def job() -> None:
             self._fresh()
             self.own(client, ident)
-            self.journal.write([("unregister", client, {"id": ident})], [], remove=ident)
+            self.writes.write([("unregister", client, {"id": ident})], [], remove=ident)
             self.engine.unregister(ident)
             del self.owner[ident]
             self.callbacks.pop(ident, None)
@@ -450,7 +503,7 @@ class Service:
 
         def job() -> int:
             self._fresh()
-            self.journal.begin()
+            self.writes.begin()
             found: list[tuple[str, str, dict[str, Any] | str, str | None]] = []
             texts: dict[str, str] = {}  # a signal's JSON, for the notifications it is in
             try:
@@ -460,9 +513,9 @@ class Service:
                         found.append((owner, d.expression, _notification_text(d, texts),
                                       self.callbacks.get(d.expression)))
                 found, discarded = self._retain(found)
-                self.journal.write([("signals", client, raw)], found)
+                self.writes.write([("signals", client, raw)], found)
             except BaseException:
-                self.journal.abort()
+                self.writes.abort()
                 self._failed()  # the engine saw signals the log does not have
                 raise
             self._kept(found, discarded)
@@ -475,7 +528,7 @@ class Service:
     async def delete_notifications(self, client: str, through: int) -> int:
         """Mark ``client``'s notifications up to ``through`` deleted; how many were."""
         def job() -> int:
-            n = self.journal.delete_notifications(client, through)
+            n = self.writes.delete_notifications(client, through)
             self.retained[client] = self.retained.get(client, 0) - n
             return n
 
@@ -487,7 +540,7 @@ class Service:
         notifications of a client past it discarded, and the new ones past it left out.
         Returns the notifications to store and how many stored ones each client lost."""
         discard, dropped = over_retention(self.retained, found, self.limits)
-        lost = {owner: self.journal.discard_oldest(owner, count)
+        lost = {owner: self.writes.discard_oldest(owner, count)
                 for owner, count in discard.items()}
         if discard or dropped:
             self._warn_retention(lost, Counter(found[i][0] for i in dropped))
@@ -584,6 +637,8 @@ class Service:
         for pool in (self._writer, self._reading):
             pool.shutdown()
         self.reader.close()
+        if self._pipe is not None:
+            self._pipe.close()
         self.journal.close()
         self.db_lock.release()
 
@@ -593,6 +648,14 @@ RETENTION_WARNING = 60.0
 
 #: A notification's owner and webhook URL, of the writer's (owner, expression, text, URL).
 _owner, _url = itemgetter(0), itemgetter(3)
+
+
+def _settle_one(loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any], result: Any,
+                error: BaseException | None) -> None:
+    """From the acknowledgements' thread: a job's outcome to its request, once its change is
+    committed (``committer="process"``)."""
+    with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits
+        loop.call_soon_threadsafe(_settle, [(future, result, error)])
 
 
 def _settle(outcomes: Iterable[tuple[asyncio.Future[Any], Any, BaseException | None]]

@@ -73,6 +73,11 @@ class DatabaseLock:
         """Whether this lock is still held (not released)."""
         return self._fd is not None
 
+    def fileno(self) -> int | None:
+        """The lock file's descriptor while held (a child that must hold the lock with this
+        process keeps it open: :mod:`._commit`), else None."""
+        return self._fd
+
     def release(self) -> None:
         """Give the lock up (closing the file releases it); a second call does nothing."""
         if self._fd is not None:

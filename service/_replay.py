@@ -38,6 +38,7 @@ from typing import Any
 
 from xmlevents.algebra import XmlEventsError
 
+from ._commit import Writes
 from ._db import Journal
 from ._engine import Engine, Join, Provider, Signal, check_signal
 from ._errors import RegistrationError
@@ -301,7 +302,7 @@ def grown(state: Replayed) -> bool:
             > max((COMPACT_FACTOR - 1) * state.live, COMPACT_MIN))
 
 
-def compact(journal: Journal, state: Replayed,
+def compact(journal: Writes, state: Replayed,
             report: Callable[[str], object] | None = None) -> bool:
     """Replace the log with :func:`live_log` when it holds :data:`COMPACT_FACTOR` times
     its entries (registrations, unregistrations, signals); whether it was. Also removes

@@ -28,7 +28,7 @@ from typing import Any
 import uvicorn
 from starlette.applications import Starlette
 
-from ._app import Service, create_app
+from ._app import Committer, Service, create_app
 from ._engine import Join
 from ._limits import SPARE_FILES, Limits, open_files
 from ._lock import DatabaseLock
@@ -115,7 +115,8 @@ def serve(db: str, tokens: Mapping[str, str] | None = None, *, host: str = "127.
           port: int = 8765, join: Join = "correlate",
           ready: Callable[[], None] | None = None, limits: Limits | None = None,
           cors_origins: Sequence[str] = (), allow_private_webhooks: bool = False,
-          skip_bad_rows: bool = False, report: Callable[[str], None] | None = None) -> None:
+          skip_bad_rows: bool = False, committer: Committer = "process",
+          report: Callable[[str], None] | None = None) -> None:
     """Serve the detection service until stopped by SIGTERM (returns) or SIGINT (raises
     :class:`KeyboardInterrupt` once the server has stopped). One worker: the engine lives in
     the process, and signals must be processed in the order accepted.
@@ -128,7 +129,8 @@ def serve(db: str, tokens: Mapping[str, str] | None = None, *, host: str = "127.
     quotas (:mod:`._limits`); ``cors_origins``: the web origins whose pages may call the
     service (:mod:`._web`). ``skip_bad_rows``: log rows that cannot be replayed are left
     out (:mod:`._replay`), each reported as one line to ``report``, as is a compaction of
-    the log.
+    the log. ``committer``: SQLite's commits in a process of their own (the default) or in
+    the writer thread (:mod:`._commit`).
 
     Raises:
         DatabaseInUse: another process serves ``db`` (an :class:`sqlite3.OperationalError`
@@ -144,7 +146,7 @@ def serve(db: str, tokens: Mapping[str, str] | None = None, *, host: str = "127.
         limits = limits or Limits()
         service = Service(db, tokens, join=join, lock=lock, limits=limits,
                           allow_private_webhooks=allow_private_webhooks,
-                          skip_bad_rows=skip_bad_rows)
+                          skip_bad_rows=skip_bad_rows, committer=committer)
         if report is not None:
             if service.salvaged is not None:
                 report(service.salvaged.summary())

@@ -40,6 +40,7 @@ from typing import Protocol, TypeVar
 
 import httpx
 
+from ._commit import Writes
 from ._db import Journal
 
 __all__ = ["Webhooks", "refusal", "MAX_ATTEMPTS", "MAX_BACKOFF", "TIMEOUT"]
@@ -65,7 +66,7 @@ class Store(Protocol):
     async def write(self, job: Callable[[], T]) -> T: ...
 
     @property
-    def journal(self) -> Journal: ...
+    def writes(self) -> Writes: ...
 
 
 def _address(host: str) -> Address | None:
@@ -198,7 +199,7 @@ class Webhooks:
                 for cursor, url, attempts, body in rows:
                     if url in backoff:  # the same dead receiver: wait with the one that failed
                         await self._store.write(functools.partial(
-                            self._store.journal.retry, cursor, attempts, backoff[url]))
+                            self._store.writes.retry, cursor, attempts, backoff[url]))
                         continue
                     again = await self._attempt(client, cursor, url, attempts, body)
                     if again is not None:
@@ -215,7 +216,7 @@ class Webhooks:
         Returns when it is due again, or None."""
         assert self._http is not None
         note = {"cursor": cursor, **json.loads(body)}
-        journal = self._store.journal
+        writes = self._store.writes
         try:
             await self._check_host(url)
             response = await self._http.post(url, json=note)
@@ -230,10 +231,10 @@ class Webhooks:
             if not ok and attempts < MAX_ATTEMPTS:
                 _log.warning("webhook of %s: notification %d given up after %d attempts "
                              "to %s", client, cursor, attempts + 1, url)
-            await self._store.write(functools.partial(journal.delivered, cursor))
+            await self._store.write(functools.partial(writes.delivered, cursor))
             return None
         due = time.time() + min(MAX_BACKOFF, 0.5 * 2.0 ** attempts)
-        await self._store.write(functools.partial(journal.retry, cursor, attempts + 1, due))
+        await self._store.write(functools.partial(writes.retry, cursor, attempts + 1, due))
         return due
 
     async def _check_host(self, url: str) -> None:

@@ -104,6 +104,10 @@ def add_parser(sub: Any) -> None:
                        help="start even if rows of the database's log cannot be replayed: "
                             "leave each out (moved to the table skipped, reported on "
                             "stderr) and keep every good row")
+    serve.add_argument("--committer", choices=("process", "thread"), default="process",
+                       help="where changes are committed to the database: a process of "
+                            "its own while the writer goes on with the next change "
+                            "(default: the second core for SQLite), or the writer thread")
     serve.add_argument("--cors-origin", action="append", default=[], type=_origin,
                        metavar="ORIGIN", help="a web origin whose pages may call the service "
                        "(scheme://host[:port]; repeat for more; * for any)")
@@ -160,7 +164,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         serve(args.db, tokens, host=args.host, port=args.port, join=args.join, ready=ready,
               limits=Limits(**limits_given(args)),
               cors_origins=args.cors_origin, allow_private_webhooks=args.allow_private_webhooks,
-              skip_bad_rows=args.skip_bad_rows, report=report)
+              skip_bad_rows=args.skip_bad_rows, committer=args.committer, report=report)
     except DamagedLogError as exc:  # a row of the log: named; --skip-bad-rows leaves it out
         hint = ("" if exc.seq is None or args.skip_bad_rows
                 else "; start with --skip-bad-rows to leave such rows out (kept in the "
