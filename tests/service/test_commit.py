@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
+import secrets
 import signal
 import sqlite3
 import sys
@@ -102,15 +103,13 @@ def test_the_committer_process_leaves_what_the_writer_thread_leaves(
     """One workload (registrations with and without webhooks, unregistrations, signals,
     acknowledgements, the retention quota's discards, compactions) through each committer:
     the same answers, and the same log, notifications, deliveries and expressions."""
-    import xmlevents.service._app as app
-
     results = []
     for committer in ("thread", "process"):
         db = str(tmp_path_factory.mktemp(committer) / "s.db")
         with pytest.MonkeyPatch.context() as m:
             m.setattr(replay_module, "COMPACT_MIN", 4)  # compactions while it runs
             # expression ids numbered (random otherwise), to compare the runs row for row
-            m.setattr(app.secrets, "token_hex", _counter())
+            m.setattr(secrets, "token_hex", _counter())
             answers = _run(db, committer, ops)
         results.append((answers, _tables(db)))
     assert results[1][0] == results[0][0]
