@@ -34,7 +34,7 @@ __all__ = [
     "WEB_STACK", "Limits",
     # errors
     "ExpressionTextError", "MarkupError", "RegistrationError", "SignalError",
-    "UnknownExpressionError", "DamagedLogError",
+    "UnknownExpressionError", "DamagedLogError", "CommitterGone",
 ]
 
 #: Where each public name is defined: module -> names (every name of ``__all__`` but the two
@@ -51,6 +51,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "._server": ("serve",),
     "._limits": ("Limits",),
     "._replay": ("DamagedLogError",),
+    "._commit": ("CommitterGone",),
     "._errors": ("ExpressionTextError", "MarkupError", "RegistrationError", "SignalError",
                  "UnknownExpressionError"),
 }
@@ -88,6 +89,7 @@ __getattr__, __dir__ = lazy_names(__name__, globals(), _MODULES, missing=_missin
 
 if TYPE_CHECKING:
     from ._app import ANONYMOUS, MAX_BODY, Service, create_app
+    from ._commit import CommitterGone
     from ._engine import (
         Detection,
         Engine,

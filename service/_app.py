@@ -289,8 +289,10 @@ class Service:
 
     async def write(self, job: Callable[[], T]) -> T:
         """Run ``job`` in the writer thread, after the changes submitted before it: the
-        engine and the writing connection are the writer thread's alone, so changes are
-        applied in the order accepted and the event loop never waits for SQLite."""
+        engine and the writing connection (or the committer process, :mod:`._commit`) are
+        the writer thread's alone, so changes are applied in the order accepted and the
+        event loop never waits for SQLite. With a committer process, a job that sent a
+        change is answered once the change is committed."""
         # The jobs are handed over in groups (issue 31, item 10): one wake-up of the writer
         # for every job queued while it was busy, one callback into the event loop for
         # every job it ran since. A future and a thread hand-over each way per request
@@ -443,7 +445,9 @@ class Service:
             self._fresh()
             if self.writes.expression_count(client) >= self.limits.max_expressions:
                 raise too_many_expressions(client, self.limits)
-            self.writes.begin()  # a busy database fails here, before the engine changes
+            # a busy database fails here, before the engine changes (the writer's own
+            # connection; a committer process fails it later, and the engine is rebuilt)
+            self.writes.begin()
             ident = "x" + secrets.token_hex(8)
             tick = self.engine.tick
             try:
@@ -1033,7 +1037,8 @@ def create_app(db: str, tokens: Mapping[str, str] | None = None, *,
                join: Join = "correlate", providers: Mapping[str, Provider] | None = None,
                lock: DatabaseLock | None = None, limits: Limits | None = None,
                cors_origins: Sequence[str] = (), allow_private_webhooks: bool = False,
-               service: Service | None = None) -> Starlette:
+               service: Service | None = None, committer: Committer = "thread"
+               ) -> Starlette:
     """The ASGI application of a service whose state lives in the SQLite file ``db``;
     ``tokens`` maps each client's secret to its name (none: open, one anonymous client);
     ``providers`` evaluate opaque expressions by language URI (none: they are refused).
@@ -1041,15 +1046,16 @@ def create_app(db: str, tokens: Mapping[str, str] | None = None, *,
     the caller took already) and releases it when it stops. ``limits``: its quotas and
     timeouts (:mod:`._limits`); ``cors_origins``: the web origins whose pages may call it
     (:mod:`._web`); ``allow_private_webhooks``: callbacks to this machine and private
-    networks accepted. ``service``: one opened on ``db`` already (its log replayed before
-    the server starts, :func:`~._server.serve`), which the application serves and closes
-    instead of opening its own (``limits`` and ``allow_private_webhooks`` are then its)."""
+    networks accepted; ``committer``: where changes are committed (:class:`Service`).
+    ``service``: one opened on ``db`` already (its log replayed before the server starts,
+    :func:`~._server.serve`), which the application serves and closes instead of opening
+    its own (``limits``, ``allow_private_webhooks`` and ``committer`` are then its)."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         running = service if service is not None else Service(
             db, tokens, join=join, providers=providers, lock=lock, limits=limits,
-            allow_private_webhooks=allow_private_webhooks)
+            allow_private_webhooks=allow_private_webhooks, committer=committer)
         app.state.service = running
         running.start()
         try:

@@ -13,9 +13,11 @@ hands); only a power loss may lose the last commits.
 
 The service writes through one connection and reads through another (:meth:`Journal.reader`;
 in WAL mode a reader never waits for the writer), each used by one thread of its own, never
-by the event loop (issue 31, item 3). Both wait at most :data:`BUSY_TIMEOUT` seconds for a
-lock another program holds (a backup, the ``sqlite3`` shell): SQLite's 5 s default kept the
-service's one writer waiting, and every change queued behind it.
+by the event loop (issue 31, item 3); the writing one by the writer thread, or by the
+committer process the writer hands its changes to (:mod:`._commit`, ``serve``'s default).
+Both wait at most :data:`BUSY_TIMEOUT` seconds for a lock another program holds (a backup,
+the ``sqlite3`` shell): SQLite's 5 s default kept the service's one writer waiting, and every
+change queued behind it.
 """
 
 from __future__ import annotations

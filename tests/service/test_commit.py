@@ -21,10 +21,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from xmlevents.service import Limits, Service
+from xmlevents.service import CommitterGone, Limits, Service
 from xmlevents.service import _replay as replay_module
 from xmlevents.service._app import _database_problem
-from xmlevents.service._commit import CommitterGone
 
 from .http_server import free_port, served_by
 
