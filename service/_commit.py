@@ -96,10 +96,10 @@ class Writes(Protocol):
 # --- the committer process ------------------------------------------------------------------
 
 def child() -> None:
-    """The committer process's main (``python -c`` with the database's path): run each
-    message's calls on one :class:`~._db.Journal`, acknowledge each, until the input ends
-    or a ``close``."""
-    _die_with_parent()
+    """The committer process's main (``python -c`` with the database's path and the
+    parent's pid): run each message's calls on one :class:`~._db.Journal`, acknowledge
+    each, until the input ends or a ``close``."""
+    _die_with_parent(int(sys.argv[2]))
     # The acknowledgements go to the parent through a copy of stdout; stdout itself becomes
     # stderr, so that nothing printed (a warning) can corrupt a frame.
     out = os.fdopen(os.dup(1), "wb")
@@ -140,7 +140,7 @@ def child() -> None:
         journal.close()
 
 
-def _die_with_parent() -> None:
+def _die_with_parent(parent: int) -> None:
     """Ask Linux to kill this process when its parent ends (``kill -9`` included): a
     transaction of a dead service must not commit after another service has opened the
     database. Elsewhere the end of the input stops the child after its current message."""
@@ -149,7 +149,7 @@ def _die_with_parent() -> None:
 
         with contextlib.suppress(OSError, AttributeError):
             ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    if os.getppid() == 1:  # the parent died before the request above
+    if os.getppid() != parent:  # the parent died before the request above
         os._exit(1)
 
 
@@ -239,7 +239,7 @@ class Pipe:
         self._gone = False
         self._proc = subprocess.Popen(
             [sys.executable, "-c", "from xmlevents.service._commit import child; child()",
-             self.db], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+             self.db, str(os.getpid())], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
             pass_fds=self._keep)
         assert self._proc.stdin is not None
         self._in: IO[bytes] = self._proc.stdin
