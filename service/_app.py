@@ -463,7 +463,7 @@ class Service:
                     for d in self.engine.dead()]
             try:
                 self.writes.write([("register", client, body)], dead,
-                                   add=(ident, client, body))
+                                  add=(ident, client, body))
             except BaseException:
                 self.engine.unregister(ident)
                 raise
