@@ -232,7 +232,7 @@ def test_a_killed_committer_is_replaced_and_nothing_answered_is_lost(tmp_path: P
 def test_the_committer_dies_with_a_killed_server(tmp_path: Path) -> None:
     """``kill -9`` of ``xmlevents serve``: its committer process ends with it (no
     transaction of a dead service commits after another has opened the database), and a
-    new server starts on the database at once."""
+    new server starts on the database at once (``--committer thread``: without one)."""
     db = str(tmp_path / "s.db")
     with served_by(db, [], free_port(), tmp_path / "a.log") as (base, proc):
         assert httpx.post(f"{base}/expressions", json={"expression": SEQ}).status_code == 201
@@ -248,7 +248,9 @@ def test_the_committer_dies_with_a_killed_server(tmp_path: Path) -> None:
             time.sleep(0.05)
         else:
             assert not os.path.exists(f"/proc/{children[0]}"), "the committer outlived it"
-    with served_by(db, [], free_port(), tmp_path / "b.log") as (base, _):
+    with served_by(db, [], free_port(), tmp_path / "b.log",
+                   extra=["--committer", "thread"]) as (base, proc):
+        assert _children(proc.pid) == []
         assert len(httpx.get(f"{base}/expressions").json()["expressions"]) == 1
 
 
