@@ -904,20 +904,15 @@ class Run:
         # the lines wait: each held line's end passes them on as they are), the parent's view
         # and pre-order index, the group, the parent's path, the line's view; set where that
         # line needed no check at its start tag (so the next one, the same in all of these,
-        # needs none either), and cleared when the check is switched.
-        hold_tr: _Enter | None = None
-        hold_sets: Sets | None = None
-        hold_above: Any = None
-        hold_parent = -1
-        hold_lead: Any = None
-        hold_prefix = ""
-        hold_view: Any = None
+        # needs none either), and cleared when the check is switched. One cell, not seven:
+        # a closure's cells are copied into its frame at every call.
+        hold_case: tuple[_Enter, Sets, Any, int, Candidate, str, Any] | None = None
 
         def switch(on: bool) -> None:
-            nonlocal general, here, hold_tr
+            nonlocal general, here, hold_case
             general = on
             here = None
-            hold_tr = None
+            hold_case = None
 
         automaton.watch(switch)
         self._switch = switch  # held here: the automaton holds it weakly
@@ -1034,8 +1029,7 @@ class Run:
             garbage = 0
 
         def start(label: str, attrs: Any = None) -> None:
-            nonlocal shape, sets, node, counts, here, hold_tr, hold_sets, hold_above, \
-                hold_parent, hold_lead, hold_prefix, hold_view
+            nonlocal shape, sets, node, counts, here, hold_case
             node += 1
             if counts is None:
                 # the parent's first child: the only event at which the depth grows
@@ -1116,19 +1110,20 @@ class Run:
                     if garbage > counter.held + SLACK:
                         compact()
                 return
-            if tr is hold_tr and sets is hold_sets and here is hold_above and \
-                    stack[-1][4] == hold_parent and not hold_lead.reported:
+            case = hold_case
+            if case is not None and tr is case[0] and sets is case[1] and here is case[2] \
+                    and stack[-1][4] == case[3] and not case[4].reported:
                 # the next line of the group the last one joined, in the same state, under
-                # the same parent and view (see hold_tr): it joins the group the same way
-                rows = hold_lead.rows
+                # the same parent and view (see hold_case): it joins the group the same way
+                rows = case[4].rows
                 if rows is not None:
-                    rows.append((node, f"{hold_prefix}/{label}[{pos}]", attributes(attrs)))
+                    rows.append((node, f"{case[5]}/{label}[{pos}]", attributes(attrs)))
                     counter.held += 1
                     if counter.held > counter.peak:
                         counter.peak = counter.held
-                    push((tr, sets, None, label, node, pos, counts, tr.hold + 1, hold_view,
-                          here))
-                    here = hold_view
+                    view = case[6]
+                    push((tr, sets, None, label, node, pos, counts, tr.hold + 1, view, here))
+                    here = view
                     shape = tr.target
                     sets = None
                     counts = None
@@ -1169,9 +1164,7 @@ class Run:
                                     view = settled[1]
                                     push((tr, sets, None, label, node, pos, counts, hold + 1,
                                           view, above))
-                                    hold_tr, hold_sets, hold_above, hold_parent, hold_lead, \
-                                        hold_prefix, hold_view = \
-                                        tr, sets, above, parent, lead, prefix, view
+                                    hold_case = (tr, sets, above, parent, lead, prefix, view)
                                     here = view
                                     shape = tr.target
                                     sets = None
@@ -1182,10 +1175,8 @@ class Run:
                             if view is None:
                                 view = view_of(tr, sets, None)
                         else:
-                            # no check: the next line in this case joins at once (hold_tr)
-                            hold_tr, hold_sets, hold_above, hold_parent, hold_lead, \
-                                hold_prefix, hold_view = \
-                                tr, sets, here, parent, lead, prefix, None
+                            # no check: the next line in this case joins at once (hold_case)
+                            hold_case = (tr, sets, here, parent, lead, prefix, None)
                         push((tr, sets, None, label, node, pos, counts, hold + 1, view, here))
                         above, here = here, view
                         shape = tr.target

@@ -12,7 +12,6 @@ import gc
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping
-from operator import itemgetter
 from typing import Any
 
 from xmlevents.algebra import ArgumentTypeError
@@ -20,7 +19,7 @@ from xmlevents.algebra import ArgumentTypeError
 from ._compile import compile_xpath
 from ._errors import DocumentError
 from ._grammar import Grammar
-from ._match import Match, Stats, new_detection, new_match
+from ._match import Match, Stats, matches_of
 from ._notation import parse_grammar
 from ._poa import Automaton, Report, Run
 from ._source import (
@@ -134,13 +133,7 @@ class Evaluation(Iterator[Match]):
         if paused:
             gc.disable()
         try:
-            out = []
-            for event, at, found in reports:
-                where = new_detection(event, at)
-                if len(found) > 1:
-                    found.sort(key=_node)
-                for node, path, attributes in found:
-                    out.append(new_match(node, path, attributes, where))
+            out = matches_of(reports)
             reports.clear()
         finally:
             if paused:
@@ -198,8 +191,6 @@ class Evaluation(Iterator[Match]):
         if reports:
             yield self._out(reports)
 
-
-_node = itemgetter(0)
 
 
 def _until_reports(fed: Iterator[None], reports: list[Report]) -> bool:
