@@ -1190,6 +1190,7 @@ class Run:
                         elif view is not None and above is not None and (
                                 not view.origins or shape in view.quiet):
                             above.held[tr] = (len(stack) - 1, view)
+                            hold_case = (tr, stack[-1][1], above, parent, lead, prefix, view)
                         return
             if tr.waits:
                 # a candidate that waits, nothing else (the start path below, shortened)
