@@ -678,7 +678,11 @@ def _met(parts: list[Pending], limit: int) -> Pending | None:
         (b,) = q
         if a.node > limit and b.node > limit and not a.reported and not b.reported \
                 and a is not b:
-            if _size(a) < _size(b):
+            # _size(a) < _size(b), inlined (at every line group's end while lines wait)
+            if (len(a.more) if a.more is not None else 0) + \
+                    (len(a.rows) if a.rows is not None else 0) < \
+                    (len(b.more) if b.more is not None else 0) + \
+                    (len(b.rows) if b.rows is not None else 0):
                 p, a, b = q, b, a
             a.absorb(b)
             return p
