@@ -906,11 +906,14 @@ class Run:
         # The last held line's case (issue 33, item 4), for the next line to join the same
         # group without testing it again: its enter', the state's sets (the same tuple while
         # the lines wait: each held line's end passes them on as they are), the parent's view
-        # and pre-order index, the group, the parent's path, the line's view; set where that
+        # and pre-order index, the group and its rows, the parent's path, the line's view (a
+        # group's rows stay one list while its set is the state's: the group is merged into
+        # another only at an end tag that routes the sets anew); set where that
         # line needed no check at its start tag (so the next one, the same in all of these,
         # needs none either), and cleared when the check is switched. One cell, not seven:
         # a closure's cells are copied into its frame at every call.
-        hold_case: tuple[_Enter, Sets, Any, int, Candidate, str, Any] | None = None
+        hold_case: tuple[_Enter, Sets, Any, int, Candidate, list[tuple[int, str, dict[str, str]]],
+                         str, Any] | None = None
 
         def switch(on: bool) -> None:
             nonlocal general, here, hold_case
@@ -1119,19 +1122,18 @@ class Run:
                     and stack[-1][4] == case[3] and not case[4].reported:
                 # the next line of the group the last one joined, in the same state, under
                 # the same parent and view (see hold_case): it joins the group the same way
-                rows = case[4].rows
-                if rows is not None:
-                    rows.append((node, f"{case[5]}/{label}[{pos}]", attributes(attrs)))
-                    counter.held += 1
-                    if counter.held > counter.peak:
-                        counter.peak = counter.held
-                    view = case[6]
-                    push((tr, sets, None, label, node, pos, counts, tr.hold + 1, view, here))
-                    here = view
-                    shape = tr.target
-                    sets = None
-                    counts = None
-                    return
+                case[5].append((node, f"{case[6]}/{label}[{pos}]", attributes(attrs)))
+                count = counter.held + 1
+                counter.held = count
+                if count > counter.peak:
+                    counter.peak = count
+                view = case[7]
+                push((tr, sets, None, label, node, pos, counts, tr.hold + 1, view, here))
+                here = view
+                shape = tr.target
+                sets = None
+                counts = None
+                return
             hold = tr.hold
             if hold >= 0 and sets is not None and stack:
                 # A line while the lines before it wait for an ancestor (issue 33, item 4):
@@ -1151,7 +1153,7 @@ class Run:
                         path = f"{prefix}/{label}[{pos}]"
                         rows = lead.rows
                         if rows is None:
-                            lead.rows = [(node, path, attributes(attrs))]
+                            rows = lead.rows = [(node, path, attributes(attrs))]
                         else:
                             rows.append((node, path, attributes(attrs)))
                         parent = stack[-1][4]
@@ -1168,7 +1170,8 @@ class Run:
                                     view = settled[1]
                                     push((tr, sets, None, label, node, pos, counts, hold + 1,
                                           view, above))
-                                    hold_case = (tr, sets, above, parent, lead, prefix, view)
+                                    hold_case = (tr, sets, above, parent, lead, rows, prefix,
+                                                 view)
                                     here = view
                                     shape = tr.target
                                     sets = None
@@ -1180,7 +1183,7 @@ class Run:
                                 view = view_of(tr, sets, None)
                         else:
                             # no check: the next line in this case joins at once (hold_case)
-                            hold_case = (tr, sets, here, parent, lead, prefix, None)
+                            hold_case = (tr, sets, here, parent, lead, rows, prefix, None)
                         push((tr, sets, None, label, node, pos, counts, hold + 1, view, here))
                         above, here = here, view
                         shape = tr.target
@@ -1194,7 +1197,8 @@ class Run:
                         elif view is not None and above is not None and (
                                 not view.origins or shape in view.quiet):
                             above.held[tr] = (len(stack) - 1, view)
-                            hold_case = (tr, stack[-1][1], above, parent, lead, prefix, view)
+                            hold_case = (tr, stack[-1][1], above, parent, lead, rows, prefix,
+                                         view)
                         return
             if tr.waits:
                 # a candidate that waits, nothing else (the start path below, shortened)
