@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 __all__ = ["Detection", "Match", "Stats"]
 
@@ -65,7 +66,7 @@ class Stats:
                 "shapes": self.shapes, "seconds": round(self.seconds, 6)}
 
 
-# Fast constructors for the run's hot path. A frozen dataclass's __init__ sets each field
+# Fast construction for the run's hot path. A frozen dataclass's __init__ sets each field
 # through object.__setattr__ (frozen forbids plain assignment), which made building a match
 # cost as much as parsing its element; setting the slots through their descriptors builds the
 # same immutable object in about half the time. The fields are the dataclasses' own.
@@ -77,21 +78,36 @@ _set_detected = Match.__dict__["detected"].__set__
 _set_event = Detection.__dict__["event"].__set__
 _set_at = Detection.__dict__["node"].__set__
 
-
-def new_detection(event: str, node: int) -> Detection:
-    """``Detection(event, node)``, built faster (see above)."""
-    d: Detection = _new(Detection)
-    _set_event(d, event)
-    _set_at(d, node)
-    return d
+_node = itemgetter(0)
 
 
-def new_match(node: int, path: str, attributes: Mapping[str, str],
-              detected: Detection) -> Match:
-    """``Match(node, path, attributes, detected)``, built faster (see above)."""
-    m: Match = _new(Match)
-    _set_node(m, node)
-    _set_path(m, path)
-    _set_attributes(m, attributes)
-    _set_detected(m, detected)
-    return m
+def matches_of(reports: Iterable[tuple[str, int, list[tuple[int, str, dict[str, str]]]]],
+               ) -> list[Match]:
+    """The matches of a run's reports ``(event, node, [(node, path, attributes), ...])``, in
+    their order and by node within one report, built as above in one loop: a Python call
+    per batch of matches, not two per match (issue 33, item 4: a batch can be every line of
+    a document).
+
+    >>> matches_of([("end", 1, [(3, "/r[1]/b[2]", {}), (2, "/r[1]/b[1]", {"n": "1"})])]) == [
+    ...     Match(2, "/r[1]/b[1]", {"n": "1"}, Detection("end", 1)),
+    ...     Match(3, "/r[1]/b[2]", {}, Detection("end", 1))]
+    True
+    """
+    out: list[Match] = []
+    append = out.append
+    new, set_node, set_path, set_attributes, set_detected = \
+        _new, _set_node, _set_path, _set_attributes, _set_detected
+    for event, at, found in reports:
+        where: Detection = new(Detection)
+        _set_event(where, event)
+        _set_at(where, at)
+        if len(found) > 1:
+            found.sort(key=_node)
+        for node, path, attributes in found:
+            m = new(Match)
+            set_node(m, node)
+            set_path(m, path)
+            set_attributes(m, attributes)
+            set_detected(m, where)
+            append(m)
+    return out

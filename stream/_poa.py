@@ -678,7 +678,11 @@ def _met(parts: list[Pending], limit: int) -> Pending | None:
         (b,) = q
         if a.node > limit and b.node > limit and not a.reported and not b.reported \
                 and a is not b:
-            if _size(a) < _size(b):
+            # _size(a) < _size(b), inlined (at every line group's end while lines wait)
+            if (len(a.more) if a.more is not None else 0) + \
+                    (len(a.rows) if a.rows is not None else 0) < \
+                    (len(b.more) if b.more is not None else 0) + \
+                    (len(b.rows) if b.rows is not None else 0):
                 p, a, b = q, b, a
             a.absorb(b)
             return p
@@ -899,11 +903,23 @@ class Run:
         texts = 0
         last_text = (-1, -1)
         epilogue = False  # a text node (comment, PI) after the root element was read
+        # The last held line's case (issue 33, item 4), for the next line to join the same
+        # group without testing it again: its enter', the state's sets (the same tuple while
+        # the lines wait: each held line's end passes them on as they are), the parent's view
+        # and pre-order index, the group and its rows, the parent's path, the line's view (a
+        # group's rows stay one list while its set is the state's: the group is merged into
+        # another only at an end tag that routes the sets anew); set where that
+        # line needed no check at its start tag (so the next one, the same in all of these,
+        # needs none either), and cleared when the check is switched. One cell, not seven:
+        # a closure's cells are copied into its frame at every call.
+        hold_case: tuple[_Enter, Sets, Any, int, Candidate, list[tuple[int, str, dict[str, str]]],
+                         str, Any] | None = None
 
         def switch(on: bool) -> None:
-            nonlocal general, here
+            nonlocal general, here, hold_case
             general = on
             here = None
+            hold_case = None
 
         automaton.watch(switch)
         self._switch = switch  # held here: the automaton holds it weakly
@@ -1020,7 +1036,7 @@ class Run:
             garbage = 0
 
         def start(label: str, attrs: Any = None) -> None:
-            nonlocal shape, sets, node, counts, here
+            nonlocal shape, sets, node, counts, here, hold_case
             node += 1
             if counts is None:
                 # the parent's first child: the only event at which the depth grows
@@ -1028,10 +1044,10 @@ class Run:
                     raise TooDeep(len(stack) + 1)
                 counts = {label: 1}
                 pos = 1
-                first = True
             else:
                 pos = counts[label] = counts.get(label, 0) + 1
-                first = False
+            # (whether this is the parent's first child, where the general check asks, is
+            # ``pos == 1 and len(counts) == 1``: not stored at every start tag)
             # enter' memoised per (shape, name): one lookup once warm (section 5.2), a
             # subscript rather than a method call (a miss is once per shape and name)
             try:
@@ -1042,15 +1058,15 @@ class Run:
                 # Fast path, the usual case: no candidate pending in this state and none made
                 # here, so there is nothing to report or push (Listing 1 moves only sets).
                 if general:
-                    above = here
-                    if above is not None:
-                        view = above.calm.get(tr)
+                    if here is not None:
+                        view = here.calm.get(tr)
                         if view is not None:  # nothing to check (the usual case)
-                            push((tr, None, None, label, node, pos, counts, 0, view, above))
+                            push((tr, None, None, label, node, pos, counts, 0, view, here))
                             here = view
                             shape = tr.target
                             counts = None
                             return
+                    above = here
                     view = None if above is None else above.plain.get(tr)
                     if view is None:
                         view = view_of(tr, None, None)
@@ -1079,7 +1095,7 @@ class Run:
                 view = None
                 if general:
                     above = here
-                    if first or not stack:
+                    if (pos == 1 and len(counts) == 1) or not stack:
                         # the level has read nothing: no origin to make (see below)
                         view = None if above is None else above.plain.get(tr)
                         if view is None:
@@ -1101,6 +1117,23 @@ class Run:
                     if garbage > counter.held + SLACK:
                         compact()
                 return
+            case = hold_case
+            if case is not None and tr is case[0] and sets is case[1] and here is case[2] \
+                    and stack[-1][4] == case[3] and not case[4].reported:
+                # the next line of the group the last one joined, in the same state, under
+                # the same parent and view (see hold_case): it joins the group the same way
+                case[5].append((node, f"{case[6]}/{label}[{pos}]", attributes(attrs)))
+                count = counter.held + 1
+                counter.held = count
+                if count > counter.peak:
+                    counter.peak = count
+                view = case[7]
+                push((tr, sets, None, label, node, pos, counts, tr.hold + 1, view, here))
+                here = view
+                shape = tr.target
+                sets = None
+                counts = None
+                return
             hold = tr.hold
             if hold >= 0 and sets is not None and stack:
                 # A line while the lines before it wait for an ancestor (issue 33, item 4):
@@ -1114,14 +1147,16 @@ class Run:
                             not tr.hold_others or
                             all(sets[j] is _EMPTY for j in tr.hold_others)):
                         if paths and len(paths) == len(stack) and paths[-1][0] == stack[-1][4]:
-                            path = f"{paths[-1][1]}/{label}[{pos}]"
+                            prefix = paths[-1][1]
                         else:
-                            path = path_to(len(stack)) + f"/{label}[{pos}]"
+                            prefix = path_to(len(stack))
+                        path = f"{prefix}/{label}[{pos}]"
                         rows = lead.rows
                         if rows is None:
-                            lead.rows = [(node, path, attributes(attrs))]
+                            rows = lead.rows = [(node, path, attributes(attrs))]
                         else:
                             rows.append((node, path, attributes(attrs)))
+                        parent = stack[-1][4]
                         counter.held += 1
                         if counter.held > counter.peak:
                             counter.peak = counter.held
@@ -1135,6 +1170,8 @@ class Run:
                                     view = settled[1]
                                     push((tr, sets, None, label, node, pos, counts, hold + 1,
                                           view, above))
+                                    hold_case = (tr, sets, above, parent, lead, rows, prefix,
+                                                 view)
                                     here = view
                                     shape = tr.target
                                     sets = None
@@ -1144,6 +1181,9 @@ class Run:
                                 view = above.next.get((tr, len(stack), False, tr.hold_mask))
                             if view is None:
                                 view = view_of(tr, sets, None)
+                        else:
+                            # no check: the next line in this case joins at once (hold_case)
+                            hold_case = (tr, sets, here, parent, lead, rows, prefix, None)
                         push((tr, sets, None, label, node, pos, counts, hold + 1, view, here))
                         above, here = here, view
                         shape = tr.target
@@ -1157,6 +1197,8 @@ class Run:
                         elif view is not None and above is not None and (
                                 not view.origins or shape in view.quiet):
                             above.held[tr] = (len(stack) - 1, view)
+                            hold_case = (tr, stack[-1][1], above, parent, lead, rows, prefix,
+                                         view)
                         return
             if tr.waits:
                 # a candidate that waits, nothing else (the start path below, shortened)
@@ -1169,13 +1211,15 @@ class Run:
                 if general:
                     above = here
                     if above is not None and not garbage:
+                        first = pos == 1 and len(counts) == 1
                         if first or not stack or sets is None:
                             view = above.next.get((tr, len(stack), True, None))
                         else:
                             view = above.next.get((tr, len(stack), True,
                                                    tuple(map(is_not, sets, _NOT_EMPTY))))
                     if view is None:
-                        view = view_of(tr, None if first else sets, waiting)
+                        view = view_of(tr, None if pos == 1 and len(counts) == 1 else sets,
+                                       waiting)
                 push((tr, sets, waiting, label, node, pos, counts, 0, view, here))
                 here = view
                 shape = tr.target
@@ -1218,7 +1262,7 @@ class Run:
             if general:
                 # before a first child the level has read nothing: its sets hold only copies
                 # pushed from above, no candidate of its own (no origin to make)
-                fsets = None if first else sets
+                fsets = None if pos == 1 and len(counts) == 1 else sets
                 above = here
                 if above is not None and not garbage:
                     # the view memoised under the key Detector.below makes, read here: with
@@ -1254,12 +1298,17 @@ class Run:
             csets = sets
             if csets is None and fsets is None and cand is None:
                 shape = tr.target  # fast path: no candidate anywhere to move or report
-                if general and counter.held and stack:
+                if general:
+                    # the shapes at which no origin of the view is decided first (the usual
+                    # case, one look-up), then whether any candidate is held at all
                     view = here
-                    if view is None or (view.origins and shape not in view.quiet):
-                        examine("end", at, view, None)
-                        if garbage > counter.held + SLACK:
-                            compact()
+                    if view is None or shape not in view.quiet:
+                        if view is not None and not view.origins:
+                            view.quiet.add(shape)  # no origin: none to decide, whatever follows
+                        elif counter.held and stack:
+                            examine("end", at, view, None)
+                            if garbage > counter.held + SLACK:
+                                compact()
                 return
             if csets is None and held and tr.keep == held - 1:
                 # the end of a line held in its entry's group (see start): the state's sets
@@ -1267,10 +1316,11 @@ class Run:
                 # so only the check can make a compaction due)
                 shape = tr.target
                 sets = fsets
-                if general and counter.held and stack:
+                if general:
                     view = here
-                    if view is None or (shape not in view.still and (
-                            fsets is not None or (view.origins and shape not in view.quiet))):
+                    if (view is None or (shape not in view.still and (
+                            fsets is not None or (view.origins and shape not in view.quiet)))) \
+                            and counter.held and stack:
                         examine("end", at, view, fsets)
                         if garbage > counter.held + SLACK:
                             compact()

@@ -12,7 +12,7 @@ import gc
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping
-from operator import itemgetter
+from itertools import chain
 from typing import Any
 
 from xmlevents.algebra import ArgumentTypeError
@@ -20,7 +20,7 @@ from xmlevents.algebra import ArgumentTypeError
 from ._compile import compile_xpath
 from ._errors import DocumentError
 from ._grammar import Grammar
-from ._match import Match, Stats, new_detection, new_match
+from ._match import Match, Stats, matches_of
 from ._notation import parse_grammar
 from ._poa import Automaton, Report, Run
 from ._source import (
@@ -91,28 +91,19 @@ class Evaluation(Iterator[Match]):
         self._run = Run(query.automaton,
                         _plain_attributes if chunks is None else document_attributes,
                         MAX_DEPTH if chunks is not None else 0)
-        self._seconds = 0.0
         # the matches come in batches (those a chunk of input or an event decided), handed
-        # out one by one; the clock runs while a batch is made, not per match
-        self._batches = self._document(chunks, _rereader(source)) if chunks is not None \
+        # out one by one by a C iterator over them (issue 33, item 4: no Python call per
+        # match), which ``for`` and next() share; the clock runs while a batch is made
+        self._clock = [0.0]
+        batches = self._document(chunks, _rereader(source)) if chunks is not None \
             else self._events(source)
-        self._batch: list[Match] = []
-        self._next = 0
+        self._matches: Iterator[Match] = chain.from_iterable(_timed(batches, self._clock))
+
+    def __iter__(self) -> Iterator[Match]:
+        return self._matches
 
     def __next__(self) -> Match:
-        i = self._next
-        batch = self._batch
-        if i < len(batch):
-            self._next = i + 1
-            return batch[i]
-        t0 = time.perf_counter()
-        try:
-            batch = next(self._batches)
-        finally:
-            self._seconds += time.perf_counter() - t0
-        self._batch = batch
-        self._next = 1
-        return batch[0]
+        return next(self._matches)
 
     @property
     def stats(self) -> Stats:
@@ -120,7 +111,7 @@ class Evaluation(Iterator[Match]):
         run = self._run
         c = run.counter
         return Stats(run.elements, c.matches, c.peak, c.held, self.query.automaton.shapes,
-                     self._seconds)
+                     self._clock[0])
 
     @staticmethod
     def _out(reports: list[Report]) -> list[Match]:
@@ -134,13 +125,7 @@ class Evaluation(Iterator[Match]):
         if paused:
             gc.disable()
         try:
-            out = []
-            for event, at, found in reports:
-                where = new_detection(event, at)
-                if len(found) > 1:
-                    found.sort(key=_node)
-                for node, path, attributes in found:
-                    out.append(new_match(node, path, attributes, where))
+            out = matches_of(reports)
             reports.clear()
         finally:
             if paused:
@@ -199,7 +184,18 @@ class Evaluation(Iterator[Match]):
             yield self._out(reports)
 
 
-_node = itemgetter(0)
+
+def _timed(batches: Iterator[list[Match]], clock: list[float]) -> Iterator[list[Match]]:
+    """The batches, the time spent making each added to ``clock[0]``."""
+    while True:
+        t0 = time.perf_counter()
+        try:
+            batch = next(batches)
+        except StopIteration:
+            return
+        finally:
+            clock[0] += time.perf_counter() - t0
+        yield batch
 
 
 def _until_reports(fed: Iterator[None], reports: list[Report]) -> bool:

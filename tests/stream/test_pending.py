@@ -315,7 +315,8 @@ HELD = ["/*[not(c)]//*", "//a[not(b)]//c", "//b[not(following-sibling::c)]//a",
 @pytest.mark.parametrize("query", HELD)
 def test_the_held_path_is_taken(query: str) -> None:
     """Each query of :data:`HELD` holds some element in its entry's group on this
-    document (so that the property below tests that path)."""
+    document, and some by the last held element's case (so that the property below tests
+    both paths)."""
     from xmlevents.stream import Automaton, Run
 
     def el(label: str, *children: object) -> tuple[str, tuple[object, ...]]:
@@ -323,17 +324,77 @@ def test_the_held_path_is_taken(query: str) -> None:
 
     doc = el("r", el("a", el("a", el("c"), el("b", el("a"), el("c", el("a"))), el("a"),
                              el("a"))),
-             el("b", el("a"), el("a")), el("a", el("c")),
-             el("a", el("c"), el("c"), el("a", el("b"), el("b"))))
+             el("b", *[el("a")] * 5), el("a", el("c")),
+             el("a", el("c"), el("c"), el("a", el("b"), el("b"))),
+             el("a", *[el("c")] * 5), el("a", *[el("b")] * 5))
     run = Run(Automaton(Query(query).grammar))
-    held = 0
+    held = cased = 0
     for event in events(doc):  # type: ignore[arg-type]
         if event[0] == "start":
+            case = _hold_case(run)
             run.start(event[1])
             held += bool(run._view()[2][-1][7])
+            # the next line of the same group joined by the last one's case (see below)
+            cased += case is not None and _hold_case(run) is case and \
+                bool(run._view()[2][-1][7])
         elif event[0] == "end":
             run.end()
-    assert held > 0
+    assert held > 0 and cased > 0
+
+
+def _hold_case(run: object) -> object:
+    """The run's last held line's case (``hold_case`` in ``Run._machine``), read from the
+    start handler's closure."""
+    start = run.start_event  # type: ignore[attr-defined]
+    names = start.__code__.co_freevars
+    return start.__closure__[names.index("hold_case")].cell_contents
+
+
+def test_the_next_held_line_joins_by_the_last_ones_case(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a held line that needed no check at its start tag, the next line in the same
+    state, under the same parent and view, joins the same group with one test of that case
+    (``hold_case``: issue 33, item 4), and only then: a line after another element's
+    content, or in another line group, is tested as before; the matches and the general
+    check's calls are as they were."""
+    from xmlevents.stream import Automaton, Run
+
+    run = Run(Automaton(Query("/*[not(nosuch)]//l").grammar))
+    run.start("TEI")
+    run.start("lg")
+    seen = []
+    for k in range(5):
+        run.start("l", {"n": str(k)})
+        seen.append(_hold_case(run))
+        run.end()
+    # a new automaton: the second line runs the check once (its shape then quiet), the
+    # third needs none and leaves its case, by which the others join
+    case = seen[2]
+    assert seen[:2] == [None, None] and case is not None and seen[3:] == [case] * 2
+    (group,) = [c for p in run._view()[1] or () for c in p]
+    assert case[4] is group and len(group.rows or ()) == 4  # type: ignore[index]
+    run.start("x")  # its end routes the sets anew: the case no longer applies
+    run.start("l")
+    run.end()
+    run.end()
+    run.start("l")
+    assert _hold_case(run) is not case and bool(run._view()[2][-1][7])
+    run.end()
+    run.end()
+    run.start("lg")
+    run.start("l")
+    run.end()
+    run.start("l")
+    assert bool(run._view()[2][-1][7])
+    run.end()
+    run.end()
+    assert sorted(m.node for m in run.end()) == sorted(oracle(
+        "/*[not(nosuch)]//l", b"<TEI><lg>" + b"<l/>" * 5 + b"<x><l/></x><l/></lg>"
+        b"<lg><l/><l/></lg></TEI>"))
+    # the general check as before: a bounded number of calls, whatever the lines
+    counts = _detector_calls(monkeypatch, "check", "/*[not(nosuch)]//l",
+                             [_poem(n) for n in (10, 40)])
+    assert counts[1] == counts[0] < 40, counts
 
 
 @settings(max_examples=examples(80), deadline=None,
