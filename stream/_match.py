@@ -81,12 +81,18 @@ _set_at = Detection.__dict__["node"].__set__
 _node = itemgetter(0)
 
 
-def matches_of(reports: Iterable[tuple[str, int, list[tuple[int, str, dict[str, str]]]]],
-               ) -> list[Match]:
-    """The matches of a run's reports ``(event, node, [(node, path, attributes), ...])``, in
-    their order and by node within one report, built as above in one loop: a Python call
-    per batch of matches, not two per match (issue 33, item 4: a batch can be every line of
-    a document).
+#: A match as the run reports it: (node, path, attributes).
+Row = tuple[int, str, dict[str, str]]
+#: A match held until an ancestor decides it (issue 33, item 4): (node, the parent's path,
+#: name, position among same-named siblings, attributes); its path is made with its match.
+HeldRow = tuple[int, str, str, int, dict[str, str]]
+
+
+def matches_of(reports: Iterable[tuple[str, int, list[Row | HeldRow]]]) -> list[Match]:
+    """The matches of a run's reports ``(event, node, [row, ...])`` (:data:`Row`,
+    :data:`HeldRow`), in their order and by node within one report, built as above in one
+    loop: a Python call per batch of matches, not two per match (issue 33, item 4: a batch
+    can be every line of a document).
 
     >>> matches_of([("end", 1, [(3, "/r[1]/b[2]", {}), (2, "/r[1]/b[1]", {"n": "1"})])]) == [
     ...     Match(2, "/r[1]/b[1]", {"n": "1"}, Detection("end", 1)),
@@ -103,8 +109,13 @@ def matches_of(reports: Iterable[tuple[str, int, list[tuple[int, str, dict[str, 
         _set_at(where, at)
         if len(found) > 1:
             found.sort(key=_node)
-        for node, path, attributes in found:
+        for row in found:
             m = new(Match)
+            if len(row) == 3:
+                node, path, attributes = row
+            else:  # a held row: its parent's path, its name and position (issue 33)
+                node, prefix, label, pos, attributes = row
+                path = f"{prefix}/{label}[{pos}]"
             set_node(m, node)
             set_path(m, path)
             set_attributes(m, attributes)

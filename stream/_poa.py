@@ -50,6 +50,7 @@ from operator import is_not
 from typing import Any, NamedTuple
 
 from ._grammar import TEXT, Grammar
+from ._match import HeldRow, Row
 from ._universal import Detector, TooManyTypes, Universality
 
 __all__ = ["Shape", "Automaton", "Candidate", "Counter", "Found", "Report", "Run", "TooDeep"]
@@ -469,7 +470,7 @@ class Candidate:
         self.attributes = attributes
         self.reported = False
         self.more: list[Candidate] | None = None
-        self.rows: list[tuple[int, str, dict[str, str]]] | None = None
+        self.rows: list[HeldRow] | None = None
         self._counter = counter
         counter.held += 1
         if counter.held > counter.peak:
@@ -607,8 +608,9 @@ class Found(NamedTuple):
     attributes: dict[str, str]
 
 
-# (event, node of the event, the matches it decided as (node, path, attributes) tuples)
-Report = tuple[str, int, list[tuple[int, str, dict[str, str]]]]
+# (event, node of the event, the matches it decided as (node, path, attributes) tuples, or
+# as held rows (node, the parent's path, name, position, attributes): see Candidate.rows)
+Report = tuple[str, int, list[Row | HeldRow]]
 _EMPTY: frozenset[Candidate] = frozenset()
 #: the second operand of ``map(is_not, sets, _NOT_EMPTY)``: which sets are not ``_EMPTY``
 _NOT_EMPTY = repeat(_EMPTY)
@@ -912,8 +914,8 @@ class Run:
         # line needed no check at its start tag (so the next one, the same in all of these,
         # needs none either), and cleared when the check is switched. One cell, not seven:
         # a closure's cells are copied into its frame at every call.
-        hold_case: tuple[_Enter, Sets, Any, int, Candidate, list[tuple[int, str, dict[str, str]]],
-                         str, Any] | None = None
+        hold_case: tuple[_Enter, Sets, Any, int, Candidate, list[HeldRow], str, Any] | None \
+            = None
 
         def switch(on: bool) -> None:
             nonlocal general, here, hold_case
@@ -927,7 +929,7 @@ class Run:
         def report(found: list[Candidate], event: str, at: int,
                    now: tuple[int, str, dict[str, str]] | None = None) -> None:
             nonlocal garbage
-            out = [now] if now is not None else []
+            out: list[Row | HeldRow] = [now] if now is not None else []
             for c in found:
                 if not c.reported:
                     c.reported = True
@@ -1122,7 +1124,7 @@ class Run:
                     and stack[-1][4] == case[3] and not case[4].reported:
                 # the next line of the group the last one joined, in the same state, under
                 # the same parent and view (see hold_case): it joins the group the same way
-                case[5].append((node, f"{case[6]}/{label}[{pos}]", attributes(attrs)))
+                case[5].append((node, case[6], label, pos, attributes(attrs)))
                 count = counter.held + 1
                 counter.held = count
                 if count > counter.peak:
@@ -1150,12 +1152,13 @@ class Run:
                             prefix = paths[-1][1]
                         else:
                             prefix = path_to(len(stack))
-                        path = f"{prefix}/{label}[{pos}]"
+                        # the row keeps its parent's path, name and position, the path
+                        # itself made with its match: a row waits to the root's end
                         rows = lead.rows
                         if rows is None:
-                            rows = lead.rows = [(node, path, attributes(attrs))]
+                            rows = lead.rows = [(node, prefix, label, pos, attributes(attrs))]
                         else:
-                            rows.append((node, path, attributes(attrs)))
+                            rows.append((node, prefix, label, pos, attributes(attrs)))
                         parent = stack[-1][4]
                         counter.held += 1
                         if counter.held > counter.peak:
@@ -1464,7 +1467,9 @@ class Run:
 
     def _take(self) -> tuple[Found, ...]:
         reports = self.reports
-        out = tuple(Found(*c) for r in reports for c in r[2])
+        # a held row is (node, parent's path, name, position, attributes): see start
+        out = tuple(Found(*c) if len(c) == 3 else Found(c[0], f"{c[1]}/{c[2]}[{c[3]}]", c[4])
+                    for r in reports for c in r[2])
         reports.clear()
         return out
 

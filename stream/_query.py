@@ -13,6 +13,7 @@ import os
 import time
 from collections.abc import Callable, Iterator, Mapping
 from itertools import chain
+from operator import itemgetter
 from typing import Any
 
 from xmlevents.algebra import ArgumentTypeError
@@ -114,23 +115,37 @@ class Evaluation(Iterator[Match]):
                      self._clock[0])
 
     @staticmethod
-    def _out(reports: list[Report]) -> list[Match]:
+    def _out(reports: list[Report]) -> Iterator[list[Match]]:
         """The matches of the reports so far, in detection order (and by node within one
-        event), and the reports emptied. The cyclic garbage collector is paused meanwhile, as
-        while a chunk is parsed (:func:`._source.feed_document`): a batch can be every match
-        of the document at once (``/*[not(d)]//l`` decides them all at the root's end), and
-        its objects, which make no cycles, would otherwise start a collection every 700,
-        some of them over every candidate still held (issue 33, item 4: 7% of the time)."""
-        paused = gc.isenabled()
-        if paused:
-            gc.disable()
-        try:
-            out = matches_of(reports)
-            reports.clear()
-        finally:
-            if paused:
-                gc.enable()
-        return out
+        event), in batches of at most :data:`SLICE`, each made when it is asked for; the
+        reports are taken from the run at once. A report can hold every line of a document
+        (``/*[not(d)]//l`` decides them all at the root's end): made all at once, the
+        matches, their paths and the rows they came from were all alive together, a fifth
+        more memory than the rows alone (issue 33, item 4); made a slice at a time, each
+        slice's rows are let go as it is made. The cyclic garbage collector is paused while
+        a slice is made, as while a chunk is parsed (:func:`._source.feed_document`): the
+        matches make no cycles, and would otherwise start a collection every 700, some of
+        them over every candidate still held (7% of the time)."""
+        taken = reports[:]
+        reports.clear()
+        small: list[Report] = []  # reports made together, SLICE matches at most
+        count = 0
+        for event, at, found in taken:
+            if count + len(found) > SLICE and small:
+                yield _paused(small)
+                small, count = [], 0
+            if len(found) <= SLICE:
+                small.append((event, at, found))
+                count += len(found)
+                continue
+            found.sort(key=_node, reverse=True)  # the slices taken from the end
+            while found:
+                part = found[-SLICE:]
+                del found[-SLICE:]
+                part.reverse()
+                yield _paused([(event, at, part)])
+        if small:
+            yield _paused(small)
 
     def _document(self, chunks: Iterator[bytes],
                   reread: Callable[[], Iterator[bytes]] | None) -> Iterator[list[Match]]:
@@ -161,7 +176,7 @@ class Evaluation(Iterator[Match]):
                 if on:
                     gc.enable()
             if reports:  # the matches decided before an error come first
-                yield self._out(reports)
+                yield from self._out(reports)
             if error is not None:
                 raise error
 
@@ -178,11 +193,28 @@ class Evaluation(Iterator[Match]):
             elif texts:
                 text()
             if reports:
-                yield self._out(reports)
+                yield from self._out(reports)
         run.finish_event()
         if reports:
-            yield self._out(reports)
+            yield from self._out(reports)
 
+
+
+#: The most matches made at once (:meth:`Evaluation._out`).
+SLICE = 4096
+_node = itemgetter(0)
+
+
+def _paused(reports: list[Report]) -> list[Match]:
+    """:func:`matches_of` with the cyclic garbage collector paused (see ``_out``)."""
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        return matches_of(reports)
+    finally:
+        if paused:
+            gc.enable()
 
 
 def _timed(batches: Iterator[list[Match]], clock: list[float]) -> Iterator[list[Match]]:

@@ -7,8 +7,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 # A generated document, produced while it is read (never whole in memory): groups of
 # <a id="i"><b/><c/><x><b>text</b></x></a> under one root, five elements each.
@@ -88,3 +91,37 @@ def test_a_negated_root_condition_holds_every_node() -> None:
     run = Query("/*[not(d)]//*").evaluate(doc)
     assert sum(1 for _ in run) == 1000
     assert run.stats.peak_candidates == 1000
+
+
+_row = st.tuples(st.integers(1, 10**6), st.booleans(), st.integers(1, 9),
+                 st.dictionaries(st.sampled_from("xyz"), st.text(max_size=3), max_size=2))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["start", "end", "text"]), st.integers(1, 99),
+                          st.lists(_row, max_size=30, unique_by=lambda r: r[0])),
+                max_size=5),
+       st.integers(1, 8))
+def test_a_large_report_is_handed_out_a_slice_at_a_time(
+        reports: list[tuple[str, int, list[tuple[int, bool, int, dict[str, str]]]]],
+        slice_size: int) -> None:
+    """The matches of a run's reports, made a slice at a time (issue 33, item 4: a report can
+    hold every line of a document): no slice over ``SLICE``, together the matches made at
+    once, in the same order (a report's nodes are distinct pre-order indexes) — held rows
+    (parent's path, name, position) with their paths made — and the run's reports taken at
+    once."""
+    import xmlevents.stream._query as q
+    from xmlevents.stream._match import matches_of
+
+    def rows(found: list[tuple[int, bool, int, dict[str, str]]]) -> list[tuple[Any, ...]]:
+        return [(n, "/r[1]", "{u}l", pos, attrs) if held else (n, f"/r[1]/{{u}}l[{pos}]", attrs)
+                for n, held, pos, attrs in found]
+
+    expected = matches_of([(e, at, rows(found)) for e, at, found in reports])
+    given_reports = [(e, at, rows(found)) for e, at, found in reports]
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(q, "SLICE", slice_size)
+        slices = list(q.Evaluation._out(given_reports))  # type: ignore[arg-type]
+    assert given_reports == []
+    assert all(len(s) <= slice_size for s in slices)
+    assert [m for s in slices for m in s] == expected
