@@ -458,8 +458,9 @@ class Candidate:
     rejecting the group does so for each of them; a set then holds one object where it held
     every line of a poem, and moving it costs the same whatever the group's size.
 
-    ``rows`` holds the group's members added at their own start tag (``_Enter.hold``) as the
-    ``(node, path, attributes)`` a report gives: no object of their own while they wait."""
+    ``rows`` holds the group's members added at their own start tag (``_Enter.hold``) as
+    :data:`~._match.HeldRow` ``(node, parent's path, name, position, attributes)``: no object
+    of their own while they wait, and no path until their match is made."""
 
     __slots__ = ("_counter", "attributes", "more", "node", "path", "reported", "rows")
 
