@@ -1038,6 +1038,14 @@ class Run:
             sets = cleaned(sets)
             garbage = 0
 
+        def examine_start(view: Any) -> None:
+            """:func:`examine` at the start tag of the element just pushed (``view``, its
+            content's), then :func:`compact` if the settled candidates outnumber those held:
+            the start path's ending wherever the general check has something to look at."""
+            examine("start", node, view, None)
+            if garbage > counter.held + SLACK:
+                compact()
+
         def start(label: str, attrs: Any = None) -> None:
             nonlocal shape, sets, node, counts, here, hold_case
             node += 1
@@ -1080,9 +1088,7 @@ class Run:
                     counts = None
                     if view is not None and view.origins and counter.held \
                             and shape not in view.quiet:
-                        examine("start", node, view, None)
-                        if garbage > counter.held + SLACK:
-                            compact()
+                        examine_start(view)
                     elif view is not None and above is not None and (
                             not view.origins or shape in view.quiet):
                         above.calm[tr] = view
@@ -1116,9 +1122,7 @@ class Run:
                 counts = None
                 if view is not None and view.origins and counter.held \
                         and shape not in view.quiet:
-                    examine("start", node, view, None)
-                    if garbage > counter.held + SLACK:
-                        compact()
+                    examine_start(view)
                 return
             case = hold_case
             if case is not None and tr is case[0] and sets is case[1] and here is case[2] \
@@ -1195,9 +1199,7 @@ class Run:
                         counts = None
                         if view is not None and view.origins and counter.held \
                                 and shape not in view.quiet:
-                            examine("start", node, view, None)
-                            if garbage > counter.held + SLACK:
-                                compact()
+                            examine_start(view)
                         elif view is not None and above is not None and (
                                 not view.origins or shape in view.quiet):
                             above.held[tr] = (len(stack) - 1, view)
@@ -1231,9 +1233,7 @@ class Run:
                 counts = None
                 if view is not None and view.origins and counter.held \
                         and shape not in view.quiet:
-                    examine("start", node, view, None)
-                    if garbage > counter.held + SLACK:
-                        compact()
+                    examine_start(view)
                 return
             cand = None
             now = None
