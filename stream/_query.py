@@ -13,7 +13,6 @@ import os
 import time
 from collections.abc import Callable, Iterator, Mapping
 from itertools import chain
-from operator import itemgetter
 from typing import Any
 
 from xmlevents.algebra import ArgumentTypeError
@@ -21,7 +20,7 @@ from xmlevents.algebra import ArgumentTypeError
 from ._compile import compile_xpath
 from ._errors import DocumentError
 from ._grammar import Grammar
-from ._match import Match, Stats, matches_of
+from ._match import Match, Stats, _node, matches_of
 from ._notation import parse_grammar
 from ._poa import Automaton, Report, Run
 from ._source import (
@@ -202,7 +201,6 @@ class Evaluation(Iterator[Match]):
 
 #: The most matches made at once (:meth:`Evaluation._out`).
 SLICE = 4096
-_node = itemgetter(0)
 
 
 def _paused(reports: list[Report]) -> list[Match]:
