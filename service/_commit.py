@@ -90,8 +90,6 @@ class Writes(Protocol):
 
     def retained(self) -> dict[str, int]: ...
 
-    def close(self) -> None: ...
-
 
 # --- the committer process ------------------------------------------------------------------
 
@@ -476,7 +474,4 @@ class PipedJournal:
 
     def retained(self) -> dict[str, int]:
         return dict(self.pipe.call("retained"))
-
-    def close(self) -> None:
-        self.pipe.close()
 
