@@ -76,7 +76,7 @@ class Writes(Protocol):
 
     def discard_oldest(self, client: str, count: int) -> int: ...
 
-    def purge_acknowledged(self) -> int: ...
+    def purge(self) -> int: ...
 
     def replace_log(self, rows: Sequence[tuple[str, str, Any]]) -> None: ...
 
@@ -451,8 +451,8 @@ class PipedJournal:
         self._calls.append((name, args, {}))
 
     # a compaction: computed from the engine, refused after a failed change
-    def purge_acknowledged(self) -> int:
-        self.pipe.send("derived", [("purge_acknowledged", (), {})])
+    def purge(self) -> int:
+        self.pipe.send("derived", [("purge", (), {})])
         return 0
 
     def replace_log(self, rows: Sequence[tuple[str, str, Any]]) -> None:

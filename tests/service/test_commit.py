@@ -85,7 +85,9 @@ def _tables(db: str) -> dict[str, list[tuple[Any, ...]]]:
             "deliveries": c.execute("SELECT cursor, url, attempts, client FROM deliveries "
                                     "ORDER BY cursor").fetchall(),
             "expressions": c.execute("SELECT id, client, body FROM expressions ORDER BY id"
-                                     ).fetchall()}
+                                     ).fetchall(),
+            "discards": c.execute("SELECT client, low, high, count FROM discards "
+                                  "ORDER BY client, low").fetchall()}
 
 
 @pytest.mark.slow  # two services and a committer process an example
