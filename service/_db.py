@@ -31,7 +31,7 @@ from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._json import dumps
+from ._json import dumps, kept_json
 
 __all__ = ["Journal", "Stored", "LogEntry", "BUSY_TIMEOUT"]
 
@@ -51,6 +51,15 @@ def _values(head: str, width: int, rows: int) -> str:
     """The statement ``head`` with ``rows`` rows of ``width`` parameters."""
     row = "(" + ",".join("?" * width) + ")"
     return head + ",".join([row] * rows)
+
+
+def _runs(cursors: Sequence[int]) -> Iterator[tuple[int, int, int]]:
+    """(first, last, count) of each run of consecutive numbers in ascending ``cursors``."""
+    start = 0
+    for i in range(1, len(cursors) + 1):
+        if i == len(cursors) or cursors[i] != cursors[i - 1] + 1:
+            yield cursors[start], cursors[i - 1], i - start
+            start = i
 
 
 _SCHEMA = """
@@ -385,12 +394,35 @@ class Journal:
 
     def discard_oldest(self, client: str, count: int) -> int:
         """Discard the client's ``count`` oldest notifications (the retention quota, in
-        the transaction :meth:`begin` started; their webhook deliveries too)."""
-        oldest = ("SELECT cursor FROM notifications WHERE client = ? AND deleted = 0 "
-                  "ORDER BY cursor LIMIT ?")
-        self._db.execute(f"DELETE FROM deliveries WHERE cursor IN ({oldest})", (client, count))
-        return self._db.execute(f"UPDATE notifications SET deleted = 2 WHERE cursor IN "
-                                f"({oldest})", (client, count)).rowcount
+        the transaction :meth:`begin` started; their webhook deliveries too): their rows
+        deleted, their cursors folded into the client's ranges (table ``discards``) for
+        :meth:`discarded`. The newest notification is kept, marked ``deleted = 2`` (cursors
+        are numbered after it); :meth:`purge` folds it once newer ones are stored. Marked
+        and purged later instead, a client at its quota had its discards written twice, and
+        the purge's deletion of 100,000 rows held every change behind it (issue 31)."""
+        db = self._db
+        oldest = [c for (c,) in db.execute(
+            "SELECT cursor FROM notifications WHERE client = ? AND deleted = 0 "
+            "ORDER BY cursor LIMIT ?", (client, count))]
+        if not oldest:
+            return 0
+        # The client's live rows up to the last of them are exactly them.
+        db.execute("DELETE FROM deliveries WHERE cursor IN (SELECT cursor FROM notifications "
+                   "WHERE client = ? AND deleted = 0 AND cursor <= ?)", (client, oldest[-1]))
+        newest = int(db.execute("SELECT MAX(cursor) FROM notifications").fetchone()[0])
+        if oldest[-1] == newest:
+            db.execute("UPDATE notifications SET deleted = 2 WHERE cursor = ?", (newest,))
+            folded = oldest[:-1]
+        else:
+            folded = oldest
+        if folded:
+            db.execute("DELETE FROM notifications WHERE client = ? AND deleted = 0 "
+                       "AND cursor <= ?", (client, folded[-1]))
+            for low, high, n in _runs(folded):
+                self._fold(client, low, high, n)
+            self._merge_oldest(client)
+        return len(oldest)
+
     def skip(self, rows: Iterable[Any],
              live: Mapping[str, tuple[int, str, dict[str, Any]]]) -> list[str]:
         """Move the log rows ``rows`` (each with ``seq`` and ``reason``) to the table
@@ -425,16 +457,17 @@ class Journal:
         return gone
 
     def replace_log(self, rows: Sequence[tuple[str, str, Any]]) -> None:
-        """Replace the whole log with ``rows`` (kind, client, body: JSON, or an object to
-        encode), numbered after the last row it had, in one transaction (the compaction of
-        :mod:`._replay`)."""
+        """Replace the whole log with ``rows`` (kind, client, body: JSON, an object to
+        encode, or a ``kept`` row's :data:`~._json.SignalRow` tuple), numbered after the last
+        row it had, in one transaction (the compaction of :mod:`._replay`)."""
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
             last = int(db.execute("SELECT MAX(seq) FROM log").fetchone()[0] or 0)
             db.execute("DELETE FROM log")
             db.executemany("INSERT INTO log (seq, kind, client, body) VALUES (?, ?, ?, ?)",
-                           [(last + i, k, c, b if isinstance(b, str) else dumps(b))
+                           [(last + i, k, c, b if isinstance(b, str) else kept_json(b)
+                             if isinstance(b, tuple) else dumps(b))
                             for i, (k, c, b) in enumerate(rows, 1)])
             db.execute("COMMIT")
         except BaseException:
@@ -443,12 +476,13 @@ class Journal:
 
     def purge(self) -> int:
         """Remove the acknowledged notifications (``DELETE /notifications?through=``) and
-        fold the retention quota's discards into ranges of cursors (table ``discards``, so
-        :meth:`discarded` still counts them), in one transaction; how many rows went. Kept:
-        the newest notification (cursors are numbered after it, and must never be given
-        twice) and those whose webhook delivery is pending. Without the fold, a client that
-        never acknowledges grew the database by every notification it was ever sent, 62 ->
-        423 MB in 40 s of batches (issue 31, item 7)."""
+        fold the discards still marked (``deleted = 2``: a newest notification discarded,
+        or a database of a version before the ranges) into the ranges of cursors of
+        :meth:`discard_oldest`, in one transaction; how many rows went. Kept: the newest
+        notification (cursors are numbered after it, and must never be given twice) and
+        those whose webhook delivery is pending. Before the ranges, a client that never
+        acknowledged grew the database by every notification it was ever sent, 62 -> 423 MB
+        in 40 s of batches (issue 31, item 7)."""
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:

@@ -10,11 +10,10 @@ change.
 
 The notifications a client keeps are a retention, not a refusal: once a client has
 :attr:`Limits.max_retained` notifications it has not deleted, the oldest are discarded as
-new ones are stored (marked ``deleted = 2``, where the client's own deletes are 1), and its
-listings say how many were (``discarded``). The log's compactions fold the marked rows into
-ranges of cursors (:meth:`~._db.Journal.purge`), so that the database follows what clients
-keep, not what they were sent. Refusing the events instead would let one client
-that never reads stop detection for every other client.
+new ones are stored, and its listings say how many were (``discarded``): their rows are
+deleted and their cursors kept as ranges (:meth:`~._db.Journal.discard_oldest`), so that the
+database follows what clients keep, not what they were sent. Refusing the events instead
+would let one client that never reads stop detection for every other client.
 """
 
 from __future__ import annotations

@@ -17,11 +17,13 @@ from xmlevents.service._db import Journal
 
 CLIENTS = ("alice", "bob", "carol")
 
-# One step on the database: notifications stored for clients, a quota's discard, a client's
+# One step on the database: notifications stored for clients, a quota's discard (or one as
+# the service made them before the ranges: rows marked, folded by the next purge), a client's
 # acknowledgement, or a purge (a compaction's).
 steps = st.lists(st.one_of(
     st.tuples(st.just("store"), st.lists(st.sampled_from(CLIENTS), min_size=1, max_size=6)),
-    st.tuples(st.just("discard"), st.sampled_from(CLIENTS), st.integers(1, 4)),
+    st.tuples(st.sampled_from(["discard", "marked"]), st.sampled_from(CLIENTS),
+              st.integers(1, 4)),
     st.tuples(st.just("delete"), st.sampled_from(CLIENTS), st.integers(0, 3)),
     st.tuples(st.just("purge"))), min_size=1, max_size=40)
 
@@ -39,6 +41,14 @@ class Model:
                    if who == client and c > after and self.state[c] == 2)
 
 
+def mark(journal: Journal, client: str, count: int) -> None:
+    """A discard as the service made it before the ranges: the rows marked only."""
+    journal._db.execute(
+        "UPDATE notifications SET deleted = 2 WHERE cursor IN (SELECT cursor FROM "
+        "notifications WHERE client = ? AND deleted = 0 ORDER BY cursor LIMIT ?)",
+        (client, count))
+
+
 def run(journal: Journal, model: Model, plan: list[tuple[object, ...]]) -> None:
     for step in plan:
         if step[0] == "store":
@@ -48,12 +58,15 @@ def run(journal: Journal, model: Model, plan: list[tuple[object, ...]]) -> None:
                                     [(who, "e", "{}", None) for who in owners])
             model.owner.update(zip(cursors, owners, strict=True))
             model.state.update(dict.fromkeys(cursors, 0))
-        elif step[0] == "discard":
+        elif step[0] in ("discard", "marked"):
             client, count = step[1], step[2]
             assert isinstance(client, str) and isinstance(count, int)
-            journal.begin()
-            journal.discard_oldest(client, count)
-            journal._db.execute("COMMIT")
+            if step[0] == "discard":
+                journal.begin()
+                journal.discard_oldest(client, count)
+                journal._db.execute("COMMIT")
+            else:
+                mark(journal, client, count)
             oldest = sorted(c for c, who in model.owner.items()
                             if who == client and model.state[c] == 0)[:count]
             model.state.update(dict.fromkeys(oldest, 2))
@@ -86,8 +99,9 @@ def check(journal: Journal, model: Model, *, exact: bool) -> None:
 def test_the_count_of_discards_survives_their_purge(tmp_path_factory: pytest.TempPathFactory,
                                                     plan: list[tuple[object, ...]]) -> None:
     """However stores, discards, acknowledgements and purges interleave, ``discarded`` after
-    every cursor is the model's, before and after a last purge; a purge leaves no discarded
-    row but the newest notification, and no acknowledged one a delivery does not wait for."""
+    every cursor is the model's, before and after a last purge; a discard leaves no row but
+    the newest notification, nor does a purge of the rows an older version marked, and a
+    purge leaves no acknowledged one (no delivery waits here)."""
     journal = Journal(str(tmp_path_factory.mktemp("d") / "s.db"))
     model = Model()
     run(journal, model, plan)
@@ -144,14 +158,12 @@ def test_a_client_that_never_reads_does_not_grow_the_database(tmp_path: Path) ->
 
 
 def test_an_older_database_gets_the_ranges_table(tmp_path: Path) -> None:
-    """A database made before the ranges (no table ``discards``) opens, its marked discards
-    counted, then folded."""
+    """A database made before the ranges (no table ``discards``, discards marked) opens, its
+    marked discards counted, then folded."""
     path = str(tmp_path / "s.db")
     journal = Journal(path)
     cursors = journal.write([], [("alice", "e", "{}", None)] * 3)
-    journal.begin()
-    journal.discard_oldest("alice", 2)
-    journal._db.execute("COMMIT")
+    mark(journal, "alice", 2)
     journal._db.execute("DROP TABLE discards")
     journal.close()
     journal = Journal(path)
