@@ -29,6 +29,13 @@ records the server under single-event load with py-spy (if installed) and prints
 time goes. ``--client aiohttp`` uses aiohttp instead of wrk (its Python client takes a core
 of the two itself: figures are lower).
 
+``--long N`` runs instead N batch runs of ``--seconds`` in a row on one server (64
+connections): each prints its events/s, the server's CPU an event, the resident memory of
+the server and of its committer and the size of the database's files, so that a long-running
+server's figures show — its live state grows to a plateau (wrk's titles repeat from one run
+to the next), its client stays at its retention quota, compactions and the collector come
+round — and whether its memory and its database follow the live state, not the events sent.
+
 ``--pin CPU`` runs the server's process (and the writer alone) on that CPU, and wrk and the
 committer process on the others: this machine's two cores differ by a fourth in speed, and a
 run's figures move with the core the server lands on. ``--committer process|thread`` is
@@ -37,7 +44,7 @@ passed to ``xmlevents serve`` (to compare the two in one sitting).
     python3 bench/bench_service_load.py [--expressions 1000] [--connections 64]
         [--seconds 5] [--repeat 2] [--client wrk|aiohttp] [--profile FILE]
         [--python OTHER_VENV/bin/python] [--pin CPU] [--committer process|thread]
-        [--writer-only]
+        [--writer-only] [--long N]
 """
 
 from __future__ import annotations
@@ -421,6 +428,9 @@ def main() -> None:
                         "the load client and the committer process on the others (taskset): "
                         "this machine's two cores differ by a fourth in speed, and a run's "
                         "figures with the core it lands on")
+    parser.add_argument("--long", metavar="N", type=int, default=None,
+                        help="N batch runs in a row on one server, each with its memory and "
+                        "database size (a long-running server)")
     args = parser.parse_args()
     server_cores = client_cores = None
     if args.pin is not None:
@@ -438,6 +448,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         print(f"server: {args.python}" + ("" if args.pin is None else
                                           f" on CPU {server_cores}, client on {client_cores}"))
+        if args.long is not None:
+            long_run(args, tmp, server_cores, client_cores)
+            return
         # batches on fresh servers first: before any run has filled the client's retention
         # quota (100,000 notifications: the bench's client never acknowledges), which the
         # runs below reach, after which each request discards as many as it stores
@@ -455,6 +468,40 @@ def main() -> None:
         report("batches of 1,000 (target 40,000/s)", max(fresh, key=lambda r: r.requests),
                "events", 1000)
         run_on(args, tmp, server_cores, client_cores)
+
+
+def long_run(args: argparse.Namespace, tmp: str, server_cores: str | None,
+             client_cores: str | None) -> None:
+    """``--long``: batch runs in a row on one server, each with the server's and the
+    committer's resident memory and the database's size after it; the peaks at the end."""
+    folder = tempfile.mkdtemp(dir=tmp)
+    with served(folder, TOKEN, args.expressions, args.python, serve_args(args)) as (
+            _, base, proc):
+        pin(proc.pid, server_cores, client_cores)
+        print(f"{args.expressions:,} expressions registered; batches of 1,000, "
+              f"{args.connections} connections, {args.long} runs of {args.seconds:g} s in a "
+              f"row on one server; {os.cpu_count()} cores")
+        for i in range(args.long):
+            r = measure(proc.pid, client(args, tmp, client_cores, base, "/events", "POST",
+                                         1000, args.connections))
+            kids = children(proc.pid)
+            database = sum(os.path.getsize(os.path.join(folder, f))
+                           for f in os.listdir(folder) if f.startswith("bench.db"))
+            report(f"run {i + 1}", r, "events", 1000)
+            print(f"  {'':<34} server {memory(proc.pid, 'VmRSS')} MB, committer "
+                  f"{sum(memory(k, 'VmRSS') for k in kids)} MB, database {database >> 20} MB")
+        print(f"  peak resident memory: server {memory(proc.pid, 'VmHWM')} MB, committer "
+              f"{sum(memory(k, 'VmHWM') for k in children(proc.pid))} MB")
+
+
+def memory(pid: int, field: str) -> int:
+    """``field`` of ``/proc/PID/status`` (``VmRSS``, ``VmHWM``) in MB (0 if it has ended)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return next((int(line.split()[1]) >> 10 for line in f
+                         if line.startswith(field + ":")), 0)
+    except FileNotFoundError:
+        return 0
 
 
 def serve_args(args: argparse.Namespace) -> list[str]:
