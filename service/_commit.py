@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import io
 import logging
 import os
 import pickle
@@ -89,6 +90,18 @@ class Writes(Protocol):
     def expression_count(self, client: str) -> int: ...
 
     def retained(self) -> dict[str, int]: ...
+
+
+def _dumps(message: object) -> bytes:
+    """``message`` pickled without a memo (``Pickler.fast``): the writer's messages are trees
+    of tuples, lists, dicts and strings, never cyclic, and the memo's bookkeeping was 80% of
+    pickling a compaction's log (0.12 s against 0.02 for 100,000 kept signals; a change of
+    1,000 events 95 against 63 µs). A string shared by many rows is written each time."""
+    out = io.BytesIO()
+    pickler = pickle.Pickler(out, pickle.HIGHEST_PROTOCOL)
+    pickler.fast = True
+    pickler.dump(message)
+    return out.getvalue()
 
 
 # --- the committer process ------------------------------------------------------------------
@@ -263,7 +276,7 @@ class Pipe:
             if isinstance(waiter, Pending):
                 waiter.seq = seq
             gone = self._gone
-        data = pickle.dumps((seq, kind, calls), pickle.HIGHEST_PROTOCOL)
+        data = _dumps((seq, kind, calls))
         try:
             if gone:
                 raise BrokenPipeError("no committer process")
