@@ -26,7 +26,7 @@ from ._db import Journal
 __all__ = ["Salvaged", "salvage", "TABLES"]
 
 #: The tables salvaged, and the rows read at once.
-TABLES = ("log", "expressions", "notifications", "deliveries", "skipped")
+TABLES = ("log", "expressions", "notifications", "deliveries", "discards", "skipped")
 _RANGE = 1024
 
 

@@ -39,8 +39,14 @@ def _registration(ident: str, text: str) -> dict[str, object]:
 
 def _database(db: Path, padding: int = 0) -> None:
     """Three registrations (the second's row then damaged by the tests), a signal that x3
-    holds, and ``padding`` signals no expression takes (rows for a damaged page to hit)."""
+    holds, two notifications of alice's that the retention quota discarded (one kept as a
+    range of cursors, the newest marked), and ``padding`` signals no expression takes (rows
+    for a damaged page to hit)."""
     journal = Journal(str(db))
+    journal.write([], [("alice", "x1", {"old": i}, None) for i in range(2)])
+    journal.begin()
+    journal.discard_oldest("alice", 2)
+    journal._db.execute("COMMIT")
     for ident, text in (("x1", "a(x=X)"), ("x2", "b(x=X)"), ("x3", "SEQ(a(x=X), c(x=X))")):
         journal.write([("register", "alice", _registration(ident, text))], [],
                       add=(ident, "alice", _registration(ident, text)))
@@ -90,8 +96,10 @@ def test_a_damaged_database_with_the_real_command(tmp_path: Path) -> None:
         client = httpx.Client(base_url=base, headers=AUTH)
         listed = [e["id"] for e in client.get("/expressions").json()["expressions"]]
         client.post("/events", json={"type": "c", "params": {"x": 1}}).raise_for_status()
-        notes = client.get("/notifications").json()["notifications"]
+        listing = client.get("/notifications").json()
+        notes = listing["notifications"]
         client.close()
+    assert listing["discarded"] == 2  # the table of ranges salvaged too
     err = log.read_text()
     assert "Traceback" not in err, err
     assert "xmlevents serve: salvaged the readable rows of a damaged database (" in err, err
