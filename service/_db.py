@@ -31,7 +31,7 @@ from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ._json import dumps, kept_json
+from ._json import dumps
 
 __all__ = ["Journal", "Stored", "LogEntry", "BUSY_TIMEOUT"]
 
@@ -457,17 +457,16 @@ class Journal:
         return gone
 
     def replace_log(self, rows: Sequence[tuple[str, str, Any]]) -> None:
-        """Replace the whole log with ``rows`` (kind, client, body: JSON, an object to
-        encode, or a ``kept`` row's :data:`~._json.SignalRow` tuple), numbered after the last
-        row it had, in one transaction (the compaction of :mod:`._replay`)."""
+        """Replace the whole log with ``rows`` (kind, client, body: JSON, or an object to
+        encode), numbered after the last row it had, in one transaction (the compaction of
+        :mod:`._replay`)."""
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
             last = int(db.execute("SELECT MAX(seq) FROM log").fetchone()[0] or 0)
             db.execute("DELETE FROM log")
             db.executemany("INSERT INTO log (seq, kind, client, body) VALUES (?, ?, ?, ?)",
-                           [(last + i, k, c, b if isinstance(b, str) else kept_json(b)
-                             if isinstance(b, tuple) else dumps(b))
+                           [(last + i, k, c, b if isinstance(b, str) else dumps(b))
                             for i, (k, c, b) in enumerate(rows, 1)])
             db.execute("COMMIT")
         except BaseException:

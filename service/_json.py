@@ -10,13 +10,12 @@ made a fifth of the writer's time in batches, and a third of a compaction's.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from ._engine import Signal
 
-__all__ = ["dumps", "tree_json", "string", "object_json", "signal_json", "SignalRow",
-           "signal_row", "kept_json"]
+__all__ = ["dumps", "tree_json", "string", "object_json", "signal_json"]
 
 #: Compact JSON, as stored.
 dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
@@ -53,39 +52,10 @@ def object_json(values: Mapping[str, Any]) -> str:
 def signal_json(s: Signal, *, ident: bool = True) -> str:
     """:data:`dumps` of :meth:`Signal.to_json` (``ident``), or of it without the id (a
     compacted log's kept signal, whose id its tick gives back)."""
-    return _signal_text(s.id, s.type, s.params, s.ts, s.time, ident)
-
-
-def _signal_text(ident: str, etype: str, params: Mapping[str, Any], ts: int,
-                 time: float | None, with_id: bool) -> str:
-    if time is not None:
-        body: dict[str, Any] = {"id": ident, "type": etype, "params": dict(params),
-                                "tick": ts, "time": time}
-        if not with_id:
+    if s.time is not None:
+        body = s.to_json()
+        if not ident:
             del body["id"]
         return tree_json(body)
-    head = f'{{"id":{string(ident)},"type":' if with_id else '{"type":'
-    return f'{head}{string(etype)},"params":{object_json(params)},"tick":{int(ts)!r}}}'
-
-
-# --- a compaction's kept signals, handed on unencoded ---------------------------------------
-#
-# With ``serve --committer process`` a compaction's log goes to the committer process; its
-# kept signals go as tuples (pickled in C, a microsecond each) and are encoded there, so that
-# the writer goes on with the next changes meanwhile: encoding 100,000 kept signals took the
-# writer 0.35-0.9 s a compaction (issue 31, item 10). The text is :func:`dumps`'s, as before.
-
-#: A signal as it is handed on: (id, type, params, tick, time).
-SignalRow = tuple[str, str, dict[str, Any], int, "float | None"]
-
-
-def signal_row(s: Signal) -> SignalRow:
-    """The :data:`SignalRow` of a signal (its parameters a dict, so that it pickles)."""
-    params = s.params if type(s.params) is dict else dict(s.params)
-    return (s.id, s.type, params, s.ts, s.time)
-
-
-def kept_json(signals: Sequence[SignalRow]) -> str:
-    """A compacted log's ``kept`` row: the signals' JSON without their ids (each tick gives
-    it back), as an array."""
-    return "[" + ",".join([_signal_text(*s, False) for s in signals]) + "]"
+    head = f'{{"id":{string(s.id)},"type":' if ident else '{"type":'
+    return f'{head}{string(s.type)},"params":{object_json(s.params)},"tick":{int(s.ts)!r}}}'

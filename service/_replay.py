@@ -42,7 +42,7 @@ from ._commit import Writes
 from ._db import Journal
 from ._engine import Engine, Join, Provider, Signal, check_signal
 from ._errors import RegistrationError
-from ._json import signal_row
+from ._json import signal_json
 from ._markup import parse_markup
 from ._text import parse_expression
 from .ast import Registration, check_value
@@ -264,9 +264,8 @@ def live_log(state: Replayed, signals: list[Signal] | None = None
              ) -> tuple[list[tuple[str, str, Any]], int]:
     """The log of the live state (see the module): (kind, client, body) rows, the kept
     signals between two registrations in ``kept`` rows of at most :data:`KEPT_ROW` (their
-    bodies tuples of :data:`~._json.SignalRow`, encoded by the journal — in the committer
-    process when there is one: encoding was a third of a compaction's cost); and the
-    entries it holds (each signal one). ``signals``: :func:`kept_signals`, if known."""
+    bodies JSON already, written by hand: encoding is a third of a compaction's cost); and
+    the entries it holds (each signal one). ``signals``: :func:`kept_signals`, if known."""
     if signals is None:
         signals = kept_signals(state.engine)
     out: list[tuple[str, str, Any]] = []
@@ -278,8 +277,8 @@ def live_log(state: Replayed, signals: list[Signal] | None = None
         while end < len(signals) and signals[end].ts <= upto:
             end += 1
         for start in range(i, end, KEPT_ROW):
-            out.append(("kept", "", tuple(
-                [signal_row(s) for s in signals[start:min(end, start + KEPT_ROW)]])))
+            row = [signal_json(s, ident=False) for s in signals[start:min(end, start + KEPT_ROW)]]
+            out.append(("kept", "", "[" + ",".join(row) + "]"))
         i = end
 
     for tick, client, body in state.registered.values():
