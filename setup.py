@@ -29,7 +29,7 @@ def _extensions() -> list[Extension]:
         from Cython.Build import cythonize
     except ImportError:  # built without Cython (not the build's requirements): source only
         return []
-    modules = [Extension(f"xmlevents.stream.{name}", [f"stream/{name}.py"], optional=True)
+    modules = [Extension(f"xmlevents.stream.{name}", [f"stream/{name}.py"])
                for name in _modules()]
     # annotations are not C types here: the code is the same Python, compiled or not
     directives = {"language_level": 3, "annotation_typing": False, "binding": True}
@@ -40,6 +40,10 @@ def _extensions() -> list[Extension]:
         print(f"setup.py: not compiled ({exc}); xmlevents.stream runs from its source",
               file=sys.stderr)
         return []
+    for extension in built:
+        # a module that does not build (no C compiler) is left out, not the install:
+        # cythonize's extensions do not carry the flag over from those it is given
+        extension.optional = True
     return built
 
 
