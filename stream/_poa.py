@@ -882,8 +882,6 @@ class Run:
         # it went there at its start tag (_Enter.hold) or 0, the general check's view down
         # to it, or None, and the view down to its parent as ``here`` was when it was pushed)
         stack: list[tuple[Any, ...]] = []
-        push = stack.append
-        pop = stack.pop
         # the counts of names among the children of the innermost open element so far (None
         # before its first child), for the positions in paths
         counts: dict[str, int] | None = {}
@@ -1059,7 +1057,10 @@ class Run:
                 counts = {label: 1}
                 pos = 1
             else:
-                pos = counts[label] = counts.get(label, 0) + 1
+                # a test and subscripts, not counts.get(): a method call by name where
+                # the handlers run compiled (stream/_compiled.py), a dict's own code here
+                pos = counts[label] + 1 if label in counts else 1
+                counts[label] = pos
             # (whether this is the parent's first child, where the general check asks, is
             # ``pos == 1 and len(counts) == 1``: not stored at every start tag)
             # enter' memoised per (shape, name): one lookup once warm (section 5.2), a
@@ -1073,9 +1074,11 @@ class Run:
                 # here, so there is nothing to report or push (Listing 1 moves only sets).
                 if general:
                     if here is not None:
-                        view = here.calm.get(tr)
-                        if view is not None:  # nothing to check (the usual case)
-                            push((tr, None, None, label, node, pos, counts, 0, view, here))
+                        calm = here.calm
+                        if tr in calm:  # nothing to check (the usual case)
+                            view = calm[tr]
+                            stack.append((tr, None, None, label, node, pos, counts, 0, view,
+                                          here))
                             here = view
                             shape = tr.target
                             counts = None
@@ -1085,7 +1088,7 @@ class Run:
                     if view is None:
                         view = view_of(tr, None, None)
                         above = here
-                    push((tr, None, None, label, node, pos, counts, 0, view, above))
+                    stack.append((tr, None, None, label, node, pos, counts, 0, view, above))
                     here = view
                     shape = tr.target
                     counts = None
@@ -1096,7 +1099,7 @@ class Run:
                             not view.origins or shape in view.quiet):
                         above.calm[tr] = view
                     return
-                push((tr, None, None, label, node, pos, counts, 0, None, None))
+                stack.append((tr, None, None, label, node, pos, counts, 0, None, None))
                 shape = tr.target
                 counts = None
                 return
@@ -1118,7 +1121,7 @@ class Run:
                                                    tuple(map(is_not, sets or (), _NOT_EMPTY))))
                         if view is None:
                             view = view_of(tr, sets, None)
-                push((tr, sets, None, label, node, pos, counts, 0, view, here))
+                stack.append((tr, sets, None, label, node, pos, counts, 0, view, here))
                 here = view
                 shape = tr.target
                 sets = None
@@ -1141,7 +1144,7 @@ class Run:
                 if count > counter.peak:
                     counter.peak = count
                 view = case[7]
-                push((tr, sets, None, label, node, pos, counts, tr.hold + 1, view, here))
+                stack.append((tr, sets, None, label, node, pos, counts, tr.hold + 1, view, here))
                 here = view
                 shape = tr.target
                 sets = None
@@ -1184,8 +1187,8 @@ class Run:
                                 if settled is not None and settled[0] == len(stack):
                                     # nothing to check here (the usual case, see calm)
                                     view = settled[1]
-                                    push((tr, sets, None, label, node, pos, counts, hold + 1,
-                                          view, above))
+                                    stack.append((tr, sets, None, label, node, pos, counts,
+                                                  hold + 1, view, above))
                                     hold_case = (tr, sets, above, parent, lead, rows, stem,
                                                  view, label)
                                     here = view
@@ -1201,7 +1204,8 @@ class Run:
                             # no check: the next line in this case joins at once (hold_case)
                             hold_case = (tr, sets, here, parent, lead, rows, stem, None,
                                          label)
-                        push((tr, sets, None, label, node, pos, counts, hold + 1, view, here))
+                        stack.append((tr, sets, None, label, node, pos, counts, hold + 1, view,
+                                      here))
                         above, here = here, view
                         shape = tr.target
                         sets = None
@@ -1235,7 +1239,7 @@ class Run:
                     if view is None:
                         view = view_of(tr, None if pos == 1 and len(counts) == 1 else sets,
                                        waiting)
-                push((tr, sets, waiting, label, node, pos, counts, 0, view, here))
+                stack.append((tr, sets, waiting, label, node, pos, counts, 0, view, here))
                 here = view
                 shape = tr.target
                 sets = None
@@ -1289,7 +1293,7 @@ class Run:
                                                tuple(map(is_not, fsets, _NOT_EMPTY))))
                 if view is None:
                     view = view_of(tr, fsets, cand)
-            push((tr, sets, cand, label, node, pos, counts, 0, view, here))
+            stack.append((tr, sets, cand, label, node, pos, counts, 0, view, here))
             here = view
             shape = tr.target
             sets = new
@@ -1302,7 +1306,7 @@ class Run:
 
         def end(label: object = None) -> None:
             nonlocal shape, sets, counts, here
-            opened, fsets, cand, _name, at, _pos, counts, held, _view, here = pop()
+            opened, fsets, cand, _name, at, _pos, counts, held, _view, here = stack.pop()
             # leave' memoised on the element's enter' by the shape its content ended in
             try:
                 tr = opened.leaves[shape]
