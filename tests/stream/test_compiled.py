@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib.machinery
 import json
 import os
 import subprocess
@@ -56,7 +57,7 @@ def test_the_source_runs_where_asked_and_finds_the_same_matches() -> None:
 def test_a_compiled_module_older_than_its_source_is_left_aside(tmp_path: Path) -> None:
     """An editable install builds the modules once: one whose source changed since is
     stale, and the source runs instead (``select``)."""
-    suffix = _compiled.importlib.machinery.EXTENSION_SUFFIXES[0]
+    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
     for name in _compiled.MODULES:
         (tmp_path / f"{name}.py").write_text("")
     (tmp_path / f"_poa{suffix}").write_text("")
