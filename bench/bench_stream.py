@@ -381,15 +381,20 @@ def print_row(row: Row) -> None:
 
 def stream_sources() -> str:
     """A digest of xmlevents.stream's sources: a run whose digest changed while it ran mixes
-    two versions of the package (it is being worked on)."""
+    two versions of the package (it is being worked on); ``compiled`` after it where the
+    package's hot modules run compiled (``stream/_compiled.py``, issue 33, item 4)."""
     import hashlib
+    import importlib
 
     import xmlevents.stream
 
     digest = hashlib.sha256()
     for source in sorted(Path(xmlevents.stream.__file__).parent.glob("*.py")):
         digest.update(source.read_bytes())
-    return digest.hexdigest()[:12]
+    flag = getattr(xmlevents.stream, "_compiled", None)
+    compiled = flag is not None and all(
+        flag.compiled(importlib.import_module(f"xmlevents.stream.{m}")) for m in flag.MODULES)
+    return digest.hexdigest()[:12] + (" compiled" if compiled else "")
 
 
 def _write_pending(path: Path, n: int) -> None:

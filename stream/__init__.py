@@ -18,6 +18,8 @@ document and the candidates held, not its size.
 8 /r[1]/a[2]/b[1] start 8
 """
 
+# first: with XMLEVENTS_PURE_PYTHON=1 the modules below are imported from their source
+from . import _compiled  # noqa: F401
 from ._binary import binary_location, binary_locations, dewey_to_binary
 from ._compile import compile_path, compile_xpath
 from ._errors import DocumentError, QuerySyntaxError, UnsupportedQueryError

@@ -83,9 +83,10 @@ _node = itemgetter(0)
 
 #: A match as the run reports it: (node, path, attributes).
 Row = tuple[int, str, dict[str, str]]
-#: A match held until an ancestor decides it (issue 33, item 4): (node, the parent's path,
-#: name, position among same-named siblings, attributes); its path is made with its match.
-HeldRow = tuple[int, str, str, int, dict[str, str]]
+#: A match held until an ancestor decides it (issue 33, item 4): (node, its path less the
+#: position, ``parent's path/name``, shared by the rows of a line group; its position among
+#: same-named siblings; attributes); its path is made with its match.
+HeldRow = tuple[int, str, int, dict[str, str]]
 
 
 def matches_of(reports: Iterable[tuple[str, int, list[Row | HeldRow]]]) -> list[Match]:
@@ -113,9 +114,9 @@ def matches_of(reports: Iterable[tuple[str, int, list[Row | HeldRow]]]) -> list[
             m = new(Match)
             if len(row) == 3:
                 node, path, attributes = row
-            else:  # a held row: its parent's path, its name and position (issue 33)
-                node, prefix, label, pos, attributes = row
-                path = f"{prefix}/{label}[{pos}]"
+            else:  # a held row: its path less its position, and its position (issue 33)
+                node, stem, pos, attributes = row
+                path = f"{stem}[{pos}]"
             set_node(m, node)
             set_path(m, path)
             set_attributes(m, attributes)

@@ -459,7 +459,7 @@ class Candidate:
     every line of a poem, and moving it costs the same whatever the group's size.
 
     ``rows`` holds the group's members added at their own start tag (``_Enter.hold``) as
-    :data:`~._match.HeldRow` ``(node, parent's path, name, position, attributes)``: no object
+    :data:`~._match.HeldRow` ``(node, parent's path/name, position, attributes)``: no object
     of their own while they wait, and no path until their match is made."""
 
     __slots__ = ("_counter", "attributes", "more", "node", "path", "reported", "rows")
@@ -610,7 +610,7 @@ class Found(NamedTuple):
 
 
 # (event, node of the event, the matches it decided as (node, path, attributes) tuples, or
-# as held rows (node, the parent's path, name, position, attributes): see Candidate.rows)
+# as held rows (node, the parent's path/name, position, attributes): see Candidate.rows)
 Report = tuple[str, int, list[Row | HeldRow]]
 _EMPTY: frozenset[Candidate] = frozenset()
 #: the second operand of ``map(is_not, sets, _NOT_EMPTY)``: which sets are not ``_EMPTY``
@@ -882,8 +882,6 @@ class Run:
         # it went there at its start tag (_Enter.hold) or 0, the general check's view down
         # to it, or None, and the view down to its parent as ``here`` was when it was pushed)
         stack: list[tuple[Any, ...]] = []
-        push = stack.append
-        pop = stack.pop
         # the counts of names among the children of the innermost open element so far (None
         # before its first child), for the positions in paths
         counts: dict[str, int] | None = {}
@@ -909,14 +907,17 @@ class Run:
         # The last held line's case (issue 33, item 4), for the next line to join the same
         # group without testing it again: its enter', the state's sets (the same tuple while
         # the lines wait: each held line's end passes them on as they are), the parent's view
-        # and pre-order index, the group and its rows, the parent's path, the line's view (a
-        # group's rows stay one list while its set is the state's: the group is merged into
-        # another only at an end tag that routes the sets anew); set where that
+        # and pre-order index, the group and its rows, the line's path less its position
+        # (its parent's path and its name, one string for the case's rows), the line's view
+        # (a group's rows stay one list while its set is the state's: the group is merged into
+        # another only at an end tag that routes the sets anew) and its name (one string for
+        # the case's rows and frames: the parser makes a new one per tag, which the run then
+        # lets go at once rather than keep to the root's end); set where that
         # line needed no check at its start tag (so the next one, the same in all of these,
-        # needs none either), and cleared when the check is switched. One cell, not seven:
+        # needs none either), and cleared when the check is switched. One cell, not nine:
         # a closure's cells are copied into its frame at every call.
-        hold_case: tuple[_Enter, Sets, Any, int, Candidate, list[HeldRow], str, Any] | None \
-            = None
+        hold_case: tuple[_Enter, Sets, Any, int, Candidate, list[HeldRow], str, Any, str] \
+            | None = None
 
         def switch(on: bool) -> None:
             nonlocal general, here, hold_case
@@ -1056,7 +1057,10 @@ class Run:
                 counts = {label: 1}
                 pos = 1
             else:
-                pos = counts[label] = counts.get(label, 0) + 1
+                # a test and subscripts, not counts.get(): a method call by name where
+                # the handlers run compiled (stream/_compiled.py), a dict's own code here
+                pos = counts[label] + 1 if label in counts else 1
+                counts[label] = pos
             # (whether this is the parent's first child, where the general check asks, is
             # ``pos == 1 and len(counts) == 1``: not stored at every start tag)
             # enter' memoised per (shape, name): one lookup once warm (section 5.2), a
@@ -1070,9 +1074,11 @@ class Run:
                 # here, so there is nothing to report or push (Listing 1 moves only sets).
                 if general:
                     if here is not None:
-                        view = here.calm.get(tr)
-                        if view is not None:  # nothing to check (the usual case)
-                            push((tr, None, None, label, node, pos, counts, 0, view, here))
+                        calm = here.calm
+                        if tr in calm:  # nothing to check (the usual case)
+                            view = calm[tr]
+                            stack.append((tr, None, None, label, node, pos, counts, 0, view,
+                                          here))
                             here = view
                             shape = tr.target
                             counts = None
@@ -1082,7 +1088,7 @@ class Run:
                     if view is None:
                         view = view_of(tr, None, None)
                         above = here
-                    push((tr, None, None, label, node, pos, counts, 0, view, above))
+                    stack.append((tr, None, None, label, node, pos, counts, 0, view, above))
                     here = view
                     shape = tr.target
                     counts = None
@@ -1093,7 +1099,7 @@ class Run:
                             not view.origins or shape in view.quiet):
                         above.calm[tr] = view
                     return
-                push((tr, None, None, label, node, pos, counts, 0, None, None))
+                stack.append((tr, None, None, label, node, pos, counts, 0, None, None))
                 shape = tr.target
                 counts = None
                 return
@@ -1115,7 +1121,7 @@ class Run:
                                                    tuple(map(is_not, sets or (), _NOT_EMPTY))))
                         if view is None:
                             view = view_of(tr, sets, None)
-                push((tr, sets, None, label, node, pos, counts, 0, view, here))
+                stack.append((tr, sets, None, label, node, pos, counts, 0, view, here))
                 here = view
                 shape = tr.target
                 sets = None
@@ -1126,16 +1132,19 @@ class Run:
                 return
             case = hold_case
             if case is not None and tr is case[0] and sets is case[1] and here is case[2] \
-                    and stack[-1][4] == case[3] and not case[4].reported:
+                    and stack[-1][4] == case[3] and not case[4].reported \
+                    and label == case[8]:
                 # the next line of the group the last one joined, in the same state, under
-                # the same parent and view (see hold_case): it joins the group the same way
-                case[5].append((node, case[6], label, pos, attributes(attrs)))
+                # the same parent and view, with the same name (see hold_case): it joins the
+                # group the same way
+                case[5].append((node, case[6], pos, attributes(attrs)))
+                label = case[8]
                 count = counter.held + 1
                 counter.held = count
                 if count > counter.peak:
                     counter.peak = count
                 view = case[7]
-                push((tr, sets, None, label, node, pos, counts, tr.hold + 1, view, here))
+                stack.append((tr, sets, None, label, node, pos, counts, tr.hold + 1, view, here))
                 here = view
                 shape = tr.target
                 sets = None
@@ -1157,13 +1166,15 @@ class Run:
                             prefix = paths[-1][1]
                         else:
                             prefix = path_to(len(stack))
-                        # the row keeps its parent's path, name and position, the path
+                        # the row keeps its path less its position (its parent's path and
+                        # its name, shared by the case's rows) and its position, the path
                         # itself made with its match: a row waits to the root's end
+                        stem = f"{prefix}/{label}"
                         rows = lead.rows
                         if rows is None:
-                            rows = lead.rows = [(node, prefix, label, pos, attributes(attrs))]
+                            rows = lead.rows = [(node, stem, pos, attributes(attrs))]
                         else:
-                            rows.append((node, prefix, label, pos, attributes(attrs)))
+                            rows.append((node, stem, pos, attributes(attrs)))
                         parent = stack[-1][4]
                         counter.held += 1
                         if counter.held > counter.peak:
@@ -1176,10 +1187,10 @@ class Run:
                                 if settled is not None and settled[0] == len(stack):
                                     # nothing to check here (the usual case, see calm)
                                     view = settled[1]
-                                    push((tr, sets, None, label, node, pos, counts, hold + 1,
-                                          view, above))
-                                    hold_case = (tr, sets, above, parent, lead, rows, prefix,
-                                                 view)
+                                    stack.append((tr, sets, None, label, node, pos, counts,
+                                                  hold + 1, view, above))
+                                    hold_case = (tr, sets, above, parent, lead, rows, stem,
+                                                 view, label)
                                     here = view
                                     shape = tr.target
                                     sets = None
@@ -1191,8 +1202,10 @@ class Run:
                                 view = view_of(tr, sets, None)
                         else:
                             # no check: the next line in this case joins at once (hold_case)
-                            hold_case = (tr, sets, here, parent, lead, rows, prefix, None)
-                        push((tr, sets, None, label, node, pos, counts, hold + 1, view, here))
+                            hold_case = (tr, sets, here, parent, lead, rows, stem, None,
+                                         label)
+                        stack.append((tr, sets, None, label, node, pos, counts, hold + 1, view,
+                                      here))
                         above, here = here, view
                         shape = tr.target
                         sets = None
@@ -1203,8 +1216,8 @@ class Run:
                         elif view is not None and above is not None and (
                                 not view.origins or shape in view.quiet):
                             above.held[tr] = (len(stack) - 1, view)
-                            hold_case = (tr, stack[-1][1], above, parent, lead, rows, prefix,
-                                         view)
+                            hold_case = (tr, stack[-1][1], above, parent, lead, rows, stem,
+                                         view, label)
                         return
             if tr.waits:
                 # a candidate that waits, nothing else (the start path below, shortened)
@@ -1226,7 +1239,7 @@ class Run:
                     if view is None:
                         view = view_of(tr, None if pos == 1 and len(counts) == 1 else sets,
                                        waiting)
-                push((tr, sets, waiting, label, node, pos, counts, 0, view, here))
+                stack.append((tr, sets, waiting, label, node, pos, counts, 0, view, here))
                 here = view
                 shape = tr.target
                 sets = None
@@ -1280,7 +1293,7 @@ class Run:
                                                tuple(map(is_not, fsets, _NOT_EMPTY))))
                 if view is None:
                     view = view_of(tr, fsets, cand)
-            push((tr, sets, cand, label, node, pos, counts, 0, view, here))
+            stack.append((tr, sets, cand, label, node, pos, counts, 0, view, here))
             here = view
             shape = tr.target
             sets = new
@@ -1293,7 +1306,7 @@ class Run:
 
         def end(label: object = None) -> None:
             nonlocal shape, sets, counts, here
-            opened, fsets, cand, _name, at, _pos, counts, held, _view, here = pop()
+            opened, fsets, cand, _name, at, _pos, counts, held, _view, here = stack.pop()
             # leave' memoised on the element's enter' by the shape its content ended in
             try:
                 tr = opened.leaves[shape]
@@ -1468,8 +1481,8 @@ class Run:
 
     def _take(self) -> tuple[Found, ...]:
         reports = self.reports
-        # a held row is (node, parent's path, name, position, attributes): see start
-        out = tuple(Found(*c) if len(c) == 3 else Found(c[0], f"{c[1]}/{c[2]}[{c[3]}]", c[4])
+        # a held row is (node, parent's path and name, position, attributes): see start
+        out = tuple(Found(*c) if len(c) == 3 else Found(c[0], f"{c[1]}[{c[2]}]", c[3])
                     for r in reports for c in r[2])
         reports.clear()
         return out

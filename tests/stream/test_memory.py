@@ -108,13 +108,13 @@ def test_a_large_report_is_handed_out_a_slice_at_a_time(
     """The matches of a run's reports, made a slice at a time (issue 33, item 4: a report can
     hold every line of a document): no slice over ``SLICE``, together the matches made at
     once, in the same order (a report's nodes are distinct pre-order indexes) — held rows
-    (parent's path, name, position) with their paths made — and the run's reports taken at
+    (path less position, position) with their paths made — and the run's reports taken at
     once."""
     import xmlevents.stream._query as q
     from xmlevents.stream._match import matches_of
 
     def rows(found: list[tuple[int, bool, int, dict[str, str]]]) -> list[tuple[Any, ...]]:
-        return [(n, "/r[1]", "{u}l", pos, attrs) if held else (n, f"/r[1]/{{u}}l[{pos}]", attrs)
+        return [(n, "/r[1]/{u}l", pos, attrs) if held else (n, f"/r[1]/{{u}}l[{pos}]", attrs)
                 for n, held, pos, attrs in found]
 
     expected = matches_of([(e, at, rows(found)) for e, at, found in reports])

@@ -1,0 +1,56 @@
+"""The build's one addition to ``pyproject.toml``: the stream package's hot modules compiled
+with Cython where a C compiler is at hand (issue 33, item 4; the list is
+``stream/_compiled.py``'s). Each is optional: where one cannot be built, the install goes on
+and that module runs from its Python source, as it does with ``XMLEVENTS_PURE_PYTHON=1``
+(which, set for the install, compiles nothing).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from setuptools import Extension, setup
+
+ROOT = Path(__file__).resolve().parent
+
+
+def _compiled() -> ModuleType:
+    """``stream/_compiled.py``, read without importing the package."""
+    spec = importlib.util.spec_from_file_location("_compiled", ROOT / "stream" / "_compiled.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _extensions() -> list[Extension]:
+    compiled = _compiled()
+    if os.environ.get(compiled.ENV) == "1":  # XMLEVENTS_PURE_PYTHON: nothing to compile
+        return []
+    try:
+        from Cython.Build import cythonize
+    except ImportError:  # built without Cython (not the build's requirements): source only
+        return []
+    modules = [Extension(f"xmlevents.stream.{name}", [f"stream/{name}.py"])
+               for name in compiled.MODULES]
+    # annotations are not C types here: the code is the same Python, compiled or not
+    directives = {"language_level": 3, "annotation_typing": False, "binding": True}
+    try:
+        built: list[Extension] = cythonize(modules, compiler_directives=directives,
+                                           build_dir="build/cython", quiet=True)
+    except Exception as exc:  # a Cython that cannot read the source: the source it is
+        print(f"setup.py: not compiled ({exc}); xmlevents.stream runs from its source",
+              file=sys.stderr)
+        return []
+    for extension in built:
+        # a module that does not build (no C compiler) is left out, not the install:
+        # cythonize's extensions do not carry the flag over from those it is given
+        extension.optional = True
+    return built
+
+
+setup(ext_modules=_extensions(), options={"build_ext": {"parallel": 2}})
