@@ -39,7 +39,7 @@ __all__ = ["Journal", "Stored", "LogEntry", "BUSY_TIMEOUT"]
 #: "database is locked".
 BUSY_TIMEOUT = 1.0
 
-#: The most ranges of discarded cursors kept a client (:meth:`Journal.purge`).
+#: The most ranges of discarded cursors kept a client (:meth:`Journal.discard_oldest`).
 DISCARD_RANGES = 256
 
 #: The most rows one INSERT statement of :meth:`Journal._insert` holds.
@@ -87,11 +87,12 @@ CREATE INDEX IF NOT EXISTS notifications_client ON notifications (client, cursor
 -- the notifications a client keeps, oldest first (the retention quota discards from here)
 CREATE INDEX IF NOT EXISTS notifications_live ON notifications (client, cursor)
     WHERE deleted = 0;
--- the quota's discards not yet folded into ranges (a few: :meth:`Journal.purge` folds them)
+-- the quota's discards still marked (a newest notification, or an older version's rows:
+-- Journal.purge folds them into the ranges below)
 CREATE INDEX IF NOT EXISTS notifications_discarded ON notifications (client, cursor)
     WHERE deleted = 2;
--- the quota's discards folded by a purge: a client's discarded notifications between two
--- cursors, how many (all of the cursors from low to high when count = high - low + 1)
+-- the quota's discards as ranges: a client's discarded notifications between two cursors,
+-- how many (all of the cursors from low to high when count = high - low + 1)
 CREATE TABLE IF NOT EXISTS discards (
     client TEXT NOT NULL,
     low INTEGER NOT NULL,
@@ -261,10 +262,10 @@ class Journal:
 
     def discarded(self, client: str, after: int | None) -> int:
         """How many of the client's notifications after ``after`` the retention quota
-        discarded (see :mod:`._limits`): those still marked (``deleted = 2``) and those a
-        purge folded into ranges (:meth:`purge`). Exact, but where ``after`` falls inside
-        one of the oldest ranges a client with more than :data:`DISCARD_RANGES` had merged
-        into one: that range counts whole."""
+        discarded (see :mod:`._limits`): those still marked (``deleted = 2``) and those kept
+        as ranges (:meth:`discard_oldest`, :meth:`purge`). Exact, but where ``after`` falls
+        inside one of the oldest ranges a client with more than :data:`DISCARD_RANGES` had
+        merged into one: that range counts whole."""
         after = -1 if after is None else after
         db = self._db
         count = int(db.execute(

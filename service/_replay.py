@@ -306,9 +306,9 @@ def compact(journal: Writes, state: Replayed,
             report: Callable[[str], object] | None = None) -> bool:
     """Replace the log with :func:`live_log` when it holds :data:`COMPACT_FACTOR` times
     its entries (registrations, unregistrations, signals); whether it was. Also removes
-    acknowledged notifications and folds the quota's discards into ranges (see
-    :meth:`Journal.purge`). ``state`` must be
-    the engine of the log as it is (at start, or in the writer thread after a commit)."""
+    acknowledged notifications and folds the quota's discards still marked into ranges (see
+    :meth:`Journal.purge`). ``state`` must be the engine of the log as it is (at start, or in
+    the writer thread after a commit)."""
     journal.purge()
     # Counted first, the log of the live state written only to replace the log: most looks
     # do not compact, and writing it was half of a look's cost (issue 31, item 10).
