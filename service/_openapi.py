@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._db import DISCARD_RANGES
 from ._limits import Limits
 from ._web import TICKET_LIFETIME
 
@@ -153,7 +154,10 @@ def openapi(limits: Limits | None = None, *, secured: bool = True) -> dict[str, 
                              "notifications": {"type": "array", "items": notification},
                              "discarded": {"type": "integer", "description": "how many after "
                                            "`after` the retention quota discarded (at most "
-                                           f"{lim.max_retained:,} kept a client)"}}},
+                                           f"{lim.max_retained:,} kept a client; where `after` "
+                                           "falls inside a client's oldest discards, merged "
+                                           f"past {DISCARD_RANGES} ranges of cursors, all of "
+                                           "them)"}}},
                         "the notifications")})},
             "delete": {"summary": "Delete the client's notifications up to a cursor",
                        "operationId": "deleteNotifications",
