@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import json
 import sqlite3
 import time
 from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 from ._json import dumps
@@ -419,9 +421,7 @@ class Journal:
         if folded:
             db.execute("DELETE FROM notifications WHERE client = ? AND deleted = 0 "
                        "AND cursor <= ?", (client, folded[-1]))
-            for low, high, n in _runs(folded):
-                self._fold(client, low, high, n)
-            self._merge_oldest(client)
+            self._keep_ranges(client, folded)
         return len(oldest)
 
     def skip(self, rows: Iterable[Any],
@@ -491,18 +491,10 @@ class Journal:
             gone = db.execute(
                 "DELETE FROM notifications WHERE deleted = 1 AND cursor < ? "
                 "AND cursor NOT IN (SELECT cursor FROM deliveries)", (newest,)).rowcount
-            # A client's discarded cursors in runs of consecutive numbers (the cursor less
-            # its rank is the same along a run), oldest first.
-            runs = db.execute(
-                "SELECT client, MIN(cursor), MAX(cursor), COUNT(*) FROM ("
-                "SELECT client, cursor, cursor - ROW_NUMBER() OVER "
-                "(PARTITION BY client ORDER BY cursor) AS run FROM notifications "
-                "WHERE deleted = 2 AND cursor < ?) GROUP BY client, run "
-                "ORDER BY client, MIN(cursor)", (newest,)).fetchall()
-            for client, low, high, count in runs:
-                self._fold(client, low, high, count)
-            for client in {run[0] for run in runs}:
-                self._merge_oldest(client)
+            marked = db.execute("SELECT client, cursor FROM notifications WHERE deleted = 2 "
+                                "AND cursor < ? ORDER BY client, cursor", (newest,)).fetchall()
+            for client, rows in itertools.groupby(marked, key=itemgetter(0)):
+                self._keep_ranges(client, [cursor for _, cursor in rows])
             gone += db.execute("DELETE FROM notifications WHERE deleted = 2 AND cursor < ?",
                                (newest,)).rowcount
             db.execute("COMMIT")
@@ -511,9 +503,19 @@ class Journal:
             raise
         return gone
 
-    def _fold(self, client: str, low: int, high: int, count: int) -> None:
+    def _keep_ranges(self, client: str, cursors: Sequence[int]) -> None:
+        """Keep the client's discarded ``cursors`` (ascending, their rows gone or going) as
+        its ranges: each run of consecutive ones folded in, and the oldest ranges merged
+        past :data:`DISCARD_RANGES` (looked at only when a range was added)."""
+        added = False
+        for low, high, n in _runs(cursors):
+            added |= self._fold(client, low, high, n)
+        if added:
+            self._merge_oldest(client)
+
+    def _fold(self, client: str, low: int, high: int, count: int) -> bool:
         """Add a run of the client's discarded cursors to its ranges: it extends the newest
-        range when both are consecutive cursors and meet, or starts one."""
+        range when both are consecutive cursors and meet, or starts one (True)."""
         db = self._db
         last = db.execute("SELECT low, high, count FROM discards WHERE client = ? "
                           "ORDER BY low DESC LIMIT 1", (client,)).fetchone()
@@ -521,9 +523,10 @@ class Journal:
                 and count == high - low + 1):
             db.execute("UPDATE discards SET high = ?, count = count + ? "
                        "WHERE client = ? AND low = ?", (high, count, client, last[0]))
-        else:
-            db.execute("INSERT INTO discards (client, low, high, count) VALUES (?, ?, ?, ?)",
-                       (client, low, high, count))
+            return False
+        db.execute("INSERT INTO discards (client, low, high, count) VALUES (?, ?, ?, ?)",
+                   (client, low, high, count))
+        return True
 
     def _merge_oldest(self, client: str) -> None:
         """Keep at most :data:`DISCARD_RANGES` ranges of a client: its oldest merged into
