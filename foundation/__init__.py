@@ -18,6 +18,8 @@ package pays only for what it uses:
 - :mod:`~xmlevents._foundation.rows` — the columns of the JSON lines and the replay's tables.
 - :mod:`~xmlevents._foundation.subscriptions` — receivers checked when subscribed, and what
   they raise collected (the graph's and the watched documents').
+- :mod:`~xmlevents._foundation.collector` — the cyclic garbage collector paused around work
+  that makes no cycles (the stream's run, the service's replay).
 - :mod:`~xmlevents._foundation.tables` — tables keyed by an enum, complete by construction
   (contexts, modes, strategies, feeders: issue 28's "fail closed").
 - :mod:`~xmlevents._foundation.lazy` — a package's names imported on first use (PEP 562).

@@ -29,13 +29,13 @@ notifications it produced are stored apart, and stay.
 from __future__ import annotations
 
 import contextlib
-import gc
 import json
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from xmlevents._foundation.collector import collector_paused
 from xmlevents.algebra import XmlEventsError
 
 from ._commit import Writes
@@ -205,14 +205,8 @@ def replay(journal: Journal, *, join: Join = "correlate",
     # The cyclic collector off while the graph is built: it scanned the growing engine again
     # and again (a quarter to a third of a start at 10,000 expressions); what a replay drops
     # is acyclic, freed as it goes.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        with contextlib.closing(journal.rows()) as rows:
-            _replay_rows(state, rows, skip_bad_rows)
-    finally:
-        if collecting:
-            gc.enable()
+    with collector_paused(), contextlib.closing(journal.rows()) as rows:
+        _replay_rows(state, rows, skip_bad_rows)
     if skip_bad_rows:
         state.dropped = journal.skip(state.skipped, state.registered)
     return state

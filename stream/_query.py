@@ -8,13 +8,13 @@ what the run read and held.
 
 from __future__ import annotations
 
-import gc
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping
 from itertools import chain
 from typing import Any
 
+from xmlevents._foundation.collector import collector_paused
 from xmlevents.algebra import ArgumentTypeError
 
 from ._compile import compile_xpath
@@ -163,17 +163,13 @@ class Evaluation(Iterator[Match]):
         more = True
         while more:
             error: DocumentError | None = None
-            on = gc.isenabled()
-            gc.disable()
             try:
-                more = _until_reports(fed, reports)
-                if not more:
-                    run.finish_event()
+                with collector_paused():
+                    more = _until_reports(fed, reports)
+                    if not more:
+                        run.finish_event()
             except DocumentError as exc:
                 error, more = exc, False
-            finally:
-                if on:
-                    gc.enable()
             if reports:  # the matches decided before an error come first
                 yield from self._out(reports)
             if error is not None:
@@ -198,21 +194,14 @@ class Evaluation(Iterator[Match]):
             yield from self._out(reports)
 
 
-
 #: The most matches made at once (:meth:`Evaluation._out`).
 SLICE = 4096
 
 
 def _paused(reports: list[Report]) -> list[Match]:
     """:func:`matches_of` with the cyclic garbage collector paused (see ``_out``)."""
-    paused = gc.isenabled()
-    if paused:
-        gc.disable()
-    try:
+    with collector_paused():
         return matches_of(reports)
-    finally:
-        if paused:
-            gc.enable()
 
 
 def _timed(batches: Iterator[list[Match]], clock: list[float]) -> Iterator[list[Match]]:

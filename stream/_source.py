@@ -24,13 +24,13 @@ candidates held.
 
 from __future__ import annotations
 
-import gc
 import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
 from lxml import etree
 
+from xmlevents._foundation.collector import collector_paused
 from xmlevents._foundation.xml import ENTITIES_REFUSED, declares_entities
 from xmlevents._foundation.xml import OPTIONS as POLICY
 from xmlevents._foundation.xml import parser as hardened_parser
@@ -219,17 +219,11 @@ def _feed(parser: Any, chunk: bytes | None) -> None:
     query with many matches, for nothing, since the run makes no reference cycles (its
     objects are freed by reference counting). Only the handlers run meanwhile; the collector
     is on again before anything else does."""
-    paused = gc.isenabled()
-    if paused:
-        gc.disable()
-    try:
+    with collector_paused():
         if chunk is None:
             parser.close()
         else:
             parser.feed(chunk)
-    finally:
-        if paused:
-            gc.enable()
 
 
 def document_attributes(attrs: Any) -> dict[str, str]:
