@@ -101,33 +101,58 @@ def events(tid: int, k: int, n: int) -> list[dict[str, object]]:
 
 def cpu_times(pid: int) -> dict[str, float]:
     """Seconds of CPU (user + system) of each thread of ``pid``, by thread name, and of its
-    child processes (``committer``: SQLite's process, ``serve --committer process``);
-    ``total``: all of them."""
+    child processes: ``committer``, SQLite's process (``serve --committer process``), and
+    ``compaction``, the log's compactions forked by the writer (``serve --compaction
+    process``), running or ended (the children ``pid`` has reaped: only they end before
+    it); ``total``: all of them."""
     out: dict[str, float] = collections.defaultdict(float)
     for child in children(pid):
-        try:
-            with open(f"/proc/{child}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except FileNotFoundError:
+        seconds = _stat_seconds(f"/proc/{child}")
+        if seconds is None:
             continue
-        seconds = (int(fields[11]) + int(fields[12])) / TICK
-        out["committer"] += seconds
+        name = "committer" if _is_committer(child) else "compaction"
+        out[name] += seconds
         out["total"] += seconds
+    reaped = _stat_seconds(f"/proc/{pid}", reaped=True) or 0.0
+    out["compaction"] += reaped
+    out["total"] += reaped
     for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                stat = f.read()
-            with open(f"/proc/{pid}/task/{tid}/comm") as f:
-                name = f.read().strip()
-        except FileNotFoundError:  # a thread that ended
+        seconds = _stat_seconds(f"/proc/{pid}/task/{tid}")
+        if seconds is None:  # a thread that ended
             continue
-        fields = stat.rsplit(")", 1)[1].split()
-        seconds = (int(fields[11]) + int(fields[12])) / TICK
         # Python 3.11 gives its threads no OS name: the writer and the reader are "python3"
         name = "event loop" if tid == str(pid) else "writer+reader"
         out[name] += seconds
         out["total"] += seconds
     return out
+
+
+def children_cpu(pid: int) -> float:
+    """Seconds of CPU of ``pid``'s child processes, running or reaped (:func:`cpu_times`)."""
+    times = cpu_times(pid)
+    return times["committer"] + times["compaction"]
+
+
+def _stat_seconds(proc: str, *, reaped: bool = False) -> float | None:
+    """User + system seconds of the process at ``proc`` (``/proc/PID``), or of the children
+    it has reaped (``reaped``); None if it has ended."""
+    try:
+        with open(f"{proc}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except FileNotFoundError:
+        return None
+    first = 13 if reaped else 11  # cutime, cstime; or utime, stime
+    return (int(fields[first]) + int(fields[first + 1])) / TICK
+
+
+def _is_committer(pid: int) -> bool:
+    """Whether the child ``pid`` is the committer process (started with its own command
+    line, where a compaction's child is a fork of the server's)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return b"_commit" in f.read()
+    except FileNotFoundError:
+        return False
 
 
 def children(pid: int) -> list[int]:
@@ -375,14 +400,14 @@ def writer_alone(expressions: int, seconds: float, tmp: str,
                 await service.register("anonymous", "text",
                                        f'SEQ(newCD(title=T, artist="artist {i}"), '
                                        f'newMusicDVD(title=T, artist="artist {i}"))', {}, None)
-            child = cpu_times(os.getpid()).get("committer", 0.0)
+            child = children_cpu(os.getpid())
             n, cpu, start = 0, time.process_time(), time.perf_counter()
             for checked, raw in batches:
                 n += await service.signal("anonymous", checked, raw)  # type: ignore[arg-type]
                 if time.perf_counter() - start > seconds:
                     break
             wall, cpu = time.perf_counter() - start, time.process_time() - cpu
-            cpu += cpu_times(os.getpid()).get("committer", 0.0) - child
+            cpu += children_cpu(os.getpid()) - child
             return n / wall, cpu / n * 1e6
         finally:
             await service.stop()
@@ -423,6 +448,9 @@ def main() -> None:
     parser.add_argument("--committer", choices=("process", "thread"), default=None,
                         help="serve --committer (default: serve's own, process); given, it "
                         "is passed on, so a version without the option cannot be compared")
+    parser.add_argument("--compaction", choices=("process", "thread"), default=None,
+                        help="serve --compaction (default: serve's own); given, it is "
+                        "passed on, so a version without the option cannot be compared")
     parser.add_argument("--pin", metavar="CPU", default=None,
                         help="run the server's process (and the writer alone) on this CPU and "
                         "the load client and the committer process on the others (taskset): "
@@ -484,14 +512,16 @@ def long_run(args: argparse.Namespace, tmp: str, server_cores: str | None,
         for i in range(args.long):
             r = measure(proc.pid, client(args, tmp, client_cores, base, "/events", "POST",
                                          1000, args.connections))
-            kids = children(proc.pid)
+            kids = [k for k in children(proc.pid) if _is_committer(k)]
             database = sum(os.path.getsize(os.path.join(folder, f))
                            for f in os.listdir(folder) if f.startswith("bench.db"))
             report(f"run {i + 1}", r, "events", 1000)
             print(f"  {'':<34} server {memory(proc.pid, 'VmRSS')} MB, committer "
                   f"{sum(memory(k, 'VmRSS') for k in kids)} MB, database {database >> 20} MB")
+        committer = [k for k in children(proc.pid) if _is_committer(k)]
         print(f"  peak resident memory: server {memory(proc.pid, 'VmHWM')} MB, committer "
-              f"{sum(memory(k, 'VmHWM') for k in children(proc.pid))} MB")
+              f"{sum(memory(k, 'VmHWM') for k in committer)} MB (a compaction's child, "
+              f"forked, shares the server's pages until either writes them)")
 
 
 def memory(pid: int, field: str) -> int:
@@ -507,7 +537,8 @@ def memory(pid: int, field: str) -> int:
 def serve_args(args: argparse.Namespace) -> list[str]:
     """The options of ``xmlevents serve`` the bench was given (none: the served version's
     defaults)."""
-    return [] if args.committer is None else ["--committer", args.committer]
+    return ([] if args.committer is None else ["--committer", args.committer]) + (
+        [] if args.compaction is None else ["--compaction", args.compaction])
 
 
 def client(args: argparse.Namespace, tmp: str, cores: str | None, base: str, path: str,

@@ -58,6 +58,7 @@ import functools
 import json
 import logging
 import math
+import os
 import secrets
 import sqlite3
 import threading
@@ -86,6 +87,7 @@ from xmlevents._foundation.jsonlines import JsonLineError, load_line
 from xmlevents.algebra import PositionedError, XmlEventsError
 
 from ._commit import CommitterGone, Pipe, PipedJournal, Writes
+from ._compaction import Compactions
 from ._db import Journal, Stored
 from ._engine import Detection, Join, Provider, check_signal
 from ._errors import (
@@ -131,8 +133,12 @@ KEEPALIVE = 15.0
 SHUTDOWN_EVENT = ('retry: 5000\nevent: shutdown\ndata: {"detail": "the service is stopping; '
                   'reconnect with Last-Event-ID to resume"}\n\n')
 T = TypeVar("T")
-#: Where the writer's transactions are committed (:class:`Service`).
+#: Where the writer's transactions are committed, and where the log's compactions look at
+#: the engine (:class:`Service`).
 Committer = Literal["thread", "process"]
+Compaction = Literal["thread", "process"]
+#: The compactions' default: in a forked child where the platform forks (:mod:`._compaction`).
+DEFAULT_COMPACTION: Compaction = "process" if hasattr(os, "fork") else "thread"
 F = TypeVar("F", bound=tuple[str, Any, Any, Any])
 _log = logging.getLogger("xmlevents.service")
 
@@ -188,7 +194,8 @@ class Service:
                  join: Join = "correlate", providers: Mapping[str, Provider] | None = None,
                  lock: DatabaseLock | None = None, limits: Limits | None = None,
                  allow_private_webhooks: bool = False, skip_bad_rows: bool = False,
-                 committer: Committer = "thread") -> None:
+                 committer: Committer = "thread",
+                 compaction: Compaction = DEFAULT_COMPACTION) -> None:
         """Open ``db`` (taking its lock, or using ``lock``, one already held on it), rebuild
         the engine from its log and compact the log if it is much longer than the live
         state (:mod:`._replay`). ``limits``: the quotas (:mod:`._limits`).
@@ -197,7 +204,10 @@ class Service:
         replayed (listed in :attr:`skipped`) instead of raising. ``committer``: where the
         writer's transactions are committed: ``"thread"``, by the writer thread itself, or
         ``"process"``, by a process of their own while the writer goes on with the next
-        change (:mod:`._commit`; ``xmlevents serve`` runs so).
+        change (:mod:`._commit`; ``xmlevents serve`` runs so). ``compaction``: where the
+        log's compactions, as the log grows, look at the engine and write the live state:
+        ``"process"``, a forked child, while the writer goes on (:mod:`._compaction`; the
+        default where ``os.fork`` exists), or ``"thread"``, the writer thread itself.
 
         Raises:
             DatabaseInUse: another process serves ``db``.
@@ -255,6 +265,10 @@ class Service:
                 self.journal = Journal.reader(db)
             elif committer != "thread":
                 raise ValueError(f"committer: 'thread' or 'process', not {committer!r}")
+            if compaction not in ("thread", "process"):
+                raise ValueError(f"compaction: 'thread' or 'process', not {compaction!r}")
+            #: The compactions in a child process, or None (in the writer thread).
+            self._compactions = Compactions(db) if compaction == "process" else None
             #: When the quota's discards were last logged for each client, and how many
             #: were discarded since (:meth:`_warn_retention`); the writer's.
             self._warned: dict[str, float] = {}
@@ -355,6 +369,8 @@ class Service:
         """In the writer thread, before a change: rebuild the engine from the log if a
         failed change left it ahead of the log."""
         if self._stale:
+            if self._compactions is not None:  # a look at the engine that failed
+                self._compactions.cancel()
             if self._pipe is not None:
                 self._pipe.reset()  # every change sent is committed or refused now
             state = replay(self.journal, join=self.join, providers=self.providers)
@@ -391,16 +407,25 @@ class Service:
         """In the writer thread, after a commit of ``entries`` log entries: compact the log
         when it has grown to :data:`~._replay.COMPACT_FACTOR` times the live state, so
         that a restart replays the live state, not the history, however long the service
-        has run. A compaction that fails (a busy or full database) leaves the log as it
-        was; it is tried again once the log has grown as much again."""
+        has run — in a child process (:mod:`._compaction`), whose outcome a later call
+        takes, or here. A compaction that fails (a busy or full database) leaves the log as
+        it was; it is tried again once the log has grown as much again."""
         state = self._state
         state.entries += entries
-        if grown(state):
-            try:
-                compact(self.writes, state)
-            except sqlite3.Error as exc:
-                state.looked = state.entries
-                _log.warning("the log was not compacted: %s", exc)
+        background = self._compactions
+        if self._stale:  # a change failed: the engine is rebuilt (and the child cancelled)
+            return
+        try:
+            if background is not None and background.running:
+                background.poll(self.writes, state)
+            elif grown(state):
+                if background is None:
+                    compact(self.writes, state)
+                else:
+                    background.start(self.writes, state)
+        except (sqlite3.Error, OSError) as exc:  # OSError: no fork (out of memory, pids)
+            state.looked = state.entries
+            _log.warning("the log was not compacted: %s", exc)
 
     def _failed(self) -> None:
         """In the writer thread, after a change failed once it had reached the engine: the
@@ -640,6 +665,13 @@ class Service:
         :meth:`stop` ends with; alone, for a service that was never started)."""
         for pool in (self._writer, self._reading):
             pool.shutdown()
+        if self._compactions is not None:  # the writer has stopped: its child's outcome
+            try:
+                if not self._stale:
+                    self._compactions.poll(self.writes, self._state, wait=True)
+            except (sqlite3.Error, OSError) as exc:
+                _log.warning("the log was not compacted: %s", exc)
+            self._compactions.cancel()
         self.reader.close()
         if self._pipe is not None:
             self._pipe.close()
@@ -1037,8 +1069,8 @@ def create_app(db: str, tokens: Mapping[str, str] | None = None, *,
                join: Join = "correlate", providers: Mapping[str, Provider] | None = None,
                lock: DatabaseLock | None = None, limits: Limits | None = None,
                cors_origins: Sequence[str] = (), allow_private_webhooks: bool = False,
-               service: Service | None = None, committer: Committer = "thread"
-               ) -> Starlette:
+               service: Service | None = None, committer: Committer = "thread",
+               compaction: Compaction = DEFAULT_COMPACTION) -> Starlette:
     """The ASGI application of a service whose state lives in the SQLite file ``db``;
     ``tokens`` maps each client's secret to its name (none: open, one anonymous client);
     ``providers`` evaluate opaque expressions by language URI (none: they are refused).
@@ -1046,16 +1078,18 @@ def create_app(db: str, tokens: Mapping[str, str] | None = None, *,
     the caller took already) and releases it when it stops. ``limits``: its quotas and
     timeouts (:mod:`._limits`); ``cors_origins``: the web origins whose pages may call it
     (:mod:`._web`); ``allow_private_webhooks``: callbacks to this machine and private
-    networks accepted; ``committer``: where changes are committed (:class:`Service`).
-    ``service``: one opened on ``db`` already (its log replayed before the server starts,
-    :func:`~._server.serve`), which the application serves and closes instead of opening
-    its own (``limits``, ``allow_private_webhooks`` and ``committer`` are then its)."""
+    networks accepted; ``committer`` and ``compaction``: where changes are committed and
+    the log compacted (:class:`Service`). ``service``: one opened on ``db`` already (its
+    log replayed before the server starts, :func:`~._server.serve`), which the application
+    serves and closes instead of opening its own (``limits``, ``allow_private_webhooks``,
+    ``committer`` and ``compaction`` are then its)."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         running = service if service is not None else Service(
             db, tokens, join=join, providers=providers, lock=lock, limits=limits,
-            allow_private_webhooks=allow_private_webhooks, committer=committer)
+            allow_private_webhooks=allow_private_webhooks, committer=committer,
+            compaction=compaction)
         app.state.service = running
         running.start()
         try:

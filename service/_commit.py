@@ -17,8 +17,9 @@ The protocol: frames of an 8-byte length and a pickle, in order both ways. Each 
 * ``txn`` -- a change (``begin``, the retention's discards, ``write``, which commits). If it
   fails, every later ``txn`` and ``derived`` message is refused with the same error until a
   ``reset``: they were computed by an engine that had applied the failed one.
-* ``derived`` -- computed from the engine but not a change (a compaction): refused after a
-  failure, and its own failure leaves the log as it was (logged, not fatal).
+* ``derived`` -- computed from the engine but not a change (a compaction, its mark of the
+  log): refused after a failure, and its own failure leaves the log as it was (logged, not
+  fatal).
 * ``free`` -- independent of the engine (a webhook's outcome): always run; a failure logged.
 * ``sync`` -- a call whose result the writer waits for (a count, a listing's discards).
 * ``reset`` -- the writer has rebuilt, or is about to rebuild, its engine from the log.
@@ -47,7 +48,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
-__all__ = ["CommitterGone", "Pipe", "PipedJournal", "Pending", "Writes", "child"]
+__all__ = ["CommitterGone", "Pipe", "PipedJournal", "Pending", "Writes", "child", "die_with_parent"]
 
 _log = logging.getLogger("xmlevents.service")
 _HEAD = struct.Struct("<Q")
@@ -81,6 +82,10 @@ class Writes(Protocol):
 
     def replace_log(self, rows: Sequence[tuple[str, str, Any]]) -> None: ...
 
+    def mark_log(self, token: int) -> None: ...
+
+    def replace_log_through(self, token: int, path: str) -> None: ...
+
     def delivered(self, cursor: int) -> None: ...
 
     def retry(self, cursor: int, attempts: int, due: float) -> None: ...
@@ -110,7 +115,7 @@ def child() -> None:
     """The committer process's main (``python -c`` with the database's path and the
     parent's pid): run each message's calls on one :class:`~._db.Journal`, acknowledge
     each, until the input ends or a ``close``."""
-    _die_with_parent(int(sys.argv[2]))
+    die_with_parent(int(sys.argv[2]))
     # The acknowledgements go to the parent through a copy of stdout; stdout itself becomes
     # stderr, so that nothing printed (a warning) can corrupt a frame.
     out = os.fdopen(os.dup(1), "wb")
@@ -151,7 +156,7 @@ def child() -> None:
         journal.close()
 
 
-def _die_with_parent(parent: int) -> None:
+def die_with_parent(parent: int) -> None:
     """Ask Linux to kill this process when its parent ends (``kill -9`` included): a
     transaction of a dead service must not commit after another service has opened the
     database. Elsewhere the end of the input stops the child after its current message."""
@@ -470,6 +475,12 @@ class PipedJournal:
 
     def replace_log(self, rows: Sequence[tuple[str, str, Any]]) -> None:
         self.pipe.send("derived", [("replace_log", (list(rows),), {})])
+
+    def mark_log(self, token: int) -> None:
+        self.pipe.send("derived", [("mark_log", (token,), {})])
+
+    def replace_log_through(self, token: int, path: str) -> None:
+        self.pipe.send("derived", [("replace_log_through", (token, path), {})])
 
     # a webhook's outcome: the engine's state does not enter it
     def delivered(self, cursor: int) -> None:

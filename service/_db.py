@@ -26,6 +26,8 @@ import contextlib
 import functools
 import itertools
 import json
+import marshal
+import os
 import sqlite3
 import time
 from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
@@ -35,7 +37,7 @@ from typing import Any
 
 from ._json import dumps
 
-__all__ = ["Journal", "Stored", "LogEntry", "BUSY_TIMEOUT"]
+__all__ = ["Journal", "Stored", "LogEntry", "BUSY_TIMEOUT", "write_rows", "read_rows"]
 
 #: Seconds a statement waits for a lock held by another connection before it fails with
 #: "database is locked".
@@ -153,6 +155,8 @@ class Journal:
 
     def __init__(self, path: str, *, busy_timeout: float = BUSY_TIMEOUT) -> None:
         self.path = path
+        #: :meth:`mark_log`'s marks: token -> the log's last seq then.
+        self._marks: dict[int, int] = {}
         self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
                                    timeout=busy_timeout)
         try:
@@ -474,6 +478,37 @@ class Journal:
             self.abort()
             raise
 
+    def mark_log(self, token: int) -> None:
+        """Remember the log's last row as ``token``: the log a compaction started now (in a
+        child process, :mod:`._compaction`) is the live state of, for
+        :meth:`replace_log_through`."""
+        self._marks[token] = int(self._db.execute("SELECT MAX(seq) FROM log").fetchone()[0]
+                                 or 0)
+
+    def replace_log_through(self, token: int, path: str) -> None:
+        """Replace the log's rows up to the mark ``token`` with the rows of the file ``path``
+        (:func:`write_rows`), numbered up to the mark's row, so that the rows logged since
+        the mark replay after them; in one transaction. The file is removed, taken or not."""
+        try:
+            boundary = self._marks.pop(token, None)
+            if boundary is None:
+                raise sqlite3.DatabaseError(f"no mark {token} of the log to compact up to")
+            rows = read_rows(path)
+            db = self._db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.execute("DELETE FROM log WHERE seq <= ?", (boundary,))
+                first = boundary - len(rows)
+                db.executemany("INSERT INTO log (seq, kind, client, body) VALUES (?, ?, ?, ?)",
+                               [(first + i, k, c, b) for i, (k, c, b) in enumerate(rows, 1)])
+                db.execute("COMMIT")
+            except BaseException:
+                self.abort()
+                raise
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+
     def purge(self) -> int:
         """Remove the acknowledged notifications (``DELETE /notifications?through=``) and
         fold the discards still marked (``deleted = 2``: a newest notification discarded,
@@ -552,3 +587,25 @@ class Journal:
     def retry(self, cursor: int, attempts: int, due: float) -> None:
         self._db.execute("UPDATE deliveries SET attempts = ?, due = ? WHERE cursor = ?",
                          (attempts, due, cursor))
+
+
+# --- a compacted log in a file ------------------------------------------------------------
+
+def write_rows(path: str, rows: Iterable[tuple[str, str, Any]]) -> None:
+    """Write the log rows ``rows`` (kind, client, body: JSON or an object to encode) to the
+    new file ``path``, for :meth:`Journal.replace_log_through`: a compaction's child process
+    writes them, the committer reads them (``marshal``: strings only, no objects built from
+    the file as a pickle could)."""
+    with open(path, "xb") as f:
+        marshal.dump([(k, c, b if isinstance(b, str) else dumps(b)) for k, c, b in rows], f)
+
+
+def read_rows(path: str) -> list[tuple[str, str, str]]:
+    """The rows :func:`write_rows` wrote to ``path``."""
+    with open(path, "rb") as f:
+        rows = marshal.load(f)
+    if not isinstance(rows, list) or not all(
+            isinstance(r, tuple) and len(r) == 3 and all(type(x) is str for x in r)
+            for r in rows):
+        raise sqlite3.DatabaseError(f"{path}: not a compacted log")
+    return rows

@@ -48,7 +48,7 @@ from ._text import parse_expression
 from .ast import Registration, check_value
 
 __all__ = ["DamagedLogError", "Replayed", "Skipped", "replay", "live_log", "registration",
-           "compact", "grown", "COMPACT_FACTOR"]
+           "compact", "look", "grown", "COMPACT_FACTOR"]
 
 #: The log is compacted when it holds more than this many times the entries of the live
 #: state, and at least :data:`COMPACT_MIN` more: a smaller log replays in well under a second,
@@ -296,25 +296,35 @@ def grown(state: Replayed) -> bool:
             > max((COMPACT_FACTOR - 1) * state.live, COMPACT_MIN))
 
 
+def look(state: Replayed) -> tuple[int, list[tuple[str, str, Any]] | None]:
+    """The live state's entries (registrations and kept signals), and :func:`live_log` if
+    the log holds enough more than that to be compacted (:data:`COMPACT_FACTOR` times, and
+    :data:`COMPACT_MIN` more), else None: the walk of the stored instances and the writing
+    of the rows, which a running service does in a child process (:mod:`._compaction`)."""
+    # Counted first, the log of the live state written only to replace the log: most looks
+    # do not compact, and writing it was half of a look's cost (issue 31, item 10).
+    kept = _kept(state.engine)
+    entries = len(state.registered) + len(kept)
+    if state.entries <= max(COMPACT_FACTOR * entries, entries + COMPACT_MIN):
+        return entries, None
+    return entries, live_log(state, _oldest_first(kept))[0]
+
+
 def compact(journal: Writes, state: Replayed,
             report: Callable[[str], object] | None = None) -> bool:
     """Replace the log with :func:`live_log` when it holds :data:`COMPACT_FACTOR` times
     its entries (registrations, unregistrations, signals); whether it was. Also removes
     acknowledged notifications and folds the quota's discards still marked into ranges (see
     :meth:`Journal.purge`). ``state`` must be the engine of the log as it is (at start, or in
-    the writer thread after a commit)."""
+    the writer thread after a commit, ``Service(compaction="inline")``)."""
     journal.purge()
-    # Counted first, the log of the live state written only to replace the log: most looks
-    # do not compact, and writing it was half of a look's cost (issue 31, item 10).
-    kept = _kept(state.engine)
-    entries = len(state.registered) + len(kept)
+    entries, live = look(state)
     state.live, state.looked = entries, state.entries
-    if state.entries <= max(COMPACT_FACTOR * entries, entries + COMPACT_MIN):
+    if live is None:
         return False
-    live, _ = live_log(state, _oldest_first(kept))
     journal.replace_log(live)
-    state.entries = state.looked = entries
+    replayed, state.entries, state.looked = state.entries, entries, entries
     if report is not None:
-        report(f"log compacted: {state.entries} entries replayed, {entries} kept "
+        report(f"log compacted: {replayed} entries replayed, {entries} kept "
                f"({len(state.registered)} live expressions)")
     return True

@@ -28,7 +28,7 @@ from typing import Any
 import uvicorn
 from starlette.applications import Starlette
 
-from ._app import Committer, Service, create_app
+from ._app import DEFAULT_COMPACTION, Committer, Compaction, Service, create_app
 from ._engine import Join
 from ._limits import SPARE_FILES, Limits, open_files
 from ._lock import DatabaseLock
@@ -116,6 +116,7 @@ def serve(db: str, tokens: Mapping[str, str] | None = None, *, host: str = "127.
           ready: Callable[[], None] | None = None, limits: Limits | None = None,
           cors_origins: Sequence[str] = (), allow_private_webhooks: bool = False,
           skip_bad_rows: bool = False, committer: Committer = "process",
+          compaction: Compaction = DEFAULT_COMPACTION,
           report: Callable[[str], None] | None = None) -> None:
     """Serve the detection service until stopped by SIGTERM (returns) or SIGINT (raises
     :class:`KeyboardInterrupt` once the server has stopped). One worker: the engine lives in
@@ -130,7 +131,9 @@ def serve(db: str, tokens: Mapping[str, str] | None = None, *, host: str = "127.
     service (:mod:`._web`). ``skip_bad_rows``: log rows that cannot be replayed are left
     out (:mod:`._replay`), each reported as one line to ``report``, as is a compaction of
     the log. ``committer``: SQLite's commits in a process of their own (the default) or in
-    the writer thread (:mod:`._commit`).
+    the writer thread (:mod:`._commit`); ``compaction``: the log's compactions while it
+    runs in a forked child (the default where the platform forks) or in the writer thread
+    (:mod:`._compaction`).
 
     Raises:
         DatabaseInUse: another process serves ``db`` (an :class:`sqlite3.OperationalError`
@@ -146,7 +149,8 @@ def serve(db: str, tokens: Mapping[str, str] | None = None, *, host: str = "127.
         limits = limits or Limits()
         service = Service(db, tokens, join=join, lock=lock, limits=limits,
                           allow_private_webhooks=allow_private_webhooks,
-                          skip_bad_rows=skip_bad_rows, committer=committer)
+                          skip_bad_rows=skip_bad_rows, committer=committer,
+                          compaction=compaction)
         if report is not None:
             if service.salvaged is not None:
                 report(service.salvaged.summary())

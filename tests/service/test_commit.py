@@ -44,15 +44,25 @@ _op = st.one_of(
 )
 
 
-def _run(db: str, committer: str, ops: list[tuple[Any, ...]]) -> list[object]:
-    """The workload ``ops`` on a service over ``db``: what each request answered."""
+def _run(db: str, committer: str, ops: list[tuple[Any, ...]],
+         compaction: str = "thread") -> list[object]:
+    """The workload ``ops`` on a service over ``db``: what each request answered. With
+    ``compaction="process"``, a compaction's child is waited for after each request, so
+    that its log is replaced where the writer thread's own compaction would replace it."""
     async def go() -> list[object]:
         service = Service(db, limits=Limits(max_retained=RETAINED),
-                          committer=committer)  # type: ignore[arg-type]
+                          committer=committer,  # type: ignore[arg-type]
+                          compaction=compaction)  # type: ignore[arg-type]
         answers: list[object] = []
         idents: list[str] = []
+
+        def settle() -> None:
+            if service._compactions is not None:
+                service._compactions.poll(service.writes, service._state, wait=True)
+
         try:
             for op in ops:
+                await service.write(settle)
                 try:
                     if op[0] == "register":
                         callback = "http://example.org/hook" if op[2] else None
@@ -102,20 +112,23 @@ def _tables(db: str) -> dict[str, list[tuple[Any, ...]]]:
 def test_the_committer_process_leaves_what_the_writer_thread_leaves(
         tmp_path_factory: pytest.TempPathFactory, ops: list[tuple[Any, ...]]) -> None:
     """One workload (registrations with and without webhooks, unregistrations, signals,
-    acknowledgements, the retention quota's discards, compactions) through each committer:
-    the same answers, and the same log, notifications, deliveries and expressions."""
+    acknowledgements, the retention quota's discards, compactions) through each committer,
+    and with the compactions in the writer thread or in a child process (waited for): the
+    same answers, and the same log, notifications, deliveries and expressions."""
     results = []
-    for committer in ("thread", "process"):
-        db = str(tmp_path_factory.mktemp(committer) / "s.db")
+    for committer, compaction in (("thread", "thread"), ("process", "thread"),
+                                  ("process", "process"), ("thread", "process")):
+        db = str(tmp_path_factory.mktemp(committer + compaction) / "s.db")
         with pytest.MonkeyPatch.context() as m:
             m.setattr(replay_module, "COMPACT_MIN", 4)  # compactions while it runs
             # expression ids numbered (random otherwise), to compare the runs row for row
             m.setattr(secrets, "token_hex", _counter())
-            answers = _run(db, committer, ops)
+            answers = _run(db, committer, ops, compaction)
         results.append((answers, _tables(db)))
-    assert results[1][0] == results[0][0]
-    for table in results[0][1]:
-        assert results[1][1][table] == results[0][1][table], table
+    for other in results[1:]:
+        assert other[0] == results[0][0]
+        for table in results[0][1]:
+            assert other[1][table] == results[0][1][table], table
 
 
 def _counter() -> Any:

@@ -122,14 +122,16 @@ def test_the_compacted_log_gives_the_same_engine(
     assert _go_on(again, after) == _go_on(whole, after)
 
 
-def test_the_log_is_compacted_as_it_grows(tmp_path: Path,
-                                          monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("compaction", ["thread", "process"])
+def test_the_log_is_compacted_as_it_grows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          compaction: str) -> None:
     """With compactions past 100 entries (10,000 in service), a service that sees 20
     registrations deleted again and 300 signals keeps a log in proportion to its live state
     while it runs (the two live expressions, the signal one of them holds, the clock, and
-    what came since the last compaction); restarted, it goes on detecting as before (ids,
-    ticks) and has removed the acknowledged notifications but the newest (cursors are never
-    given twice): here all of them, the newest not acknowledged."""
+    what came since the last compaction; in a child process, also what came while it
+    looked); restarted, it goes on detecting as before (ids, ticks) and has removed the
+    acknowledged notifications but the newest (cursors are never given twice): here all of
+    them, the newest not acknowledged."""
     monkeypatch.setattr(_replay, "COMPACT_MIN", 100)
     db = str(tmp_path / "s.db")
 
@@ -140,7 +142,7 @@ def test_the_log_is_compacted_as_it_grows(tmp_path: Path,
         return int(count)
 
     async def first() -> int:
-        service = Service(db)
+        service = Service(db, compaction=compaction)  # type: ignore[arg-type]
         service.start()
         try:
             for i in range(20):
@@ -152,6 +154,11 @@ def test_the_log_is_compacted_as_it_grows(tmp_path: Path,
             for i in range(300):
                 await service.signal("anonymous", [("c", {"x": i}, None)])
             await service.delete_notifications("anonymous", 299)
+            if service._compactions is not None:  # its last look taken, as a stop takes it
+                background = service._compactions
+                await service.write(lambda: background.poll(service.writes, service._state,
+                                                             wait=True))
+                assert background.compacted >= 2, background.compacted
             return rows()
         finally:
             await service.stop()
@@ -168,7 +175,8 @@ def test_the_log_is_compacted_as_it_grows(tmp_path: Path,
             await service.stop()
 
     running = asyncio.run(first())
-    assert running <= 4 + 100 + 1, running  # of 342 entries
+    # of 342 entries; a child's look spans some of the 300 requests, one at a time
+    assert running <= 4 + (100 + 1) * (1 if compaction == "thread" else 2), running
     got = asyncio.run(second())
     con = sqlite3.connect(db)
     left = con.execute("SELECT MIN(cursor), COUNT(*) FROM notifications").fetchone()
@@ -196,8 +204,9 @@ def test_looks_at_the_log_are_amortized(tmp_path: Path,
 
     monkeypatch.setattr(_replay, "_kept", counted)
 
-    async def run() -> None:
-        service = Service(str(tmp_path / "s.db"))
+    async def run(compaction: str) -> tuple[int, int]:
+        service = Service(str(tmp_path / f"{compaction}.db"),
+                          compaction=compaction)  # type: ignore[arg-type]
         service.start()
         try:
             await service.register("anonymous", "text", "SEQ(a(x=X), b(x=X))", {}, None)
@@ -206,7 +215,14 @@ def test_looks_at_the_log_are_amortized(tmp_path: Path,
                                                    ("b", {"x": i}, None)])
         finally:
             await service.stop()
+        background = service._compactions
+        return (0, 0) if background is None else (background.compacted, background.looked)
 
-    asyncio.run(run())
+    asyncio.run(run("thread"))
     assert looks[-1] > 400, looks  # the live state: the a's kept
     assert len(looks) <= 12, looks  # start, then each time the log grew by the live state
+    # in a child process (whose walks this process does not see): as few looks, none of
+    # which compacted
+    looks.clear()
+    compacted, looked = asyncio.run(run("process"))
+    assert len(looks) == 1 and compacted == 0 and 1 <= looked <= 11, (looks, looked)

@@ -108,6 +108,12 @@ def add_parser(sub: Any) -> None:
                        help="where changes are committed to the database: a process of "
                             "its own while the writer goes on with the next change "
                             "(default: the second core for SQLite), or the writer thread")
+    serve.add_argument("--compaction", choices=("process", "thread"), default=None,
+                       help="where the log's compactions look at the engine while it runs: "
+                            "a forked child process while the writer goes on (the default "
+                            "where the platform forks: the second core, and for a moment "
+                            "the pages the writer changes meanwhile copied), or the writer "
+                            "thread")
     serve.add_argument("--cors-origin", action="append", default=[], type=_origin,
                        metavar="ORIGIN", help="a web origin whose pages may call the service "
                        "(scheme://host[:port]; repeat for more; * for any)")
@@ -164,7 +170,8 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         serve(args.db, tokens, host=args.host, port=args.port, join=args.join, ready=ready,
               limits=Limits(**limits_given(args)),
               cors_origins=args.cors_origin, allow_private_webhooks=args.allow_private_webhooks,
-              skip_bad_rows=args.skip_bad_rows, committer=args.committer, report=report)
+              skip_bad_rows=args.skip_bad_rows, committer=args.committer, report=report,
+              **({} if args.compaction is None else {"compaction": args.compaction}))
     except DamagedLogError as exc:  # a row of the log: named; --skip-bad-rows leaves it out
         hint = ("" if exc.seq is None or args.skip_bad_rows
                 else "; start with --skip-bad-rows to leave such rows out (kept in the "
