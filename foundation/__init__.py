@@ -23,4 +23,6 @@ package pays only for what it uses:
 - :mod:`~xmlevents._foundation.tables` — tables keyed by an enum, complete by construction
   (contexts, modes, strategies, feeders: issue 28's "fail closed").
 - :mod:`~xmlevents._foundation.lazy` — a package's names imported on first use (PEP 562).
+- :mod:`~xmlevents._foundation.compiled` — the modules ``setup.py`` compiles, by package, and
+  their source imported instead where asked (``XMLEVENTS_PURE_PYTHON=1``) or stale.
 """

@@ -18,7 +18,12 @@ References:
 import importlib.util
 from typing import TYPE_CHECKING
 
+from xmlevents._foundation import compiled as _compiled
 from xmlevents._foundation.lazy import lazy_names
+
+# first, before any module below is imported: with XMLEVENTS_PURE_PYTHON=1 (or one compiled
+# since edited) the compiled modules of the writer are imported from their source (issue 31)
+_compiled.select(__name__, __path__)
 
 __all__ = [
     # expressions

@@ -1,88 +1,39 @@
-"""The package's optional compiled modules (issue 33, item 4), and the switch that leaves them
-aside.
+"""The stream package's optional compiled modules (issue 33, item 4), and the switch that
+leaves them aside: :mod:`xmlevents._foundation.compiled`'s, for this package.
 
-``setup.py`` compiles the modules of :data:`MODULES` with Cython where it can: the same Python
-source, built as C extension modules that Python imports in place of the ``.py`` files (the
-interpreter's loop and its frame per call gone from the run's handlers, which lxml calls
-twice per element). Where they are not built (no C compiler), the package runs from its
-source as before: the one code, compiled or not. ``XMLEVENTS_PURE_PYTHON=1`` in the
-environment imports these modules from their source even where compiled ones exist: the
-fallback the tests exercise (``tests/stream/test_compiled.py``). A compiled module older
-than its source (edited since it was built, as an editable install builds them once) is left
-aside too: the source is what runs until the next install builds it anew.
-
-This module stays pure Python: it chooses how the others are imported.
+``setup.py`` compiles the modules of :data:`MODULES` with Cython where it can (the run's
+handlers, which lxml calls twice per element, then run with no interpreter frame per call);
+``XMLEVENTS_PURE_PYTHON=1``, and a compiled module older than its source, import them from
+their source (``tests/stream/test_compiled.py``). The mechanism and the lists of every
+package are in the foundation, shared with the service (issue 31, item 10); this module
+keeps the stream's names, and the package imports it first, before any of :data:`MODULES`.
 """
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
-import importlib.util
-import os
 import sys
 from collections.abc import Sequence
-from types import ModuleType
+
+from xmlevents._foundation import compiled as _shared
+from xmlevents._foundation.compiled import ENV, compiled
 
 __all__ = ["ENV", "MODULES", "compiled", "select", "stale"]
 
 #: the modules ``setup.py`` compiles: the run, its driver, and the making of matches
-MODULES = ("_match", "_poa", "_query", "_source")
-#: the environment variable that imports them from their source (``1``)
-ENV = "XMLEVENTS_PURE_PYTHON"
-
-
-class _SourceFinder(importlib.abc.MetaPathFinder):
-    """Finds the compiled modules' Python source, ahead of the path's finders (which take a
-    compiled module over a ``.py`` file of the same name)."""
-
-    def __init__(self, package: str, path: Sequence[str], names: Sequence[str]) -> None:
-        self._names = {f"{package}.{m}": m for m in names}
-        self._path = list(path)
-
-    def find_spec(self, fullname: str, path: Sequence[str] | None,
-                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
-        name = self._names.get(fullname)
-        if name is None:
-            return None
-        for folder in self._path:
-            source = os.path.join(folder, name + ".py")
-            if os.path.exists(source):
-                return importlib.util.spec_from_file_location(fullname, source)
-        return None
+MODULES = _shared.MODULES["xmlevents.stream"]
 
 
 def stale(path: Sequence[str]) -> list[str]:
     """The modules of :data:`MODULES` whose compiled file in the folders ``path`` is older
     than their source."""
-    found = []
-    for name in MODULES:
-        for folder in path:
-            source = os.path.join(folder, name + ".py")
-            if not os.path.exists(source):
-                continue
-            built = [os.path.join(folder, name + suffix)
-                     for suffix in importlib.machinery.EXTENSION_SUFFIXES]
-            if any(os.path.exists(b) and os.path.getmtime(b) < os.path.getmtime(source)
-                   for b in built):
-                found.append(name)
-            break
-    return found
+    return _shared.stale(path, MODULES)
 
 
 def select(package: str, path: Sequence[str]) -> None:
     """From now on, import from their source the modules of ``package`` (whose folders are
     ``path``) that are compiled but stale, or every module of :data:`MODULES` with
     :data:`ENV` set to ``1``."""
-    names = list(MODULES) if os.environ.get(ENV) == "1" else stale(path)
-    if names:
-        sys.meta_path.insert(0, _SourceFinder(package, path, names))
-
-
-def compiled(module: ModuleType) -> bool:
-    """Whether ``module`` was imported as a compiled extension module."""
-    origin = getattr(module, "__file__", None) or ""
-    return origin.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES))
+    _shared.select(package, path, MODULES)
 
 
 # the package imports this module first, before any of MODULES

@@ -77,8 +77,8 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     where = tmp_path_factory.mktemp("venv") / "v"
     subprocess.run([sys.executable, "-m", "venv", str(where)], check=True)
     # nothing compiled (setup.py): the commands are what is checked here, and an editable
-    # install would build the stream package's compiled modules anew into this checkout
-    # while other tests import them; the checkout's own, for this interpreter, are used
+    # install would build the compiled modules (the stream's, the service's) anew into this
+    # checkout while other tests import them; the checkout's own, for this interpreter, are used
     subprocess.run([str(where / "bin" / "pip"), "install", "-q", "-e", str(ROOT)], check=True,
                    timeout=1800, env={**os.environ, "XMLEVENTS_PURE_PYTHON": "1"})
     return where
