@@ -60,6 +60,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -509,6 +510,7 @@ def long_run(args: argparse.Namespace, tmp: str, server_cores: str | None,
         print(f"{args.expressions:,} expressions registered; batches of 1,000, "
               f"{args.connections} connections, {args.long} runs of {args.seconds:g} s in a "
               f"row on one server; {os.cpu_count()} cores")
+        watch = _ChildMemory(proc.pid)
         for i in range(args.long):
             r = measure(proc.pid, client(args, tmp, client_cores, base, "/events", "POST",
                                          1000, args.connections))
@@ -518,10 +520,46 @@ def long_run(args: argparse.Namespace, tmp: str, server_cores: str | None,
             report(f"run {i + 1}", r, "events", 1000)
             print(f"  {'':<34} server {memory(proc.pid, 'VmRSS')} MB, committer "
                   f"{sum(memory(k, 'VmRSS') for k in kids)} MB, database {database >> 20} MB")
+        watch.stop()
         committer = [k for k in children(proc.pid) if _is_committer(k)]
         print(f"  peak resident memory: server {memory(proc.pid, 'VmHWM')} MB, committer "
-              f"{sum(memory(k, 'VmHWM') for k in committer)} MB (a compaction's child, "
-              f"forked, shares the server's pages until either writes them)")
+              f"{sum(memory(k, 'VmHWM') for k in committer)} MB; a compaction's child "
+              f"{watch.peak >> 10} MB of its own (copied from the server's pages; "
+              f"{watch.seen} children seen)")
+
+
+class _ChildMemory:
+    """Samples, five times a second, the memory the compaction children of ``pid`` hold
+    of their own (``Private_Dirty``: the pages copied since the fork, which the server's
+    RSS does not count); the peak in kB, and how many children were seen."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid, self.peak, self._seen = pid, 0, set[int]()
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    @property
+    def seen(self) -> int:
+        return len(self._seen)
+
+    def _run(self) -> None:
+        while not self._done.wait(0.2):
+            for child in children(self.pid):
+                if _is_committer(child):
+                    continue
+                self._seen.add(child)
+                try:
+                    with open(f"/proc/{child}/smaps_rollup") as f:
+                        own = sum(int(line.split()[1]) for line in f
+                                  if line.startswith("Private_Dirty:"))
+                except (FileNotFoundError, ProcessLookupError):
+                    continue
+                self.peak = max(self.peak, own)
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join()
 
 
 def memory(pid: int, field: str) -> int:
