@@ -428,6 +428,17 @@ class Service:
             state.looked = state.entries
             _log.warning("the log was not compacted: %s", exc)
 
+    def _last_compaction(self) -> None:
+        """In the writer thread, as the service stops: wait for a running compaction's child
+        and take its rows (cancel it if the engine is stale)."""
+        assert self._compactions is not None
+        try:
+            if not self._stale:
+                self._compactions.poll(self.writes, self._state, wait=True)
+        except (sqlite3.Error, OSError) as exc:
+            _log.warning("the log was not compacted: %s", exc)
+        self._compactions.cancel()
+
     def _failed(self) -> None:
         """In the writer thread, after a change failed once it had reached the engine: the
         engine is ahead of the log. The rebuild is the writer's next job (or the start of
@@ -664,15 +675,13 @@ class Service:
     def close(self) -> None:
         """Let the changes submitted finish, close the database and release its lock (what
         :meth:`stop` ends with; alone, for a service that was never started)."""
+        if self._compactions is not None:
+            # the writer's last job, after those submitted: a child ends with the thread
+            # that forked it (PR_SET_PDEATHSIG), so it is waited for before the writer stops
+            with contextlib.suppress(RuntimeError):  # stopped already
+                self._writer.submit(self._last_compaction).result()
         for pool in (self._writer, self._reading):
             pool.shutdown()
-        if self._compactions is not None:  # the writer has stopped: its child's outcome
-            try:
-                if not self._stale:
-                    self._compactions.poll(self.writes, self._state, wait=True)
-            except (sqlite3.Error, OSError) as exc:
-                _log.warning("the log was not compacted: %s", exc)
-            self._compactions.cancel()
         self.reader.close()
         if self._pipe is not None:
             self._pipe.close()

@@ -48,7 +48,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Protocol
 
-__all__ = ["CommitterGone", "Pipe", "PipedJournal", "Pending", "Writes", "child", "die_with_parent"]
+__all__ = ["CommitterGone", "Pipe", "PipedJournal", "Pending", "Writes", "child",
+           "die_with_parent"]
 
 _log = logging.getLogger("xmlevents.service")
 _HEAD = struct.Struct("<Q")

@@ -84,11 +84,17 @@ class Compactions:
         path = f"{self.db}.compact-{os.getpid()}-{token}"
         read, write = os.pipe()
         parent = os.getpid()
-        with warnings.catch_warnings():
-            # Python 3.12+ warns of fork() in a process with threads: the child here runs
-            # no code of another thread's and takes none of their locks (see the module)
-            warnings.simplefilter("ignore", DeprecationWarning)
-            pid = os.fork()
+        try:
+            with warnings.catch_warnings():
+                # Python 3.12+ warns of fork() in a process with threads: the child here
+                # runs no code of another thread's and takes none of their locks (see the
+                # module)
+                warnings.simplefilter("ignore", DeprecationWarning)
+                pid = os.fork()
+        except OSError:  # no fork (out of memory, of processes): the mark goes unused
+            os.close(read)
+            os.close(write)
+            raise
         if pid == 0:  # pragma: no cover - the child; its outcome is what the tests check
             os.close(read)
             _child(state, path, write, parent)

@@ -481,9 +481,10 @@ class Journal:
     def mark_log(self, token: int) -> None:
         """Remember the log's last row as ``token``: the log a compaction started now (in a
         child process, :mod:`._compaction`) is the live state of, for
-        :meth:`replace_log_through`."""
-        self._marks[token] = int(self._db.execute("SELECT MAX(seq) FROM log").fetchone()[0]
-                                 or 0)
+        :meth:`replace_log_through`. One compaction runs at a time: an older mark, whose
+        compaction was cancelled, is forgotten."""
+        last = self._db.execute("SELECT MAX(seq) FROM log").fetchone()[0]
+        self._marks = {token: int(last or 0)}
 
     def replace_log_through(self, token: int, path: str) -> None:
         """Replace the log's rows up to the mark ``token`` with the rows of the file ``path``
