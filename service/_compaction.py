@@ -14,7 +14,8 @@ same, as :func:`~._replay.compact`'s argument goes.
 
 The writer forks between two of its jobs, so the engine is whole in the child; the child
 runs no other thread's code, takes no lock another thread may hold (it imports nothing,
-logs nothing, and ends with ``os._exit``), and dies with its parent. A change that fails
+logs nothing, and ends with ``os._exit``), ignores the terminal's Ctrl-C and SIGTERM (the
+service's stop waits for it), and dies with its parent. A change that fails
 after the fork rebuilds the writer's engine (``Service._fresh``), which cancels the
 compaction: the child is killed, its file removed; a mark the failure left unused does no
 harm. Where ``os.fork`` does not exist, or with ``Service(compaction="inline")``, the writer
@@ -42,6 +43,8 @@ __all__ = ["Compactions", "leftovers"]
 _log = logging.getLogger("xmlevents.service")
 #: The child's answer on its pipe: the live state's entries, and 1 if it wrote the rows.
 _FORMAT = "{live} {wrote}"
+#: The signals the child starts with blocked: a terminal's Ctrl-C, a stop's SIGTERM.
+_STOPS = {signal.SIGINT, signal.SIGTERM}
 
 
 @dataclass
@@ -84,6 +87,11 @@ class Compactions:
         path = f"{self.db}.compact-{os.getpid()}-{token}"
         read, write = os.pipe()
         parent = os.getpid()
+        # Ctrl-C reaches a terminal's whole process group: the child starts with it (and
+        # SIGTERM) blocked, so that only its parent ends it (the service's stop waits for
+        # it); blocked in this thread only, where Python's handlers never run
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+        pid = -1
         try:
             with warnings.catch_warnings():
                 # Python 3.12+ warns of fork() in a process with threads: the child here
@@ -95,6 +103,9 @@ class Compactions:
             os.close(read)
             os.close(write)
             raise
+        finally:
+            if pid != 0:
+                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         if pid == 0:  # pragma: no cover - the child; its outcome is what the tests check
             os.close(read)
             _child(state, path, write, parent)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import sqlite3
 import time
 from pathlib import Path
@@ -92,6 +93,38 @@ def test_rows_logged_while_the_child_looks_replay_after_its_rows(
 
     got = asyncio.run(second())
     assert [b for b, _ in got][-3:] == [{"X": 0}, {"X": 4}, {"X": 6}], got
+
+
+def test_a_ctrl_c_to_the_process_group_does_not_end_the_child(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SIGINT and SIGTERM sent to a running child (a terminal's Ctrl-C reaches the whole
+    group) leave it to finish: the stop that follows takes its outcome."""
+    monkeypatch.setattr(_replay, "COMPACT_MIN", 20)
+    look = _replay.look
+
+    def slow(state: _replay.Replayed) -> Any:
+        time.sleep(1.5)  # past the 60 requests below, under any load
+        return look(state)
+
+    monkeypatch.setattr(_compaction, "look", slow)
+    db = str(tmp_path / "s.db")
+
+    async def go() -> int:
+        service = Service(db, compaction="process")
+        service.start()
+        try:
+            await service.register(ANY, "text", "c(x=X)", {}, None)
+            for i in range(60):
+                await service.signal(ANY, [("c", {"x": i}, None)])
+            background = service._compactions
+            assert background is not None and background._running is not None
+            os.kill(background._running.pid, signal.SIGINT)
+            os.kill(background._running.pid, signal.SIGTERM)
+        finally:
+            await service.stop()
+        return background.looked + background.compacted  # its outcome taken
+
+    assert asyncio.run(go()) == 1
 
 
 def test_a_change_that_fails_while_the_child_looks_cancels_it(
