@@ -129,6 +129,7 @@ class Compactions:
             _log.warning("the log was not compacted: its child process ended with status %s",
                          status)
             _remove(run.path)
+            _remove(run.path + ".part")
             state.looked = state.entries
             return True
         live, wrote = int(answer[0]), answer[1] == b"1"
