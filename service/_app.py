@@ -58,9 +58,9 @@ import functools
 import json
 import logging
 import math
-import os
 import secrets
 import sqlite3
+import sys
 import threading
 import time
 from collections import Counter
@@ -138,8 +138,10 @@ T = TypeVar("T")
 #: the engine (:class:`Service`).
 Committer = Literal["thread", "process"]
 Compaction = Literal["thread", "process"]
-#: The compactions' default: in a forked child where the platform forks (:mod:`._compaction`).
-DEFAULT_COMPACTION: Compaction = "process" if hasattr(os, "fork") else "thread"
+#: The compactions' default: in a forked child on Linux (:mod:`._compaction`), where it dies
+#: with the service (``PR_SET_PDEATHSIG``); elsewhere (macOS forbids much after a fork of a
+#: process with threads) in the writer thread.
+DEFAULT_COMPACTION: Compaction = "process" if sys.platform.startswith("linux") else "thread"
 F = TypeVar("F", bound=tuple[str, Any, Any, Any])
 _log = logging.getLogger("xmlevents.service")
 
@@ -208,7 +210,7 @@ class Service:
         change (:mod:`._commit`; ``xmlevents serve`` runs so). ``compaction``: where the
         log's compactions, as the log grows, look at the engine and write the live state:
         ``"process"``, a forked child, while the writer goes on (:mod:`._compaction`; the
-        default where ``os.fork`` exists), or ``"thread"``, the writer thread itself.
+        default on Linux), or ``"thread"``, the writer thread itself.
 
         Raises:
             DatabaseInUse: another process serves ``db``.

@@ -132,7 +132,7 @@ def serve(db: str, tokens: Mapping[str, str] | None = None, *, host: str = "127.
     out (:mod:`._replay`), each reported as one line to ``report``, as is a compaction of
     the log. ``committer``: SQLite's commits in a process of their own (the default) or in
     the writer thread (:mod:`._commit`); ``compaction``: the log's compactions while it
-    runs in a forked child (the default where the platform forks) or in the writer thread
+    runs in a forked child (the default on Linux) or in the writer thread
     (:mod:`._compaction`).
 
     Raises:

@@ -111,7 +111,7 @@ def add_parser(sub: Any) -> None:
     serve.add_argument("--compaction", choices=("process", "thread"), default=None,
                        help="where the log's compactions look at the engine while it runs: "
                             "a forked child process while the writer goes on (the default "
-                            "where the platform forks: the second core, and for a moment "
+                            "on Linux: the second core, and for a moment "
                             "the pages the writer changes meanwhile copied), or the writer "
                             "thread")
     serve.add_argument("--cors-origin", action="append", default=[], type=_origin,
