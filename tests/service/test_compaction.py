@@ -23,6 +23,29 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork here
 ANY = "anonymous"
 
 
+async def _signalled(db: str, count: int) -> Service:
+    """A started service over ``db`` (compaction in a child) with ``c(x=X)`` registered and
+    ``count`` c's signalled, one a request; the caller stops it."""
+    service = Service(db, compaction="process")
+    service.start()
+    await service.register(ANY, "text", "c(x=X)", {}, None)
+    for i in range(count):
+        await service.signal(ANY, [("c", {"x": i}, None)])
+    return service
+
+
+def _slow_looks(monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:
+    """Looks past 20 entries (10,000 in service), each sleeping ``seconds`` in its child
+    first, while the writer goes on."""
+    monkeypatch.setattr(_replay, "COMPACT_MIN", 20)
+
+    def slow(state: _replay.Replayed) -> Any:
+        time.sleep(seconds)
+        return _replay.look(state)
+
+    monkeypatch.setattr(_compaction, "look", slow)
+
+
 def _log(db: str) -> list[tuple[str, str]]:
     con = sqlite3.connect(db)
     rows = con.execute("SELECT kind, body FROM log ORDER BY seq").fetchall()
@@ -41,14 +64,7 @@ def test_rows_logged_while_the_child_looks_replay_after_its_rows(
     ends as the child's rows, then the rows logged meanwhile, and a restart detects with
     them what the service would have (the b's complete the a's the child kept, and the a's
     logged after the fork)."""
-    monkeypatch.setattr(_replay, "COMPACT_MIN", 20)
-    look = _replay.look
-
-    def slow(state: _replay.Replayed) -> Any:
-        time.sleep(0.3)  # in the child: the writer goes on meanwhile
-        return look(state)
-
-    monkeypatch.setattr(_compaction, "look", slow)
+    _slow_looks(monkeypatch, 0.3)  # in the child: the writer goes on meanwhile
     db = str(tmp_path / "s.db")
 
     async def first() -> int:
@@ -99,23 +115,12 @@ def test_a_ctrl_c_to_the_process_group_does_not_end_the_child(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """SIGINT and SIGTERM sent to a running child (a terminal's Ctrl-C reaches the whole
     group) leave it to finish: the stop that follows takes its outcome."""
-    monkeypatch.setattr(_replay, "COMPACT_MIN", 20)
-    look = _replay.look
-
-    def slow(state: _replay.Replayed) -> Any:
-        time.sleep(1.5)  # past the 60 requests below, under any load
-        return look(state)
-
-    monkeypatch.setattr(_compaction, "look", slow)
+    _slow_looks(monkeypatch, 1.5)  # past the 60 requests below, under any load
     db = str(tmp_path / "s.db")
 
     async def go() -> int:
-        service = Service(db, compaction="process")
-        service.start()
+        service = await _signalled(db, 60)
         try:
-            await service.register(ANY, "text", "c(x=X)", {}, None)
-            for i in range(60):
-                await service.signal(ANY, [("c", {"x": i}, None)])
             background = service._compactions
             assert background is not None and background._running is not None
             os.kill(background._running.pid, signal.SIGINT)
@@ -131,27 +136,16 @@ def test_a_change_that_fails_while_the_child_looks_cancels_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The engine rebuilt after a failed change (the writer's next job) kills the child and
     removes its file: the log is not replaced, and the service goes on."""
-    monkeypatch.setattr(_replay, "COMPACT_MIN", 20)
-    look = _replay.look
-
-    def slow(state: _replay.Replayed) -> Any:
-        time.sleep(5)
-        return look(state)
-
-    monkeypatch.setattr(_compaction, "look", slow)
+    _slow_looks(monkeypatch, 5)
     db = str(tmp_path / "s.db")
 
     async def go() -> tuple[int, int]:
-        service = Service(db, compaction="process")
-        service.start()
+        service = await _signalled(db, 30)
         try:
-            await service.register(ANY, "text", "c(x=X)", {}, None)
-            for i in range(30):
-                await service.signal(ANY, [("c", {"x": i}, None)])
             background = service._compactions
             assert background is not None and background.running
             pid = background._running.pid  # type: ignore[union-attr]
-            monkeypatch.setattr(_compaction, "look", look)  # the next child's, at once
+            monkeypatch.setattr(_compaction, "look", _replay.look)  # the next child's at once
             service._failed()  # as a change failed after it reached the engine
             await service.signal(ANY, [("c", {"x": 99}, None)])
             assert background._running is None or background._running.pid != pid
@@ -180,14 +174,7 @@ def test_a_child_that_fails_leaves_the_log(tmp_path: Path,
     db = str(tmp_path / "s.db")
 
     async def go() -> None:
-        service = Service(db, compaction="process")
-        service.start()
-        try:
-            await service.register(ANY, "text", "c(x=X)", {}, None)
-            for i in range(40):
-                await service.signal(ANY, [("c", {"x": i}, None)])
-        finally:
-            await service.stop()
+        await (await _signalled(db, 40)).stop()
 
     with caplog.at_level("WARNING", logger="xmlevents.service"):
         asyncio.run(go())
