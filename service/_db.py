@@ -332,6 +332,19 @@ class Journal:
             with contextlib.suppress(sqlite3.Error):
                 self._db.execute("ROLLBACK")
 
+    @contextlib.contextmanager
+    def _immediate(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (``BEGIN IMMEDIATE``) around the block: committed at its
+        end, rolled back (:meth:`abort`) if it raises."""
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield db
+            db.execute("COMMIT")
+        except BaseException:
+            self.abort()
+            raise
+
     def write(self, entries: Sequence[tuple[str, str, dict[str, Any] | str]],
               notifications: Sequence[tuple[str, str, dict[str, Any] | str, str | None]],
               *, add: tuple[str, str, dict[str, Any]] | None = None,
@@ -435,9 +448,7 @@ class Journal:
         client, body)): out go a skipped registration's (whose id a damaged row may not even
         say), in come those a salvage lost; one transaction (``serve --skip-bad-rows``).
         Returns the ids taken out."""
-        db = self._db
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with self._immediate() as db:
             now = time.time()
             for row in rows:
                 found = db.execute("SELECT kind, client, body FROM log WHERE seq = ?",
@@ -455,28 +466,23 @@ class Journal:
             db.executemany("INSERT INTO expressions (id, client, body) VALUES (?, ?, ?)",
                            [(i, client, json.dumps(body))
                             for i, (_, client, body) in live.items() if i not in there])
-            db.execute("COMMIT")
-        except BaseException:
-            self.abort()
-            raise
         return gone
 
     def replace_log(self, rows: Sequence[tuple[str, str, Any]]) -> None:
         """Replace the whole log with ``rows`` (kind, client, body: JSON, or an object to
         encode), numbered after the last row it had, in one transaction (the compaction of
         :mod:`._replay`)."""
-        db = self._db
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with self._immediate() as db:
             last = int(db.execute("SELECT MAX(seq) FROM log").fetchone()[0] or 0)
             db.execute("DELETE FROM log")
-            db.executemany("INSERT INTO log (seq, kind, client, body) VALUES (?, ?, ?, ?)",
-                           [(last + i, k, c, b if isinstance(b, str) else dumps(b))
-                            for i, (k, c, b) in enumerate(rows, 1)])
-            db.execute("COMMIT")
-        except BaseException:
-            self.abort()
-            raise
+            self._put_log(last + 1, rows)
+
+    def _put_log(self, first: int, rows: Iterable[tuple[str, str, Any]]) -> None:
+        """Insert the log rows ``rows`` (kind, client, body: JSON, or an object to encode)
+        numbered from ``first`` (a compaction's, in its transaction)."""
+        self._db.executemany("INSERT INTO log (seq, kind, client, body) VALUES (?, ?, ?, ?)",
+                             [(first + i, k, c, b if isinstance(b, str) else dumps(b))
+                              for i, (k, c, b) in enumerate(rows)])
 
     def mark_log(self, token: int) -> None:
         """Remember the log's last row as ``token``: the log a compaction started now (in a
@@ -495,17 +501,9 @@ class Journal:
             if boundary is None:
                 raise sqlite3.DatabaseError(f"no mark {token} of the log to compact up to")
             rows = read_rows(path)
-            db = self._db
-            db.execute("BEGIN IMMEDIATE")
-            try:
+            with self._immediate() as db:
                 db.execute("DELETE FROM log WHERE seq <= ?", (boundary,))
-                first = boundary - len(rows)
-                db.executemany("INSERT INTO log (seq, kind, client, body) VALUES (?, ?, ?, ?)",
-                               [(first + i, k, c, b) for i, (k, c, b) in enumerate(rows, 1)])
-                db.execute("COMMIT")
-            except BaseException:
-                self.abort()
-                raise
+                self._put_log(boundary - len(rows) + 1, rows)
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
@@ -519,9 +517,7 @@ class Journal:
         those whose webhook delivery is pending. Before the ranges, a client that never
         acknowledged grew the database by every notification it was ever sent, 62 -> 423 MB
         in 40 s of batches (issue 31, item 7)."""
-        db = self._db
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with self._immediate() as db:
             newest = int(db.execute("SELECT MAX(cursor) FROM notifications").fetchone()[0]
                          or 0)
             gone = db.execute(
@@ -533,10 +529,6 @@ class Journal:
                 self._keep_ranges(client, [cursor for _, cursor in rows])
             gone += db.execute("DELETE FROM notifications WHERE deleted = 2 AND cursor < ?",
                                (newest,)).rowcount
-            db.execute("COMMIT")
-        except BaseException:
-            self.abort()
-            raise
         return gone
 
     def _keep_ranges(self, client: str, cursors: Sequence[int]) -> None:
