@@ -112,16 +112,15 @@ class Compactions:
         os.close(write)
         self._running = _Running(pid, read, path, token, state.entries)
 
-    def poll(self, writes: Writes, state: Replayed, *, wait: bool = False) -> bool:
+    def poll(self, writes: Writes, state: Replayed, *, wait: bool = False) -> None:
         """If the child has ended (``wait``: once it has), take its outcome: the log's rows
-        up to the mark replaced with its file's, the counts of ``state`` updated. Whether
-        no child runs now."""
+        up to the mark replaced with its file's, the counts of ``state`` updated."""
         run = self._running
         if run is None:
-            return True
+            return
         pid, status = os.waitpid(run.pid, 0 if wait else os.WNOHANG)
         if pid == 0:
-            return False
+            return
         self._running = None
         with open(run.answer, "rb") as f:
             answer = f.read().split()
@@ -131,20 +130,19 @@ class Compactions:
             _remove(run.path)
             _remove(run.path + ".part")
             state.looked = state.entries
-            return True
+            return
         live, wrote = int(answer[0]), answer[1] == b"1"
         since = state.entries - run.entries
         state.live = live
         if not wrote:
             state.looked = run.entries
             self.looked += 1
-            return True
+            return
         writes.replace_log_through(run.token, run.path)  # the committer removes the file
         state.entries, state.looked = live + since, live
         self.compacted += 1
         _log.info("log compacted: %d entries replayed, %d kept (%d live expressions)",
                   run.entries, live, len(state.registered))
-        return True
 
     def cancel(self) -> None:
         """Kill a running child and remove its file (the writer's engine is being rebuilt,

@@ -316,7 +316,7 @@ def compact(journal: Writes, state: Replayed,
     its entries (registrations, unregistrations, signals); whether it was. Also removes
     acknowledged notifications and folds the quota's discards still marked into ranges (see
     :meth:`Journal.purge`). ``state`` must be the engine of the log as it is (at start, or in
-    the writer thread after a commit, ``Service(compaction="inline")``)."""
+    the writer thread after a commit, ``Service(compaction="thread")``)."""
     journal.purge()
     entries, live = look(state)
     state.live, state.looked = entries, state.entries
