@@ -146,6 +146,11 @@ def _stat_seconds(proc: str, *, reaped: bool = False) -> float | None:
     return (int(fields[first]) + int(fields[first + 1])) / TICK
 
 
+def committers(pid: int) -> list[int]:
+    """The committer processes among ``pid``'s children (:func:`_is_committer`)."""
+    return [k for k in children(pid) if _is_committer(k)]
+
+
 def _is_committer(pid: int) -> bool:
     """Whether the child ``pid`` is the committer process (started with its own command
     line, where a compaction's child is a fork of the server's)."""
@@ -514,14 +519,14 @@ def long_run(args: argparse.Namespace, tmp: str, server_cores: str | None,
         for i in range(args.long):
             r = measure(proc.pid, client(args, tmp, client_cores, base, "/events", "POST",
                                          1000, args.connections))
-            kids = [k for k in children(proc.pid) if _is_committer(k)]
+            kids = committers(proc.pid)
             database = sum(os.path.getsize(os.path.join(folder, f))
                            for f in os.listdir(folder) if f.startswith("bench.db"))
             report(f"run {i + 1}", r, "events", 1000)
             print(f"  {'':<34} server {memory(proc.pid, 'VmRSS')} MB, committer "
                   f"{sum(memory(k, 'VmRSS') for k in kids)} MB, database {database >> 20} MB")
         watch.stop()
-        committer = [k for k in children(proc.pid) if _is_committer(k)]
+        committer = committers(proc.pid)
         print(f"  peak resident memory: server {memory(proc.pid, 'VmHWM')} MB, committer "
               f"{sum(memory(k, 'VmHWM') for k in committer)} MB; a compaction's child "
               f"{watch.peak >> 10} MB of its own (copied from the server's pages; "
